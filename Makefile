@@ -1,0 +1,32 @@
+# Convenience targets; each one is a script in scripts/ that also works
+# without make (a fresh Debian 12 machine has no make).
+.PHONY: setup demo test unit lint brokers brokers-stop perf-codec clean
+
+setup:
+	scripts/setup.sh
+
+demo:
+	scripts/demo.sh
+
+test:
+	scripts/test.sh
+
+unit: setup
+	.venv/bin/python -m pytest tests/unit
+
+lint: setup
+	scripts/lint.sh
+
+brokers:
+	scripts/brokers.sh start all
+
+brokers-stop:
+	scripts/brokers.sh stop all
+
+perf-codec: setup
+	.venv/bin/pip install -q -e '.[perf]'
+	.venv/bin/python perf/bench_codec.py
+
+clean:
+	rm -rf build dist *.egg-info
+	find rbfly -name '*.so' -o -name '*.c' -o -name '*.html' | xargs rm -f

@@ -1,0 +1,708 @@
+#!/usr/bin/env python3
+"""
+AMQP 1.0 codec benchmark (section 3 of the RbFly 0.10 performance report).
+
+One AMQP message, whose body (an amqp-value section) is::
+
+    {'large-int': 2**31 - 1, 'small-list': [1, 2, 3], 'bin-string': b'abc'}
+
+is encoded and decoded ``--count`` times per round with :py:mod:`timeit`;
+the median of ``--rounds`` rounds is normalised to messages per second.
+
+Implementations, measured side by side in one run:
+
+``rbfly``
+    Whatever ``rbfly`` is importable by the running interpreter (the new
+    codec, once the work tree is installed, e.g. ``pip install -e .``).
+``rbfly-0.10``
+    RbFly 0.10.0 from the package registry.  It has the same package name, so
+    it lives in its own venv (``perf/.venv-rbfly010``, created on first use);
+    for every round this script runs itself there with ``--impl rbfly
+    --rounds 1 --json FILE`` and reads the timings from FILE.
+``rstream``
+    rstream's codec (vendored Azure pyamqp): ``bytes(AMQPMessage(value=...))``
+    and ``amqp_decoder(data)``, the calls the rstream producer and consumer
+    make.
+``proton``
+    Qpid Proton: ``Message(body=...).encode()`` and
+    ``Message().decode(data)``.
+
+Each implementation decodes the bytes produced by its own encoder.  Before
+timing, the decoded body is checked against the input and the run stops if
+it differs (exit status 2).  An implementation which cannot be imported (or
+installed) is skipped with a line saying why.
+
+Rounds are interleaved: round ``i`` times every implementation once, so
+slow and fast periods of a shared machine hit all implementations alike.
+Each timed batch is preceded by an untimed warm-up of ``count / 10`` calls.
+
+Example::
+
+    python perf/bench_codec.py --json perf/results/codec.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import subprocess
+import sys
+import tempfile
+import timeit
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from _common import (
+    JsonDict,
+    env_metadata,
+    format_rate,
+    format_ratio,
+    format_table,
+    log,
+    package_version,
+    ratio,
+    read_json,
+    timing_summary,
+    wheel_info,
+    write_json,
+)
+
+BENCHMARK = 'amqp-codec'
+IMPLEMENTATIONS = ('rbfly', 'rbfly-0.10', 'rstream', 'proton')
+BASELINE = 'rbfly-0.10'
+BASELINE_REQUIREMENT = 'rbfly==0.10.0'
+BASELINE_VERSION = '0.10.0'
+BASELINE_PYTHON = 'python3.11'
+
+PERF_DIR = Path(__file__).resolve().parent
+BASELINE_VENV = PERF_DIR / '.venv-rbfly010'
+
+BUFFER_SIZE = 1024
+WARMUP_DIVISOR = 10   # untimed calls before each timed batch: count / 10
+EXIT_VERIFY = 2   # decoded body differs from the input body
+EXIT_USAGE = 3
+
+
+def make_body() -> dict[str, Any]:
+    """Message body of the benchmark; a fresh object for every codec."""
+    return {
+        'large-int': 2 ** 31 - 1,
+        'small-list': [1, 2, 3],
+        'bin-string': b'abc',
+    }
+
+
+class SkipImplementation(Exception):
+    """An implementation cannot be run here (not installed, ...)."""
+
+
+class VerificationError(Exception):
+    """A codec does not round-trip the benchmark body."""
+
+
+@dataclass
+class Case:
+    """
+    A codec ready to be timed.
+
+    ``encode`` and ``decode`` are ``timeit`` statements evaluated in
+    ``namespace``; ``decode`` decodes ``encoded``, which was produced by
+    ``encode``.
+    """
+    name: str
+    version: str | None
+    encode: str
+    decode: str
+    namespace: dict[str, Any]
+    encoded: bytes
+    api: dict[str, str]
+    details: JsonDict = field(default_factory=dict)
+
+
+#
+# body comparison
+#
+
+def normalise(value: Any, *, str_as_bytes: bool = False) -> Any:
+    """
+    Map decoded values to plain Python types, to compare with the input.
+
+    - ``memoryview``, ``bytearray`` -> ``bytes`` (Qpid Proton 0.40 returns
+      binary values as ``memoryview``)
+    - ``tuple`` -> ``list``
+    - subclasses of ``int``, ``str`` and ``bytes`` (Proton's ``int32``,
+      ``ulong``, ...) -> the base type; ``bool`` stays ``bool``
+    - with ``str_as_bytes``, ``str`` -> UTF-8 ``bytes`` (rstream decodes AMQP
+      strings as ``bytes``, so the expected body is adjusted in the same way)
+    """
+    if isinstance(value, dict):
+        return {
+            normalise(k, str_as_bytes=str_as_bytes):
+                normalise(v, str_as_bytes=str_as_bytes)
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [normalise(v, str_as_bytes=str_as_bytes) for v in value]
+    return _normalise_scalar(value, str_as_bytes=str_as_bytes)
+
+
+def _normalise_scalar(value: Any, *, str_as_bytes: bool) -> Any:
+    result = value
+    if isinstance(value, memoryview | bytearray | bytes):
+        result = bytes(value)
+    elif isinstance(value, int) and not isinstance(value, bool):
+        result = int(value)
+    elif isinstance(value, str):
+        result = value.encode() if str_as_bytes else str(value)
+    return result
+
+
+def same(a: Any, b: Any) -> bool:
+    """Compare normalised values, including types (``1 != 1.0 != True``)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and a == b
+
+
+def verify(name: str, decoded: Any, *, str_as_bytes: bool = False) -> None:
+    expected = normalise(make_body(), str_as_bytes=str_as_bytes)
+    actual = normalise(decoded, str_as_bytes=False)
+    if not same(actual, expected):
+        raise VerificationError(
+            f'{name}: decoded body differs from the input\n'
+            f'  expected: {expected!r}\n'
+            f'  decoded:  {decoded!r}\n'
+            f'  normalised: {actual!r}'
+        )
+
+
+def _import(module: str) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ImportError as ex:
+        raise SkipImplementation(f'cannot import {module} ({ex})') from ex
+
+
+def _module_file(module: Any) -> str | None:
+    path = getattr(module, '__file__', None)
+    return str(path) if path else None
+
+
+#
+# implementations
+#
+
+def load_rbfly() -> Case:
+    amqp = _import('rbfly.amqp')
+    try:
+        message_ctx = amqp.MessageCtx
+        encode_amqp = amqp.encode_amqp
+        decode_amqp = amqp.decode_amqp
+    except AttributeError as ex:
+        raise SkipImplementation(
+            f'rbfly.amqp at {_module_file(amqp) or amqp.__path__} has no codec ({ex})'
+        ) from ex
+
+    msg = message_ctx(make_body(), None, None, None, None, None, None)
+    buf = bytearray(BUFFER_SIZE)
+    size = encode_amqp(buf, msg)
+    if not isinstance(size, int) or not 0 < size <= BUFFER_SIZE:
+        raise VerificationError(f'rbfly: encode_amqp returned {size!r}')
+    data = bytes(buf[:size])
+    verify('rbfly', decode_amqp(data).body)
+
+    ext = sorted(Path(_module_file(amqp) or '.').parent.glob('_message*.so'))
+    return Case(
+        name='rbfly',
+        version=package_version('rbfly'),
+        encode='encode_amqp(buf, msg)',
+        decode='decode_amqp(data)',
+        namespace={
+            'encode_amqp': encode_amqp, 'decode_amqp': decode_amqp,
+            'buf': buf, 'msg': msg, 'data': data,
+        },
+        encoded=data,
+        api={
+            'encode': 'rbfly.amqp.encode_amqp(bytearray(1024), MessageCtx(body, None x 6))',
+            'decode': 'rbfly.amqp.decode_amqp(data).body',
+        },
+        details={
+            'module_file': _module_file(amqp),
+            'extensions': [str(p) for p in ext],
+            'wheel': wheel_info('rbfly'),
+        },
+    )
+
+
+def load_rstream() -> Case:
+    rstream = _import('rstream')
+    amqp_message = rstream.AMQPMessage
+    amqp_decoder = rstream.amqp_decoder
+
+    msg = amqp_message(value=make_body())
+    data = bytes(msg)
+    # rstream decodes AMQP str8-utf8/str32-utf8 as bytes, not str
+    verify('rstream', amqp_decoder(data).value, str_as_bytes=True)
+
+    return Case(
+        name='rstream',
+        version=package_version('rstream'),
+        encode='bytes(msg)',
+        decode='amqp_decoder(data)',
+        namespace={'amqp_decoder': amqp_decoder, 'msg': msg, 'data': data},
+        encoded=data,
+        api={
+            'encode': 'bytes(rstream.AMQPMessage(value=body))'
+                      ' -> _pyamqp._encode.encode_payload(bytearray(), msg)',
+            'decode': 'rstream.amqp_decoder(data).value'
+                      ' -> _pyamqp._decode.decode_payload(memoryview(data))',
+        },
+        details={'module_file': _module_file(rstream)},
+    )
+
+
+def load_proton() -> Case:
+    proton = _import('proton')
+    message = proton.Message
+
+    msg = message(body=make_body())
+    data = msg.encode()
+    decoded = message()
+    decoded.decode(data)
+    # proton 0.40 returns binary as memoryview over the message's own
+    # memory; compare while `decoded` is alive
+    verify('proton', decoded.body)
+    del decoded
+
+    return Case(
+        name='proton',
+        version=package_version('python-qpid-proton'),
+        encode='msg.encode()',
+        decode='Message().decode(data)',
+        namespace={'Message': message, 'msg': msg, 'data': data},
+        encoded=bytes(data),
+        api={
+            'encode': 'proton.Message(body=body).encode()',
+            'decode': 'proton.Message().decode(data); .body',
+        },
+        details={'module_file': _module_file(proton)},
+    )
+
+
+LOADERS: dict[str, Callable[[], Case]] = {
+    'rbfly': load_rbfly,
+    'rstream': load_rstream,
+    'proton': load_proton,
+}
+
+
+#
+# running
+#
+
+class SchedulingError(Exception):
+    """An implementation failed after it was prepared successfully."""
+
+
+class Runner(Protocol):
+    """An implementation prepared for timing, one round at a time."""
+
+    name: str
+
+    def info(self) -> JsonDict:
+        """Version, encoded size, API and other details of the codec."""
+
+    def run_round(self, count: int) -> tuple[float, float]:
+        """Time ``count`` encodes and ``count`` decodes; seconds of each."""
+
+
+class LocalRunner:
+    """Implementation importable by the running interpreter."""
+
+    def __init__(self, case: Case) -> None:
+        self.name = case.name
+        self.case = case
+        self._encode = timeit.Timer(case.encode, globals=case.namespace)
+        self._decode = timeit.Timer(case.decode, globals=case.namespace)
+
+    def info(self) -> JsonDict:
+        case = self.case
+        return {
+            'version': case.version,
+            'encoded_size': len(case.encoded),
+            'encoded_hex': case.encoded.hex(),
+            'api': case.api,
+            'stmt': {'encode': case.encode, 'decode': case.decode},
+            'details': case.details,
+        }
+
+    def run_round(self, count: int) -> tuple[float, float]:
+        # a short untimed warm-up before each batch, also in a fresh process
+        warmup = max(1, count // WARMUP_DIVISOR)
+        self._encode.timeit(warmup)
+        encode = self._encode.timeit(count)
+        self._decode.timeit(warmup)
+        decode = self._decode.timeit(count)
+        return encode, decode
+
+
+class BaselineRunner:
+    """
+    RbFly 0.10 in its own venv.
+
+    Every round runs this script once in the venv (``--impl rbfly --rounds
+    1``), so the rounds of all implementations can be interleaved.  Process
+    start up is not part of the timings.
+    """
+
+    def __init__(self, python: Path) -> None:
+        self.name = BASELINE
+        self.python = python
+        self._info: JsonDict = {}
+
+    def _child(self, count: int) -> JsonDict:
+        with tempfile.TemporaryDirectory(prefix='bench-codec-') as tmp:
+            out = Path(tmp) / 'result.json'
+            p = _run([
+                self.python, '-E', '-s', Path(__file__).resolve(),
+                '--impl', 'rbfly', '--no-baseline',
+                '--count', str(count), '--rounds', '1', '--json', out,
+            ], 3600)
+            if p.returncode == EXIT_VERIFY:
+                raise VerificationError(f'{BASELINE}: {p.stderr.strip()}')
+            if not out.exists():
+                raise SkipImplementation(
+                    f'child run failed (exit {p.returncode}): {p.stderr.strip()[-1000:]}'
+                )
+            child = read_json(out)
+
+        result: JsonDict = child['results']['rbfly']
+        if result['status'] != 'ok':
+            raise SkipImplementation(result['reason'])
+
+        # make sure the child measured RbFly 0.10 from its venv, not a work tree
+        prefix = Path(child['env']['python']['prefix']).resolve()
+        module_file = Path(result['details']['module_file'] or '/').resolve()
+        if result['version'] != BASELINE_VERSION or not module_file.is_relative_to(prefix):
+            raise VerificationError(
+                f'{BASELINE}: measured rbfly {result["version"]} from {module_file},'
+                f' expected {BASELINE_VERSION} from {prefix}'
+            )
+        result['env'] = child['env']
+        return result
+
+    def prepare(self, count: int) -> None:
+        """Run the child once (untimed here): verifies it, gets its info."""
+        result = self._child(count)
+        self._info = {
+            k: v for k, v in result.items()
+            if k not in ('status', 'encode', 'decode')
+        }
+
+    def info(self) -> JsonDict:
+        return self._info
+
+    def run_round(self, count: int) -> tuple[float, float]:
+        try:
+            result = self._child(count)
+        except SkipImplementation as ex:
+            raise SchedulingError(f'{BASELINE}: {ex}') from ex
+        encode: float = result['encode']['times'][0]
+        decode: float = result['decode']['times'][0]
+        return encode, decode
+
+
+def skipped(reason: str) -> JsonDict:
+    return {'status': 'skipped', 'reason': reason}
+
+
+def prepare_local(name: str) -> LocalRunner:
+    """Load and verify an implementation importable by this interpreter."""
+    try:
+        case = LOADERS[name]()
+    except SkipImplementation as ex:
+        if name == 'rbfly':
+            raise SkipImplementation(
+                f'{ex}; install the work tree into this venv, e.g. pip install -e .'
+            ) from ex
+        raise
+    log(f'{name} {case.version}: verified ({len(case.encoded)} bytes)')
+    return LocalRunner(case)
+
+
+def _run(cmd: Sequence[str | Path], timeout: float) -> subprocess.CompletedProcess[str]:
+    # run outside the work tree, so the rbfly source tree cannot shadow
+    # the installed package; -E -s: ignore PYTHONPATH and user site-packages
+    try:
+        return subprocess.run(
+            [str(c) for c in cmd],
+            capture_output=True, text=True, timeout=timeout,
+            cwd=tempfile.gettempdir(), check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as ex:
+        raise SkipImplementation(f'cannot run {cmd[0]}: {ex}') from ex
+
+
+def baseline_python() -> Path:
+    """Python of the RbFly 0.10 venv; create the venv on first use."""
+    python = BASELINE_VENV / 'bin' / 'python'
+    if not python.exists():
+        log(f'{BASELINE}: creating {BASELINE_VENV} with {BASELINE_PYTHON}')
+        p = _run([BASELINE_PYTHON, '-m', 'venv', BASELINE_VENV], 300)
+        if p.returncode != 0 or not python.exists():
+            raise SkipImplementation(
+                f'cannot create {BASELINE_VENV}: {p.stderr.strip()[-500:]}'
+            )
+
+    check: list[str | Path] = [
+        python, '-E', '-s', '-c',
+        'import importlib.metadata as m; print(m.version("rbfly"))',
+    ]
+    p = _run(check, 60)
+    if p.returncode != 0 or p.stdout.strip() != BASELINE_VERSION:
+        log(f'{BASELINE}: installing {BASELINE_REQUIREMENT} into {BASELINE_VENV}')
+        p = _run([
+            python, '-E', '-s', '-m', 'pip', 'install', '--quiet',
+            '--disable-pip-version-check', BASELINE_REQUIREMENT,
+        ], 1200)
+        if p.returncode != 0:
+            raise SkipImplementation(
+                f'cannot install {BASELINE_REQUIREMENT}: {p.stderr.strip()[-500:]}'
+            )
+    return python
+
+
+def prepare_baseline(count: int) -> BaselineRunner:
+    runner = BaselineRunner(baseline_python())
+    runner.prepare(min(count, 100))
+    log(f'{BASELINE} {BASELINE_VERSION}: verified in {BASELINE_VENV}')
+    return runner
+
+
+def run_rounds(
+        runners: Sequence[Runner], count: int, rounds: int,
+) -> dict[str, tuple[list[float], list[float]]]:
+    """
+    Time all implementations, interleaving their rounds.
+
+    Round ``i`` runs every implementation once, starting with a different
+    one in each round, so slow or fast periods of a shared machine affect
+    all implementations alike.
+    """
+    times: dict[str, tuple[list[float], list[float]]] = {
+        r.name: ([], []) for r in runners
+    }
+    for i in range(rounds if runners else 0):
+        order = [*runners[i % len(runners):], *runners[:i % len(runners)]]
+        for runner in order:
+            enc, dec = runner.run_round(count)
+            times[runner.name][0].append(enc)
+            times[runner.name][1].append(dec)
+        log(f'round {i + 1}/{rounds} done')
+    return times
+
+
+#
+# report
+#
+
+def _median_rate(result: JsonDict, op: str) -> float | None:
+    if result.get('status') != 'ok':
+        return None
+    value: float = result[op]['median_rate']
+    return value
+
+
+def _spread(result: JsonDict, op: str) -> str:
+    """Spread of the rounds: (max - min) / median time."""
+    if result.get('status') != 'ok':
+        return '-'
+    r = result[op]
+    return f'{(r["max_time"] - r["min_time"]) / r["median_time"]:.0%}'
+
+
+def report(results: dict[str, JsonDict], count: int, rounds: int) -> str:
+    ok = [n for n in results if results[n]['status'] == 'ok']
+    base = results.get(BASELINE, {})
+    lines = [
+        f'AMQP 1.0 codec: encode/decode of one message, {count:,} per round,'
+        f' median of {rounds} rounds (messages/second)',
+        '',
+    ]
+    has_base = base.get('status') == 'ok'
+    headers = [
+        'implementation', 'version', 'size', 'encode msg/s', 'spread',
+        'decode msg/s', 'spread',
+    ]
+    if has_base:
+        headers.extend([f'enc vs {BASELINE}', f'dec vs {BASELINE}'])
+    rows = []
+    for name in ok:
+        r = results[name]
+        enc, dec = _median_rate(r, 'encode'), _median_rate(r, 'decode')
+        row = [
+            name, str(r['version']), str(r['encoded_size']),
+            format_rate(enc), _spread(r, 'encode'),
+            format_rate(dec), _spread(r, 'decode'),
+        ]
+        if has_base:
+            row.extend([
+                format_ratio(ratio(enc, _median_rate(base, 'encode'))),
+                format_ratio(ratio(dec, _median_rate(base, 'decode'))),
+            ])
+        rows.append(row)
+    if rows:
+        lines.append(format_table(headers, rows))
+        lines.append('(size: encoded bytes; spread: (slowest - fastest round) / median round)')
+
+    for name, r in results.items():
+        if r['status'] != 'ok':
+            lines.append(f'{name}: skipped: {r["reason"]}')
+
+    # ratios of the rbfly codecs against each peer
+    pairs = [
+        (a, b) for a in ('rbfly', BASELINE) if a in ok for b in ok if b != a
+        and not (a == BASELINE and b == 'rbfly')
+    ]
+    if pairs:
+        lines.extend(['', 'ratios (encode, decode):'])
+        width = max(len(f'{a} / {b}') for a, b in pairs)
+        for a, b in pairs:
+            enc = ratio(_median_rate(results[a], 'encode'), _median_rate(results[b], 'encode'))
+            dec = ratio(_median_rate(results[a], 'decode'), _median_rate(results[b], 'decode'))
+            lines.append(
+                f'  {f"{a} / {b}":<{width}} = {format_ratio(enc):>6} encode,'
+                f' {format_ratio(dec):>6} decode'
+            )
+    return '\n'.join(lines)
+
+
+def environment_notes(results: dict[str, JsonDict], env: JsonDict) -> list[str]:
+    notes = []
+    base = results.get(BASELINE, {})
+    if base.get('status') == 'ok':
+        child_py = base['env']['python']['version']
+        if child_py != env['python']['version']:
+            notes.append(
+                f'note: {BASELINE} ran on Python {child_py},'
+                f' the others on {env["python"]["version"]}'
+            )
+    rb = results.get('rbfly', {})
+    if rb.get('status') == 'ok' and rb['version'] == BASELINE_VERSION:
+        notes.append(
+            f'note: the importable rbfly is {BASELINE_VERSION}, the same as {BASELINE}'
+        )
+    return notes
+
+
+def benchmark(names: Sequence[str], count: int, rounds: int) -> dict[str, JsonDict]:
+    """Prepare, verify and time the implementations; results by name."""
+    results: dict[str, JsonDict] = {}
+    runners: list[Runner] = []
+    for name in names:
+        try:
+            runner: Runner = (
+                prepare_baseline(count) if name == BASELINE else prepare_local(name)
+            )
+        except SkipImplementation as ex:
+            log(f'{name}: skipped: {ex}')
+            results[name] = skipped(str(ex))
+        else:
+            runners.append(runner)
+            results[name] = {}   # keep the order of the names
+
+    times = run_rounds(runners, count, rounds)
+    for runner in runners:
+        enc, dec = times[runner.name]
+        results[runner.name] = {
+            'status': 'ok',
+            **runner.info(),
+            'encode': timing_summary(count, enc),
+            'decode': timing_summary(count, dec),
+        }
+    return results
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description='AMQP 1.0 codec benchmark: RbFly, RbFly 0.10, rstream, Qpid Proton',
+    )
+    parser.add_argument(
+        '--count', type=int, default=10_000,
+        help='messages encoded/decoded per round (default: %(default)s)',
+    )
+    parser.add_argument(
+        '--rounds', type=int, default=5,
+        help='timing rounds; the median is reported (default: %(default)s)',
+    )
+    parser.add_argument(
+        '--impl', nargs='+', choices=IMPLEMENTATIONS, metavar='NAME',
+        help=f'implementations to run, of {", ".join(IMPLEMENTATIONS)} (default: all)',
+    )
+    parser.add_argument(
+        '--json', metavar='PATH',
+        help='write per-round timings, medians and environment to PATH'
+             ' (perf/results/ is git-ignored)',
+    )
+    parser.add_argument(
+        '--no-baseline', action='store_true',
+        help=f'do not run {BASELINE} (no venv is created)',
+    )
+    args = parser.parse_args(argv)
+    if args.count < 1 or args.rounds < 1:
+        parser.error('--count and --rounds must be positive')
+    if args.no_baseline and args.impl and BASELINE in args.impl:
+        parser.error(f'--no-baseline conflicts with --impl {BASELINE}')
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    names = list(dict.fromkeys(args.impl or IMPLEMENTATIONS))
+    if args.no_baseline and BASELINE in names:
+        names.remove(BASELINE)
+
+    env = env_metadata()
+    try:
+        results = benchmark(names, args.count, args.rounds)
+    except VerificationError as ex:
+        log(f'error: {ex}')
+        return EXIT_VERIFY
+    except SchedulingError as ex:
+        log(f'error: {ex}')
+        return 1
+
+    print(report(results, args.count, args.rounds))
+    for note in environment_notes(results, env):
+        print(note)
+
+    if args.json:
+        doc: JsonDict = {
+            'benchmark': BENCHMARK,
+            'params': {
+                'count': args.count,
+                'rounds': args.rounds,
+                'body': repr(make_body()),
+                'timer': 'timeit.Timer(stmt, globals=ns).timeit(count) per round',
+                'warmup': max(1, args.count // WARMUP_DIVISOR),
+                'schedule': 'rounds interleaved across implementations,'
+                            ' rotating the start; rbfly-0.10 in a child process per round',
+            },
+            'env': env,
+            'results': results,
+        }
+        path = write_json(args.json, doc)
+        log(f'results written to {path}')
+
+    if not any(r['status'] == 'ok' for r in results.values()):
+        log('error: no implementation could be run')
+        return 1
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,1 @@
+# The module has a C API only (see _buffer.pxd).

@@ -1,0 +1,100 @@
+"""
+Exception hierarchy of rbfly.
+
+Every exception raised by rbfly on purpose derives from :py:class:`RbFlyError`,
+so an application can catch the whole library with one clause and still tell
+the causes apart by subclass.
+"""
+
+class RbFlyError(Exception):
+    """
+    Base class of all rbfly errors.
+    """
+
+class RbFlyBufferError(RbFlyError):
+    """
+    A buffer is too small for the data to be written into it.
+
+    Raised by :py:func:`rbfly.amqp.encode_amqp` when the message does not fit
+    into the buffer given by the caller; the buffer is left unchanged past
+    its valid data and the call can be repeated with a larger buffer.
+    """
+
+class AMQPError(RbFlyError):
+    """
+    Base class of AMQP 1.0 codec errors.
+    """
+
+class AMQPEncodeError(AMQPError, ValueError):
+    """
+    A value cannot be encoded as AMQP 1.0 data.
+
+    The message names the value or the type that was wrong, for example an
+    integer outside of ``-2**63 .. 2**64 - 1`` or an object of a type without
+    an AMQP mapping.
+    """
+
+class AMQPDecodeError(AMQPError, ValueError):
+    """
+    AMQP 1.0 data cannot be decoded.
+
+    :ivar offset: Offset, within the decoded buffer, of the byte where the
+        problem was found.
+    """
+    offset: int
+
+    def __init__(self, message: str, offset: int) -> None:
+        super().__init__('{} (at offset {})'.format(message, offset))
+        self.offset = offset
+
+AMQPDecoderError = AMQPDecodeError
+"""Name used by RbFly 0.10; kept as an alias."""
+
+class ProtocolError(RbFlyError):
+    """
+    Base class of RabbitMQ Streams protocol errors found on the client side.
+    """
+
+class FrameDecodeError(ProtocolError, ValueError):
+    """
+    A frame received from the broker is malformed.
+
+    :ivar offset: Offset of the problem within the frame.
+    """
+    offset: int
+
+    def __init__(self, message: str, offset: int) -> None:
+        super().__init__('{} (at offset {})'.format(message, offset))
+        self.offset = offset
+
+class ChunkError(ProtocolError, ValueError):
+    """
+    A chunk of stream data delivered by the broker is malformed (bad magic,
+    CRC mismatch, lengths past the end, an unsupported compression).
+
+    :ivar offset: Offset of the problem within the chunk.
+    """
+    offset: int
+
+    def __init__(self, message: str, offset: int) -> None:
+        super().__init__('{} (at offset {})'.format(message, offset))
+        self.offset = offset
+
+class MessageTooLarge(RbFlyError, ValueError):
+    """
+    A message is too large to fit into a frame of the size negotiated with
+    the broker; raised before anything is sent.
+    """
+
+__all__ = [
+    'AMQPDecodeError',
+    'AMQPDecoderError',
+    'AMQPEncodeError',
+    'AMQPError',
+    'ChunkError',
+    'FrameDecodeError',
+    'MessageTooLarge',
+    'ProtocolError',
+    'RbFlyBufferError',
+    'RbFlyError',
+]

@@ -1,0 +1,109 @@
+"""
+RabbitMQ Streams client.
+
+The user API (the names RbFly 0.10 exported from here, and more) is
+imported lazily, on first use, so that importing the sans-IO protocol core
+(:py:mod:`rbfly.streams.protocol`) does not import asyncio.
+"""
+
+import importlib
+import typing as tp
+
+if tp.TYPE_CHECKING:
+    from ..amqp import AMQPHeader, MessageCtx, get_message_ctx
+    from ..types import AMQPAnnotations, AMQPAppProperties, AMQPBody, AMQPScalar, Symbol
+    from .client import StreamsClient, connection, streams_client
+    from .error import (
+        ConnectionLost,
+        FeatureNotSupported,
+        MessageRejected,
+        ResponseError,
+        StreamsError,
+    )
+    from .offset import Offset, OffsetType
+    from .publisher import (
+        Publisher,
+        PublisherBatch,
+        PublisherBatchFast,
+        PublisherBatchLimit,
+        PublisherBatchMem,
+        PublisherBin,
+        PublisherBinBatch,
+        stream_message_ctx,
+    )
+    from .types import BloomFilterExtract, MessageFilter
+
+_EXPORTS = {
+    'AMQPHeader': '..amqp',
+    'MessageCtx': '..amqp',
+    'get_message_ctx': '..amqp',
+    'AMQPAnnotations': '..types',
+    'AMQPAppProperties': '..types',
+    'AMQPBody': '..types',
+    'AMQPScalar': '..types',
+    'Symbol': '..types',
+    'StreamsClient': '.client',
+    'connection': '.client',
+    'streams_client': '.client',
+    'ConnectionLost': '.error',
+    'FeatureNotSupported': '.error',
+    'MessageRejected': '.error',
+    'ResponseError': '.error',
+    'StreamsError': '.error',
+    'Offset': '.offset',
+    'OffsetType': '.offset',
+    'Publisher': '.publisher',
+    'PublisherBatch': '.publisher',
+    'PublisherBatchFast': '.publisher',
+    'PublisherBatchLimit': '.publisher',
+    'PublisherBatchMem': '.publisher',
+    'PublisherBin': '.publisher',
+    'PublisherBinBatch': '.publisher',
+    'stream_message_ctx': '.publisher',
+    'BloomFilterExtract': '.types',
+    'MessageFilter': '.types',
+}
+
+def __getattr__(name: str) -> tp.Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError('module {!r} has no attribute {!r}'.format(__name__, name))
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+
+__all__ = [  # the names of _EXPORTS
+    'AMQPAnnotations',
+    'AMQPAppProperties',
+    'AMQPBody',
+    'AMQPHeader',
+    'AMQPScalar',
+    'BloomFilterExtract',
+    'ConnectionLost',
+    'FeatureNotSupported',
+    'MessageCtx',
+    'MessageFilter',
+    'MessageRejected',
+    'Offset',
+    'OffsetType',
+    'Publisher',
+    'PublisherBatch',
+    'PublisherBatchFast',
+    'PublisherBatchLimit',
+    'PublisherBatchMem',
+    'PublisherBin',
+    'PublisherBinBatch',
+    'ResponseError',
+    'StreamsClient',
+    'StreamsError',
+    'Symbol',
+    'connection',
+    'get_message_ctx',
+    'stream_message_ctx',
+    'streams_client',
+]
+
+assert set(__all__) == set(_EXPORTS)

@@ -1,0 +1,19 @@
+from ..amqp import MessageCtx
+
+class ChunkInfo:
+    chunk_type: int
+    first_offset: int
+    num_records: int
+    num_entries: int
+    timestamp: float
+    epoch: int
+
+    @property
+    def next_offset(self) -> int: ...
+
+def decode_chunk(
+    chunk: bytes | bytearray | memoryview,
+    start_offset: int = 0,
+    amqp: bool = True,
+    check_crc: bool = True,
+) -> tuple[ChunkInfo, list[MessageCtx]]: ...

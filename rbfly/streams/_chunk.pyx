@@ -1,0 +1,238 @@
+# cython: language_level=3
+"""
+Decoder of Osiris chunks, the unit in which RabbitMQ delivers stream data.
+
+Grammar (PROTOCOL.adoc "Deliver"; osiris_log.erl)::
+
+    OsirisChunk => MagicVersion ChunkType NumEntries NumRecords Timestamp
+                   Epoch ChunkFirstOffset ChunkCrc DataLength TrailerLength
+                   BloomSize Reserved Data Trailer
+      MagicVersion => int8      // 0x50: magic 5, chunk format version 0
+      ChunkType => int8         // 0 user, 1 tracking delta, 2 tracking snapshot
+      NumEntries => uint16
+      NumRecords => uint32      // offsets count records, not entries
+      Timestamp => int64        // milliseconds since the Unix epoch
+      Epoch => uint64
+      ChunkFirstOffset => uint64
+      ChunkCrc => int32         // CRC32 of Data
+      DataLength => uint32
+      TrailerLength => uint32
+      BloomSize => uint8        // the bloom filter is not sent to clients
+      Reserved => uint24
+    Data => Entry*
+    Entry => SimpleEntry | SubBatchEntry
+      SimpleEntry => 0:1 Size:31 Record
+      SubBatchEntry => 1:1 Compression:3 Reserved:4 NumRecords:uint16
+                       UncompressedLength:uint32 Length:uint32 Body
+      Body (uncompressed) => (Size:uint32 Record)*
+
+The decoder never copies the chunk: it parses it in place with a
+bounds-checked reader, checks the CRC, skips records before the requested
+offset and decodes each record into a :py:class:`rbfly.amqp.MessageCtx`.
+"""
+
+import zlib
+
+from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.ref cimport PyObject
+from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+
+from .._wire._buffer cimport Reader, r_take, rbfly_load_u16, rbfly_load_u32, rbfly_load_u64
+from ..amqp._message cimport MessageCtx, dec_message
+
+from ..error import AMQPDecodeError, ChunkError
+
+cdef enum:
+    HEADER_SIZE = 48
+    MAGIC_VERSION = 0x50
+    CHUNK_USER = 0
+    COMPRESSION_NONE = 0
+    COMPRESSION_GZIP = 1
+
+# decompression bomb guard, as in the Java client (64 MiB per sub-batch)
+cdef Py_ssize_t MAX_UNCOMPRESSED = 64 * 1024 * 1024
+
+cdef class ChunkInfo:
+    """
+    Header fields of a decoded chunk.
+
+    :ivar chunk_type: 0 for user data; other types carry broker tracking
+        data and yield no messages.
+    :ivar first_offset: Offset of the chunk's first record.
+    :ivar num_records: Number of records (messages) in the chunk.
+    :ivar num_entries: Number of entries (a sub-batch is one entry).
+    :ivar timestamp: Chunk timestamp in seconds since the Unix epoch.
+    :ivar epoch: Epoch of the stream's leader that wrote the chunk.
+    :ivar next_offset: Offset of the record after the chunk's last one.
+    """
+    cdef readonly int chunk_type
+    cdef readonly uint64_t first_offset
+    cdef readonly uint32_t num_records
+    cdef readonly uint16_t num_entries
+    cdef readonly double timestamp
+    cdef readonly uint64_t epoch
+
+    @property
+    def next_offset(self) -> int:
+        return self.first_offset + self.num_records
+
+    def __repr__(self) -> str:
+        return 'ChunkInfo(type={}, first_offset={}, records={}, entries={},' \
+            ' timestamp={})'.format(
+                self.chunk_type, self.first_offset, self.num_records,
+                self.num_entries, self.timestamp,
+            )
+
+cdef inline int chunk_error(str message, Py_ssize_t offset) except -1:
+    raise ChunkError(message, offset)
+
+cdef class _Decoder:
+    cdef list messages
+    cdef uint64_t offset
+    cdef uint64_t start
+    cdef double timestamp
+    cdef bint amqp
+
+    cdef int record(self, const unsigned char *data, Py_ssize_t size) except -1:
+        cdef MessageCtx msg
+        cdef Reader r
+        if self.offset >= self.start:
+            if self.amqp:
+                r.data = data
+                r.pos = 0
+                r.end = size
+                r.error = <PyObject*> AMQPDecodeError
+                msg = dec_message(&r)
+            else:
+                msg = MessageCtx.__new__(MessageCtx)
+                msg.body = PyBytes_FromStringAndSize(<const char*> data, size)
+            msg.stream_offset = self.offset
+            msg.stream_timestamp = self.timestamp
+            self.messages.append(msg)
+        self.offset += 1
+        return 0
+
+    cdef int sub_batch(self, Reader *r, uint8_t flags, Py_ssize_t at) except -1:
+        cdef const unsigned char *p = r_take(r, 10)
+        cdef uint16_t n = rbfly_load_u16(p)
+        cdef uint32_t uncompressed = rbfly_load_u32(p + 2)
+        cdef uint32_t length = rbfly_load_u32(p + 6)
+        cdef int compression = (flags >> 4) & 0x07
+        cdef const unsigned char *body = r_take(r, length)
+        cdef object data
+        cdef Reader sub
+        cdef uint32_t size
+
+        if compression == COMPRESSION_NONE:
+            sub.data = body
+            sub.end = length
+        elif compression == COMPRESSION_GZIP:
+            if uncompressed > MAX_UNCOMPRESSED:
+                chunk_error('sub-batch declares {} uncompressed bytes'.format(uncompressed), at)
+            try:
+                d = zlib.decompressobj(wbits=31)
+                data = d.decompress(
+                    PyBytes_FromStringAndSize(<const char*> body, length), uncompressed + 1,
+                )
+            except zlib.error as ex:
+                chunk_error('invalid gzip sub-batch: {}'.format(ex), at)
+            if PyBytes_GET_SIZE(data) != uncompressed:
+                chunk_error('gzip sub-batch size {} does not match declared {}'.format(
+                    PyBytes_GET_SIZE(data), uncompressed
+                ), at)
+            sub.data = <const unsigned char*> PyBytes_AS_STRING(data)
+            sub.end = uncompressed
+        else:
+            chunk_error('unsupported sub-batch compression {}'.format(compression), at)
+        sub.pos = 0
+        sub.error = <PyObject*> ChunkError
+        for _ in range(n):
+            size = rbfly_load_u32(r_take(&sub, 4))
+            self.record(r_take(&sub, size), size)
+        if sub.pos != sub.end:
+            chunk_error('sub-batch has {} trailing bytes'.format(sub.end - sub.pos), at)
+        return 0
+
+def decode_chunk(
+        chunk: bytes | bytearray | memoryview,
+        start_offset: int = 0,
+        amqp: bool = True,
+        check_crc: bool = True,
+) -> tuple[ChunkInfo, list[MessageCtx]]:
+    """
+    Decode a chunk into messages.
+
+    :param chunk: The chunk's bytes, from the magic byte on.
+    :param start_offset: Records before this offset are skipped (the broker
+        starts delivery at the chunk holding the requested offset).
+    :param amqp: Decode records as AMQP 1.0 messages; otherwise each body
+        is the record's raw bytes.
+    :param check_crc: Verify the CRC32 of the chunk's data.
+
+    :raises rbfly.error.ChunkError: When the chunk is malformed.
+    :raises rbfly.error.AMQPDecodeError: When a record is not a valid AMQP
+        message.
+    """
+    cdef Py_buffer view
+    cdef Reader r
+    cdef const unsigned char *p
+    cdef ChunkInfo info = ChunkInfo.__new__(ChunkInfo)
+    cdef _Decoder dec = _Decoder.__new__(_Decoder)
+    cdef uint32_t data_len, size, crc
+    cdef Py_ssize_t at, data_end
+    cdef uint8_t flags
+
+    PyObject_GetBuffer(chunk, &view, PyBUF_SIMPLE)
+    try:
+        r.data = <const unsigned char*> view.buf
+        r.pos = 0
+        r.end = view.len
+        r.error = <PyObject*> ChunkError
+        p = r_take(&r, HEADER_SIZE)
+        if p[0] != MAGIC_VERSION:
+            chunk_error('unsupported chunk magic/version 0x{:02x}'.format(p[0]), 0)
+        info.chunk_type = p[1]
+        info.num_entries = rbfly_load_u16(p + 2)
+        info.num_records = rbfly_load_u32(p + 4)
+        info.timestamp = (<int64_t> rbfly_load_u64(p + 8)) / 1000.0
+        info.epoch = rbfly_load_u64(p + 16)
+        info.first_offset = rbfly_load_u64(p + 24)
+        crc = rbfly_load_u32(p + 32)
+        data_len = rbfly_load_u32(p + 36)
+        if data_len > r.end - r.pos:
+            chunk_error('chunk data length {} exceeds the {} bytes left'.format(
+                data_len, r.end - r.pos
+            ), 36)
+        if check_crc:
+            actual = zlib.crc32(memoryview(chunk)[HEADER_SIZE:HEADER_SIZE + data_len])
+            if actual != crc:
+                chunk_error('chunk CRC mismatch: 0x{:08x} != 0x{:08x}'.format(actual, crc), 32)
+        dec.messages = []
+        if info.chunk_type != CHUNK_USER:
+            return info, dec.messages
+        dec.offset = info.first_offset
+        dec.start = start_offset
+        dec.timestamp = info.timestamp
+        dec.amqp = amqp
+        data_end = r.end = HEADER_SIZE + data_len
+        for _ in range(info.num_entries):
+            at = r.pos
+            flags = r_take(&r, 1)[0]
+            if flags & 0x80:
+                dec.sub_batch(&r, flags, at)
+            else:
+                r.pos -= 1
+                size = rbfly_load_u32(r_take(&r, 4))
+                dec.record(r_take(&r, size), size)
+        if r.pos != data_end:
+            chunk_error('chunk has {} bytes after its {} entries'.format(
+                data_end - r.pos, info.num_entries
+            ), r.pos)
+        if dec.offset != info.first_offset + info.num_records:
+            chunk_error('chunk declares {} records, has {}'.format(
+                info.num_records, dec.offset - info.first_offset
+            ), 4)
+        return info, dec.messages
+    finally:
+        PyBuffer_Release(&view)

@@ -1,0 +1,15 @@
+import typing as tp
+
+class PublishEncoder:
+    frame_max: int
+
+    def __init__(self, frame_max: int = 0) -> None: ...
+    def encode(
+        self,
+        publisher_id: int,
+        messages: list[tp.Any],
+        start: int,
+        publishing_id: int,
+        amqp: bool = True,
+        filter_values: list[str | None] | None = None,
+    ) -> tuple[int, bytes]: ...

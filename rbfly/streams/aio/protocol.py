@@ -1,0 +1,336 @@
+"""
+Asyncio adapter of the sans-IO connection core.
+
+:py:class:`StreamsProtocol` binds a
+:py:class:`~rbfly.streams.protocol.connection.ConnectionCore` to an asyncio
+transport: received bytes go to the core, the core's events resolve request
+futures or reach the publishers and subscriptions registered on the
+connection, and the core's heartbeat timer runs on the event loop's clock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import typing as tp
+from collections.abc import Callable, Mapping
+
+from ...error import ProtocolError
+from ..error import ConnectionLost, ResponseError, error_for_code
+from ..protocol.commands import (
+    Command,
+    ConsumerUpdate,
+    CreditResponse,
+    Deliver,
+    DeliverV2,
+    MetadataUpdate,
+    PublishConfirm,
+    PublishError,
+)
+from ..protocol.connection import (
+    ConnectionClosed,
+    ConnectionCore,
+    ConnectionState,
+    HandshakeFailed,
+    HeartbeatTimeout,
+    Opened,
+)
+from ..protocol.constants import ResponseCode
+
+logger = logging.getLogger(__name__)
+
+class PublisherHandler(tp.Protocol):
+    """What the connection calls on a registered publisher."""
+    def on_confirm(self, publishing_ids: tp.Sequence[int]) -> None: ...
+    def on_error(self, errors: tp.Sequence[tuple[int, int]]) -> None: ...
+    def on_connection_lost(self, error: Exception) -> None: ...
+
+class SubscriptionHandler(tp.Protocol):
+    """What the connection calls on a registered subscription."""
+    def on_chunk(
+        self, chunk: bytes | bytearray | memoryview, committed_chunk_id: int | None,
+    ) -> None: ...
+    def on_connection_lost(self, error: Exception) -> None: ...
+
+class StreamsProtocol(asyncio.Protocol):
+    """
+    One connection to a broker.
+
+    :param core: Sans-IO state of the connection.
+    """
+    def __init__(self, core: ConnectionCore) -> None:
+        self.core = core
+        self.loop = asyncio.get_running_loop()
+        self.transport: asyncio.Transport | None = None
+        self.opened: asyncio.Future[Opened] = self.loop.create_future()
+        self.closed: asyncio.Future[None] = self.loop.create_future()
+        self.publishers: dict[int, PublisherHandler] = {}
+        self.subscriptions: dict[int, SubscriptionHandler] = {}
+        self.on_metadata_update: Callable[[MetadataUpdate], None] | None = None
+        self.server_properties: Mapping[str, str] = {}
+        self._pending: dict[int, tuple[asyncio.Future[tp.Any], str]] = {}
+        self._timer: asyncio.TimerHandle | None = None
+        self._writable = asyncio.Event()
+        self._writable.set()
+        self._error: Exception | None = None
+
+    #
+    # asyncio.Protocol
+    #
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = tp.cast(asyncio.Transport, transport)
+        self.core.start(self.loop.time())
+        self.flush()
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            events = self.core.receive_data(data, self.loop.time())
+        except ProtocolError as ex:  # malformed frame: the stream is lost
+            logger.error('protocol error, dropping connection: %s', ex)
+            self._abort(ex)
+            return
+        for event in events:
+            self._dispatch(event)
+        self.flush()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.core.connection_lost()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        error = self._error or ConnectionLost(
+            'connection to broker lost' + (': {}'.format(exc) if exc else '')
+        )
+        self._error = error
+        if not self.opened.done():
+            self.opened.set_exception(error)
+            self.opened.exception()  # the exception is retrieved by its waiter, if any
+        for fut, _ in self._pending.values():
+            if not fut.done():
+                fut.set_exception(error)
+        self._pending.clear()
+        for pub in list(self.publishers.values()):
+            pub.on_connection_lost(error)
+        for sub in list(self.subscriptions.values()):
+            sub.on_connection_lost(error)
+        self._writable.set()
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+    def pause_writing(self) -> None:
+        self._writable.clear()
+
+    def resume_writing(self) -> None:
+        self._writable.set()
+
+    #
+    # sending
+    #
+
+    @property
+    def is_open(self) -> bool:
+        return self.core.state is ConnectionState.OPENED and self._error is None
+
+    def check_open(self) -> None:
+        """
+        :raises ConnectionLost: When the connection cannot be used.
+        """
+        if self._error is not None:
+            raise self._error
+        if self.core.state is not ConnectionState.OPENED:
+            raise ConnectionLost('connection is not open ({})'.format(self.core.state.value))
+
+    def flush(self) -> None:
+        data = self.core.data_to_send()
+        if data and self.transport is not None and not self.transport.is_closing():
+            self.transport.write(data)
+
+    async def drain(self) -> None:
+        """
+        Wait until the transport's write buffer is below its high-water
+        mark (publishers call it, so a fast producer cannot fill memory).
+        """
+        if not self._writable.is_set():
+            await self._writable.wait()
+        self.check_open()
+
+    async def request(self, command: Command, context: str = '') -> tp.Any:
+        """
+        Send a request and wait for its response.
+
+        :param context: What the request is about, for error messages.
+        :raises rbfly.streams.error.ResponseError: When the response code
+            is not OK.
+        :raises ConnectionLost: When the connection is lost first.
+        """
+        self.check_open()
+        correlation_id = self.core.request(command, self.loop.time())
+        fut: asyncio.Future[tp.Any] = self.loop.create_future()
+        self._pending[correlation_id] = (fut, context)
+        self.flush()
+        try:
+            return await fut
+        finally:
+            # on cancellation the late response is ignored; the connection
+            # stays usable
+            self._pending.pop(correlation_id, None)
+
+    def send(self, command: Command) -> None:
+        """
+        Send a command that has no response.
+        """
+        self.check_open()
+        self.core.send(command, self.loop.time())
+        self.flush()
+
+    def send_frame(self, frame: bytes) -> None:
+        """
+        Send an encoded frame (Publish).
+        """
+        self.check_open()
+        self.core.send_frame(frame, self.loop.time())
+        self.flush()
+
+    async def close(self, timeout: float = 5) -> None:
+        """
+        Close the connection gracefully, or abort it after ``timeout``
+        seconds.
+        """
+        transport = self.transport
+        if transport is None or transport.is_closing():
+            return
+        correlation_id = self.core.close(self.loop.time())
+        if correlation_id is not None:
+            self.flush()
+            try:
+                await asyncio.wait_for(asyncio.shield(self.closed), timeout)
+            except TimeoutError:
+                logger.warning('broker did not confirm close within %ss', timeout)
+        if not transport.is_closing():
+            transport.close()
+        await asyncio.shield(self.closed)
+
+    def _abort(self, error: Exception) -> None:
+        self._error = error
+        if self.transport is not None:
+            self.transport.abort()
+
+    #
+    # events
+    #
+
+    def _dispatch(self, event: object) -> None:  # noqa: C901, PLR0912
+        t = type(event)
+        if t is PublishConfirm:
+            confirm = tp.cast(PublishConfirm, event)
+            pub = self.publishers.get(confirm.publisher_id)
+            if pub is not None:
+                pub.on_confirm(confirm.publishing_ids)
+        elif t is Deliver or t is DeliverV2:
+            deliver = tp.cast(Deliver | DeliverV2, event)
+            sub = self.subscriptions.get(deliver.subscription_id)
+            if sub is not None:
+                committed = deliver.committed_chunk_id if t is DeliverV2 else None  # type: ignore[union-attr]
+                sub.on_chunk(deliver.chunk, committed)
+            else:
+                logger.debug('chunk for unknown subscription %d', deliver.subscription_id)
+        elif t is PublishError:
+            perr = tp.cast(PublishError, event)
+            pub = self.publishers.get(perr.publisher_id)
+            if pub is not None:
+                pub.on_error([(e.publishing_id, e.code) for e in perr.errors])
+        elif isinstance(event, Opened):
+            self.server_properties = event.server_properties
+            self._schedule_tick()
+            if not self.opened.done():
+                self.opened.set_result(event)
+        elif isinstance(event, HandshakeFailed):
+            self._error = event.error
+            if not self.opened.done():
+                self.opened.set_exception(event.error)
+            if self.transport is not None:
+                self.transport.close()
+        elif isinstance(event, ConnectionClosed):
+            if event.by_broker:
+                self._error = ConnectionLost('broker closed the connection: {} (code {})'.format(
+                    event.reason, event.code
+                ))
+                self.flush()
+            if self.transport is not None:
+                self.transport.close()
+        elif isinstance(event, HeartbeatTimeout):
+            logger.warning('no data from broker for %.1fs, dropping connection', event.silence)
+            self._abort(ConnectionLost('broker silent for {:.1f}s'.format(event.silence)))
+        elif t is MetadataUpdate:
+            if self.on_metadata_update is not None:
+                self.on_metadata_update(tp.cast(MetadataUpdate, event))
+        elif t is CreditResponse:
+            cr = tp.cast(CreditResponse, event)
+            logger.warning('credit refused for subscription %d: code %d',
+                           cr.subscription_id, cr.code)
+        elif t is ConsumerUpdate:
+            logger.warning('consumer update not supported yet: %s', event)
+        else:
+            self._resolve(event)
+
+    def _resolve(self, response: object) -> None:
+        correlation_id = getattr(response, 'correlation_id', None)
+        entry = self._pending.get(tp.cast(int, correlation_id))
+        if entry is None:
+            logger.debug('response without a waiter: %s', type(response).__name__)
+            return
+        fut, context = entry
+        if fut.done():
+            return
+        code = getattr(response, 'code', ResponseCode.OK)
+        if code != ResponseCode.OK:
+            fut.set_exception(error_for_code(code, context))
+        else:
+            fut.set_result(response)
+
+    def _schedule_tick(self) -> None:
+        when = self.core.next_tick()
+        if when is not None:
+            self._timer = self.loop.call_at(when, self._tick)
+
+    def _tick(self) -> None:
+        self._timer = None
+        for event in self.core.tick(self.loop.time()):
+            self._dispatch(event)
+        self.flush()
+        if self.core.state is ConnectionState.OPENED:
+            self._schedule_tick()
+
+async def open_connection(
+        host: str,
+        port: int,
+        core: ConnectionCore,
+        ssl: tp.Any = None,
+        timeout: float = 30,
+) -> StreamsProtocol:
+    """
+    Connect to a broker and finish the handshake.
+
+    :raises ConnectionLost: When the broker cannot be reached.
+    :raises rbfly.streams.error.AuthenticationError: When the credentials
+        are refused.
+    """
+    loop = asyncio.get_running_loop()
+    try:
+        async with asyncio.timeout(timeout):
+            _, protocol = await loop.create_connection(
+                lambda: StreamsProtocol(core), host, port, ssl=ssl,
+            )
+            await protocol.opened
+    except OSError as ex:
+        raise ConnectionLost('cannot connect to {}:{}: {}'.format(host, port, ex)) from ex
+    except TimeoutError as ex:
+        raise ConnectionLost('connecting to {}:{} timed out after {}s'.format(
+            host, port, timeout
+        )) from ex
+    except ResponseError:
+        raise
+    return protocol
+
+__all__ = ['StreamsProtocol', 'open_connection']

@@ -1,0 +1,553 @@
+"""
+The user API: :py:func:`streams_client` creates a :py:class:`StreamsClient`
+that connects lazily, on its first call, and offers streams, publishers,
+subscriptions and offsets.
+
+Example::
+
+    client = streams_client('rabbitmq-stream://guest:guest@localhost')
+
+    async with client:
+        await client.create_stream('orders')
+        async with client.publisher('orders') as publisher:
+            await publisher.send('hello')
+        async for message in client.subscribe('orders', offset=Offset.FIRST):
+            print(message, get_message_ctx().stream_offset)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import inspect
+import logging
+import platform
+import ssl as _ssl
+import typing as tp
+import uuid
+from collections.abc import AsyncGenerator, AsyncIterator
+
+from ..amqp import MessageCtx, get_message_ctx, set_message_ctx
+from ..error import RbFlyError
+from ..types import AMQPBody
+from ._publish import PublishEncoder
+from .aio.protocol import StreamsProtocol, open_connection
+from .error import (
+    FeatureNotSupported,
+    NoOffset,
+    StreamAlreadyExists,
+    StreamDoesNotExist,
+    StreamsError,
+)
+from .offset import Offset, OffsetType
+from .protocol.commands import (
+    CommandVersion,
+    Create,
+    DeclarePublisher,
+    Delete,
+    DeletePublisher,
+    ExchangeCommandVersions,
+    OffsetSpec,
+    QueryOffset,
+    QueryPublisherSequence,
+    StoreOffset,
+    Subscribe,
+    Unsubscribe,
+)
+from .protocol.connection import ConnectionCore
+from .protocol.constants import DEFAULT_FRAME_MAX, DEFAULT_HEARTBEAT, Key
+from .publisher import BloomFilterExtract, Publisher, PublisherTrait
+from .subscriber import Subscription
+from .types import MessageFilter
+from .url import ConnectionInfo, parse_uri
+
+logger = logging.getLogger(__name__)
+
+T = tp.TypeVar('T', bound=PublisherTrait)
+
+MAX_STREAM_NAME = 255
+DEFAULT_CREDIT = 16
+"""Chunks a subscription lets the broker send ahead (bounds its memory)."""
+
+def _version(properties: tp.Mapping[str, str]) -> tuple[int, ...]:
+    try:
+        return tuple(int(v) for v in properties.get('version', '0').split('+')[0].split('.')[:3])
+    except ValueError:
+        return (0,)
+
+def _check_name(what: str, name: str) -> None:
+    if not isinstance(name, str) or not name:
+        raise ValueError('{} name must be a non-empty str, got {!r}'.format(what, name))
+    if len(name.encode('utf-8')) > MAX_STREAM_NAME:
+        raise ValueError('{} name longer than {} bytes: {!r}...'.format(
+            what, MAX_STREAM_NAME, name[:32]
+        ))
+
+def _post_filter(flt: MessageFilter, messages: list[MessageCtx]) -> list[MessageCtx]:
+    # the broker filters chunks with a Bloom filter; drop its false positives
+    extract = flt.extract
+    values = flt.values
+    unfiltered = flt.match_unfiltered
+    result = []
+    for m in messages:
+        value = extract(m)
+        if value in values or (unfiltered and value is None):
+            result.append(m)
+    return result
+
+class StreamsClient:
+    """
+    RabbitMQ Streams client.
+
+    A client holds one connection to the broker, opened on the first call
+    that needs it and opened again on the next call after it was lost.
+
+    :param connection_info: Where and how to connect.
+    :param frame_max: Largest frame to accept (the broker may lower it).
+    :param heartbeat: Heartbeat interval asked for, in seconds.
+    :param credit: Chunks a subscription lets the broker send ahead.
+    :param connect_timeout: Seconds to wait for a connection and handshake.
+    """
+    def __init__(
+            self,
+            connection_info: ConnectionInfo,
+            *,
+            frame_max: int = DEFAULT_FRAME_MAX,
+            heartbeat: int = DEFAULT_HEARTBEAT,
+            credit: int = DEFAULT_CREDIT,
+            connect_timeout: float = 30,
+    ) -> None:
+        if not 1 <= credit <= 0xffff:
+            raise ValueError('credit must be 1..65535, got {}'.format(credit))
+        self._info = connection_info
+        self._frame_max = frame_max
+        self._heartbeat = heartbeat
+        self._credit = credit
+        self._connect_timeout = connect_timeout
+        self._protocol: StreamsProtocol | None = None
+        self._lock: asyncio.Lock | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def __repr__(self) -> str:
+        return 'StreamsClient({})'.format(self._info)
+
+    #
+    # connection
+    #
+
+    async def _get_protocol(self) -> StreamsProtocol:
+        protocol = self._protocol
+        if protocol is not None and protocol.is_open:
+            return protocol
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            protocol = self._protocol
+            if protocol is None or not protocol.is_open:
+                protocol = self._protocol = await self._connect()
+        return protocol
+
+    async def _connect(self) -> StreamsProtocol:
+        info = self._info
+        external = info.ssl is not None and info.username is None
+        core = ConnectionCore(
+            virtual_host=info.virtual_host,
+            username=info.username or 'guest',
+            password=info.password if info.password is not None else 'guest',
+            mechanism='EXTERNAL' if external else 'PLAIN',
+            frame_max=self._frame_max,
+            heartbeat=self._heartbeat,
+            client_properties={
+                'product': 'rbfly',
+                'platform': 'Python {}'.format(platform.python_version()),
+                'information': 'https://pypi.org/project/rbfly/',
+            },
+        )
+        logger.info('connecting to %s', info)
+        protocol = await open_connection(
+            info.host, info.port, core, ssl=info.ssl, timeout=self._connect_timeout,
+        )
+        protocol.publish_encoder = PublishEncoder(core.frame_max)  # type: ignore[attr-defined]
+        protocol.broker_version = _version(protocol.server_properties)  # type: ignore[attr-defined]
+        if protocol.broker_version >= (3, 11):  # type: ignore[attr-defined]
+            await protocol.request(ExchangeCommandVersions([
+                CommandVersion(Key.PUBLISH, 1, 2),
+                CommandVersion(Key.DELIVER, 1, 2),
+            ]))
+        logger.info('connected to %s (RabbitMQ %s)', info,
+                    protocol.server_properties.get('version', 'unknown'))
+        return protocol
+
+    async def disconnect(self) -> None:
+        """
+        Close the connection to the broker (the client connects again on
+        its next call).
+        """
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        protocol = self._protocol
+        self._protocol = None
+        if protocol is not None:
+            await protocol.close()
+
+    async def __aenter__(self) -> StreamsClient:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.disconnect()
+
+    def _spawn(self, coro: tp.Coroutine[tp.Any, tp.Any, None]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _require(self, protocol: StreamsProtocol, version: tuple[int, ...], feature: str) -> None:
+        have = protocol.broker_version  # type: ignore[attr-defined]
+        if have < version:
+            raise FeatureNotSupported('{} needs RabbitMQ {} or later; the broker is {}'.format(
+                feature, '.'.join(map(str, version)),
+                protocol.server_properties.get('version', 'unknown'),
+            ))
+
+    #
+    # streams
+    #
+
+    async def create_stream(
+            self,
+            stream: str,
+            *,
+            max_length_bytes: int | None = None,
+            max_age: str | None = None,
+            max_segment_size_bytes: int | None = None,
+            filter_size: int | None = None,
+            leader_locator: str | None = None,
+            initial_cluster_size: int | None = None,
+            arguments: tp.Mapping[str, str] | None = None,
+            exist_ok: bool = True,
+    ) -> None:
+        """
+        Create a stream.
+
+        :param stream: Stream name.
+        :param max_length_bytes: Retention: maximum size of the stream.
+        :param max_age: Retention: maximum age of messages, e.g. ``'7D'``,
+            ``'12h'``, ``'3600s'``.
+        :param max_segment_size_bytes: Size of the stream's segment files.
+        :param filter_size: Bloom filter size in bytes (16-255, 3.13+).
+        :param leader_locator: ``client-local``, ``balanced`` or
+            ``least-leaders``.
+        :param initial_cluster_size: Number of stream replicas.
+        :param arguments: Any other stream arguments.
+        :param exist_ok: Do not fail when the stream exists (with the same
+            arguments), as RbFly 0.10 did.
+        """
+        _check_name('stream', stream)
+        args: dict[str, str] = dict(arguments or {})
+        for key, value in (
+                ('max-length-bytes', max_length_bytes),
+                ('max-age', max_age),
+                ('stream-max-segment-size-bytes', max_segment_size_bytes),
+                ('stream-filter-size-bytes', filter_size),
+                ('queue-leader-locator', leader_locator),
+                ('initial-cluster-size', initial_cluster_size)):
+            if value is not None:
+                args[key] = str(value)
+        protocol = await self._get_protocol()
+        try:
+            await protocol.request(Create(stream, args), 'stream {!r}'.format(stream))
+        except StreamAlreadyExists:
+            if not exist_ok:
+                raise
+
+    async def delete_stream(self, stream: str, *, missing_ok: bool = True) -> None:
+        """
+        Delete a stream.
+
+        :param missing_ok: Do not fail when the stream does not exist.
+        """
+        _check_name('stream', stream)
+        protocol = await self._get_protocol()
+        try:
+            await protocol.request(Delete(stream), 'stream {!r}'.format(stream))
+        except StreamDoesNotExist:
+            if not missing_ok:
+                raise
+
+    #
+    # publishers
+    #
+
+    @tp.overload
+    def publisher(
+            self, stream: str, *, name: str | None = None,
+            filter_extract: BloomFilterExtract | None = None,
+    ) -> contextlib.AbstractAsyncContextManager[Publisher]: ...
+
+    @tp.overload
+    def publisher(
+            self, stream: str, *, name: str | None = None,
+            filter_extract: BloomFilterExtract | None = None, cls: type[T],
+    ) -> contextlib.AbstractAsyncContextManager[T]: ...
+
+    def publisher(
+            self, stream: str, *, name: str | None = None,
+            filter_extract: BloomFilterExtract | None = None,
+            cls: type[PublisherTrait] = Publisher,
+    ) -> contextlib.AbstractAsyncContextManager[PublisherTrait]:
+        """
+        Create a publisher for a stream (an async context manager).
+
+        :param stream: Stream name.
+        :param name: Publisher reference name; the publisher continues from
+            the last publishing id stored for the name, and the broker drops
+            messages sent again with an id it already has. A unique name is
+            generated when not given.
+        :param filter_extract: Function returning a message's filter value
+            (RabbitMQ 3.13+).
+        :param cls: Publisher class, e.g. :py:class:`PublisherBatchFast`.
+        """
+        _check_name('stream', stream)
+        if name is not None:
+            _check_name('publisher', name)
+        return self._publisher(stream, name, filter_extract, cls)
+
+    @contextlib.asynccontextmanager
+    async def _publisher(
+            self, stream: str, name: str | None,
+            filter_extract: BloomFilterExtract | None, cls: type[T],
+    ) -> AsyncIterator[T]:
+        protocol = await self._get_protocol()
+        if filter_extract is not None:
+            self._require(protocol, (3, 13), 'stream filtering')
+        name = name or 'rbfly-{}'.format(uuid.uuid4().hex)
+        publisher_id = self._free_id(protocol.publishers, 'publishers')
+        ctx = 'publisher {!r} of stream {!r}'.format(name, stream)
+        response = await protocol.request(QueryPublisherSequence(name, stream), ctx)
+        await protocol.request(DeclarePublisher(publisher_id, name, stream), ctx)
+        publisher = cls(self, stream, publisher_id, name, response.sequence, filter_extract)
+        publisher._protocol = protocol  # type: ignore[attr-defined]
+        protocol.publishers[publisher_id] = publisher
+        try:
+            yield publisher
+        finally:
+            publisher._closed = True
+            protocol.publishers.pop(publisher_id, None)
+            if protocol.is_open:
+                with contextlib.suppress(StreamsError):
+                    await protocol.request(DeletePublisher(publisher_id), ctx)
+
+    async def _protocol_for_publisher(self, publisher: PublisherTrait) -> StreamsProtocol:
+        protocol: StreamsProtocol = publisher._protocol  # type: ignore[attr-defined]
+        protocol.check_open()
+        return protocol
+
+    @staticmethod
+    def _free_id(used: tp.Mapping[int, object], what: str) -> int:
+        for i in range(256):
+            if i not in used:
+                return i
+        raise RbFlyError('too many {} on one connection (256)'.format(what))
+
+    #
+    # subscriptions
+    #
+
+    async def _offset_spec(
+            self, protocol: StreamsProtocol, stream: str, offset: Offset,
+    ) -> tuple[OffsetSpec, int]:
+        t = offset.type
+        if t == OffsetType.FIRST:
+            return OffsetSpec.first(), 0
+        if t == OffsetType.LAST:
+            return OffsetSpec.last(), 0
+        if t == OffsetType.NEXT:
+            return OffsetSpec.next(), 0
+        if t == OffsetType.OFFSET:
+            value = tp.cast(int, offset.value)
+            return OffsetSpec.offset(value), value
+        if t == OffsetType.TIMESTAMP:
+            return OffsetSpec.timestamp(int(tp.cast(float, offset.value) * 1000)), 0
+        reference = tp.cast(str, offset.value)
+        try:
+            stored = await self._query_offset(protocol, stream, reference)
+        except NoOffset:
+            return OffsetSpec.first(), 0
+        return OffsetSpec.offset(stored + 1), stored + 1
+
+    async def subscribe_chunks(
+            self,
+            stream: str,
+            *,
+            offset: Offset = Offset.NEXT,
+            filter: MessageFilter | None = None,
+            amqp: bool = True,
+            timeout: float = 0,
+    ) -> AsyncGenerator[list[MessageCtx], None]:
+        """
+        Subscribe to a stream and receive its messages a chunk at a time.
+
+        Each item is a list of messages with their stream offset and
+        timestamp set: the cheapest way to consume a stream.
+
+        :param offset: Where to start reading.
+        :param filter: Filter values (RabbitMQ 3.13+); only messages with
+            these values are returned.
+        :param amqp: Decode AMQP 1.0 messages; otherwise bodies are the raw
+            bytes.
+        :param timeout: Raise ``TimeoutError`` when no chunk arrives for
+            this many seconds (0: wait forever).
+        """
+        _check_name('stream', stream)
+        protocol = await self._get_protocol()
+        properties: dict[str, str] = {}
+        if filter is not None:
+            self._require(protocol, (3, 13), 'stream filtering')
+            for i, value in enumerate(sorted(filter.values)):
+                properties['filter.{}'.format(i)] = value
+            properties['match-unfiltered'] = 'true' if filter.match_unfiltered else 'false'
+        spec, start = await self._offset_spec(protocol, stream, offset)
+        sid = self._free_id(protocol.subscriptions, 'subscriptions')
+        sub = Subscription(protocol, sid, stream, start, amqp, self._credit)
+        protocol.subscriptions[sid] = sub
+        ctx = 'subscription to stream {!r}'.format(stream)
+        subscribed = False
+        try:
+            await protocol.request(Subscribe(sid, stream, spec, self._credit, properties), ctx)
+            subscribed = True
+        finally:
+            if not subscribed:
+                protocol.subscriptions.pop(sid, None)
+        wait = timeout if timeout > 0 else None
+        try:
+            while True:
+                messages = await sub.next_chunk(wait)
+                if filter is not None:
+                    messages = _post_filter(filter, messages)
+                if messages:
+                    yield messages
+        finally:
+            protocol.subscriptions.pop(sid, None)
+            if protocol.is_open:
+                self._spawn(self._unsubscribe(protocol, sid, ctx))
+
+    async def _unsubscribe(self, protocol: StreamsProtocol, sid: int, ctx: str) -> None:
+        with contextlib.suppress(StreamsError):
+            await protocol.request(Unsubscribe(sid), ctx)
+
+    async def subscribe(
+            self,
+            stream: str,
+            *,
+            offset: Offset = Offset.NEXT,
+            filter: MessageFilter | None = None,
+            timeout: float = 0,
+            amqp: bool = True,
+    ) -> AsyncIterator[AMQPBody]:
+        """
+        Subscribe to a stream and iterate over its messages' bodies.
+
+        Call :py:func:`rbfly.streams.get_message_ctx` inside the loop for
+        the current message's offset, timestamp and AMQP sections.
+
+        :param offset: Where to start reading (default: new messages only).
+        :param filter: Filter values (RabbitMQ 3.13+).
+        :param timeout: Raise ``TimeoutError`` when no message arrives for
+            this many seconds (0: wait forever).
+        :param amqp: Decode AMQP 1.0 messages; otherwise bodies are bytes.
+        """
+        chunks = self.subscribe_chunks(
+            stream, offset=offset, filter=filter, amqp=amqp, timeout=timeout,
+        )
+        try:
+            async for messages in chunks:
+                for msg in messages:
+                    set_message_ctx(msg)
+                    yield msg.body
+        finally:
+            await chunks.aclose()
+
+    #
+    # offsets
+    #
+
+    async def _query_offset(self, protocol: StreamsProtocol, stream: str, reference: str) -> int:
+        response = await protocol.request(
+            QueryOffset(reference, stream),
+            'offset reference {!r} of stream {!r}'.format(reference, stream),
+        )
+        return tp.cast(int, response.offset)
+
+    async def query_offset(self, stream: str, reference: str) -> int:
+        """
+        Read the offset stored under a reference name.
+
+        :raises rbfly.streams.error.NoOffset: When nothing is stored.
+        """
+        _check_name('stream', stream)
+        _check_name('offset reference', reference)
+        return await self._query_offset(await self._get_protocol(), stream, reference)
+
+    async def write_offset(self, stream: str, reference: str, value: int | None = None) -> None:
+        """
+        Store an offset under a reference name, to resume from it later
+        with ``Offset.reference(reference)``.
+
+        :param value: Offset to store; by default the offset of the message
+            being processed (:py:func:`get_message_ctx`).
+        """
+        _check_name('stream', stream)
+        _check_name('offset reference', reference)
+        if value is None:
+            value = get_message_ctx().stream_offset
+        if not 0 <= value < 2 ** 64:
+            raise ValueError('offset must be 0..2**64-1, got {}'.format(value))
+        protocol = await self._get_protocol()
+        protocol.send(StoreOffset(reference, stream, value))
+
+def streams_client(
+        uri: str,
+        /,
+        ssl: _ssl.SSLContext | None = None,
+        **options: tp.Any,
+) -> StreamsClient:
+    """
+    Create a RabbitMQ Streams client from a connection URI.
+
+    :param uri: ``rabbitmq-stream://user:password@host:port/vhost`` or
+        ``rabbitmq-stream+tls://...``.
+    :param ssl: TLS context, for the ``rabbitmq-stream+tls`` scheme; with
+        a client certificate and no user name in the URI, the client
+        authenticates with SASL EXTERNAL.
+    :param options: Options of :py:class:`StreamsClient`.
+    """
+    return StreamsClient(parse_uri(uri, ssl), **options)
+
+F = tp.TypeVar('F', bound=tp.Callable[..., tp.Any])
+
+def connection(func: F) -> F:
+    """
+    Decorate a coroutine function or an async generator function whose
+    first argument is a :py:class:`StreamsClient`, so the client is
+    disconnected when it returns.
+    """
+    if inspect.isasyncgenfunction(func):
+        @functools.wraps(func)
+        async def wrapper_gen(client: StreamsClient, *args: tp.Any, **kw: tp.Any) -> tp.Any:
+            try:
+                async for value in func(client, *args, **kw):
+                    yield value
+            finally:
+                await client.disconnect()
+        return tp.cast(F, wrapper_gen)
+
+    @functools.wraps(func)
+    async def wrapper(client: StreamsClient, *args: tp.Any, **kw: tp.Any) -> tp.Any:
+        try:
+            return await func(client, *args, **kw)
+        finally:
+            await client.disconnect()
+    return tp.cast(F, wrapper)
+
+__all__ = ['StreamsClient', 'connection', 'streams_client']

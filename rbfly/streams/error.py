@@ -1,0 +1,284 @@
+"""
+Errors of the RabbitMQ Streams client.
+
+Each response code other than OK has an exception class, so an application
+can catch, say, :py:class:`StreamDoesNotExist` and let other failures pass.
+All of them derive from :py:class:`ResponseError`, which carries the
+`code`; a code unknown to this version of rbfly maps to a plain
+:py:class:`ResponseError` naming the number, so a newer broker never breaks
+error handling.
+
+Messages never contain credentials: the context given to
+:py:func:`error_for_code` names the resource (stream, publisher, virtual
+host), never a secret.
+"""
+
+from typing import ClassVar
+
+from ..error import RbFlyError
+from .protocol.constants import ResponseCode
+
+class StreamsError(RbFlyError):
+    """
+    Base class of RabbitMQ Streams client errors.
+    """
+
+
+class ResponseError(StreamsError):
+    """
+    The broker answered a request with a response code other than OK.
+
+    Raised as is for a code unknown to rbfly; a known code raises a
+    subclass.
+
+    :ivar code: Response code sent by the broker.
+    :ivar context: What the request was about, e.g. the stream name.
+    """
+
+    code: int
+    description: ClassVar[str] = 'Unknown response code'
+
+    def __init__(self, code: int, context: str = '') -> None:
+        message = f'{self.description} (response code 0x{code:02x})'
+        if context:
+            message = f'{message}: {context}'
+        super().__init__(message)
+        self.code = code
+        self.context = context
+
+
+class _KnownResponseError(ResponseError):
+    """Response error of a known code; the class defines the code."""
+
+    def __init__(self, context: str = '') -> None:
+        super().__init__(type(self).code, context)
+
+
+class AuthenticationError(_KnownResponseError):
+    """
+    Base class of SASL and authentication errors; retrying with the same
+    credentials will not help.
+    """
+
+
+class StreamDoesNotExist(_KnownResponseError):
+    """The stream does not exist."""
+    code = ResponseCode.STREAM_DOES_NOT_EXIST
+    description = 'Stream does not exist'
+
+
+class SubscriptionIdAlreadyExists(_KnownResponseError):
+    """The subscription id is already used on the connection."""
+    code = ResponseCode.SUBSCRIPTION_ID_ALREADY_EXISTS
+    description = 'Subscription id already exists'
+
+
+class SubscriptionIdDoesNotExist(_KnownResponseError):
+    """No subscription with the id exists on the connection."""
+    code = ResponseCode.SUBSCRIPTION_ID_DOES_NOT_EXIST
+    description = 'Subscription id does not exist'
+
+
+class StreamAlreadyExists(_KnownResponseError):
+    """A stream with the name already exists."""
+    code = ResponseCode.STREAM_ALREADY_EXISTS
+    description = 'Stream already exists'
+
+
+class StreamNotAvailable(_KnownResponseError):
+    """
+    The stream exists but is not available, e.g. while its leader is being
+    elected; a retry may succeed.
+    """
+    code = ResponseCode.STREAM_NOT_AVAILABLE
+    description = 'Stream not available'
+
+
+class SaslMechanismNotSupported(AuthenticationError):
+    """The broker does not support the SASL mechanism."""
+    code = ResponseCode.SASL_MECHANISM_NOT_SUPPORTED
+    description = 'SASL mechanism not supported'
+
+
+class AuthenticationFailure(AuthenticationError):
+    """The credentials were rejected."""
+    code = ResponseCode.AUTHENTICATION_FAILURE
+    description = 'Authentication failure'
+
+
+class SaslError(AuthenticationError):
+    """The SASL exchange failed."""
+    code = ResponseCode.SASL_ERROR
+    description = 'SASL error'
+
+
+class SaslChallenge(AuthenticationError):
+    """
+    The broker sent a SASL challenge that the mechanism in use cannot
+    answer.
+    """
+    code = ResponseCode.SASL_CHALLENGE
+    description = 'SASL challenge'
+
+
+class SaslAuthenticationFailureLoopback(AuthenticationError):
+    """The user may connect only from the broker's host (loopback)."""
+    code = ResponseCode.SASL_AUTHENTICATION_FAILURE_LOOPBACK
+    description = 'SASL authentication failure, loopback only'
+
+
+class VirtualHostAccessFailure(_KnownResponseError):
+    """The user has no access to the virtual host."""
+    code = ResponseCode.VIRTUAL_HOST_ACCESS_FAILURE
+    description = 'Virtual host access failure'
+
+
+class UnknownFrame(_KnownResponseError):
+    """The broker did not understand a frame sent by the client."""
+    code = ResponseCode.UNKNOWN_FRAME
+    description = 'Unknown frame'
+
+
+class FrameTooLarge(_KnownResponseError):
+    """A frame sent by the client exceeded the negotiated maximum size."""
+    code = ResponseCode.FRAME_TOO_LARGE
+    description = 'Frame too large'
+
+
+class InternalError(_KnownResponseError):
+    """The broker failed to process the request."""
+    code = ResponseCode.INTERNAL_ERROR
+    description = 'Internal error'
+
+
+class AccessRefused(_KnownResponseError):
+    """The user has no permission for the operation on the resource."""
+    code = ResponseCode.ACCESS_REFUSED
+    description = 'Access refused'
+
+
+class PreconditionFailed(_KnownResponseError):
+    """
+    A precondition failed, e.g. a stream exists with other arguments or a
+    publisher id is already used.
+    """
+    code = ResponseCode.PRECONDITION_FAILED
+    description = 'Precondition failed'
+
+
+class PublisherDoesNotExist(_KnownResponseError):
+    """No publisher with the id exists on the connection."""
+    code = ResponseCode.PUBLISHER_DOES_NOT_EXIST
+    description = 'Publisher does not exist'
+
+
+class NoOffset(_KnownResponseError):
+    """No offset is stored for the reference."""
+    code = ResponseCode.NO_OFFSET
+    description = 'No offset'
+
+
+class SaslCannotChangeMechanism(AuthenticationError):
+    """A secret update tried to change the SASL mechanism."""
+    code = ResponseCode.SASL_CANNOT_CHANGE_MECHANISM
+    description = 'SASL cannot change mechanism'
+
+
+class SaslCannotChangeUsername(AuthenticationError):
+    """A secret update tried to change the user name."""
+    code = ResponseCode.SASL_CANNOT_CHANGE_USERNAME
+    description = 'SASL cannot change username'
+
+
+_ERRORS: dict[int, type[_KnownResponseError]] = {
+    cls.code: cls
+    for cls in (
+        StreamDoesNotExist, SubscriptionIdAlreadyExists,
+        SubscriptionIdDoesNotExist, StreamAlreadyExists, StreamNotAvailable,
+        SaslMechanismNotSupported, AuthenticationFailure, SaslError,
+        SaslChallenge, SaslAuthenticationFailureLoopback,
+        VirtualHostAccessFailure, UnknownFrame, FrameTooLarge, InternalError,
+        AccessRefused, PreconditionFailed, PublisherDoesNotExist, NoOffset,
+        SaslCannotChangeMechanism, SaslCannotChangeUsername,
+    )
+}
+
+
+def error_for_code(code: int, context: str = '') -> ResponseError:
+    """
+    Create the exception of a response code.
+
+    :param code: Response code other than OK.
+    :param context: What the request was about, e.g. ``stream 'orders'``;
+        it must not contain credentials.
+    :raises ValueError: If the code is OK, as it is no error.
+    """
+    if code == ResponseCode.OK:
+        raise ValueError('response code OK is not an error')
+    cls = _ERRORS.get(code)
+    return ResponseError(code, context) if cls is None else cls(context)
+
+
+class ConnectionLost(StreamsError):
+    """
+    The connection to the broker is lost or cannot be opened; the client
+    connects again on its next call.
+    """
+
+
+class FeatureNotSupported(StreamsError):
+    """
+    The broker is too old for a feature (e.g. stream filtering needs
+    RabbitMQ 3.13); raised before anything is sent.
+    """
+
+
+class MessageRejected(StreamsError):
+    """
+    The broker rejected a published message (PublishError).
+
+    :ivar publishing_id: Publishing id of the rejected message.
+    :ivar code: Response code given by the broker.
+    :ivar stream: Stream the message was sent to.
+    """
+
+    def __init__(self, publishing_id: int, code: int, stream: str) -> None:
+        cls = _ERRORS.get(code)
+        reason = cls.description if cls is not None else 'response code 0x{:02x}'.format(code)
+        super().__init__('message {} rejected by stream {!r}: {}'.format(
+            publishing_id, stream, reason
+        ))
+        self.publishing_id = publishing_id
+        self.code = code
+        self.stream = stream
+
+
+__all__ = [
+    'AccessRefused',
+    'AuthenticationError',
+    'AuthenticationFailure',
+    'ConnectionLost',
+    'FeatureNotSupported',
+    'FrameTooLarge',
+    'InternalError',
+    'MessageRejected',
+    'NoOffset',
+    'PreconditionFailed',
+    'PublisherDoesNotExist',
+    'ResponseError',
+    'SaslAuthenticationFailureLoopback',
+    'SaslCannotChangeMechanism',
+    'SaslCannotChangeUsername',
+    'SaslChallenge',
+    'SaslError',
+    'SaslMechanismNotSupported',
+    'StreamAlreadyExists',
+    'StreamDoesNotExist',
+    'StreamNotAvailable',
+    'StreamsError',
+    'SubscriptionIdAlreadyExists',
+    'SubscriptionIdDoesNotExist',
+    'UnknownFrame',
+    'VirtualHostAccessFailure',
+    'error_for_code',
+]

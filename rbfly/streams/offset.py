@@ -1,0 +1,97 @@
+"""
+Offset specification: where a subscription starts reading a stream.
+
+The API is the one of RbFly 0.10::
+
+    Offset.FIRST                 # the first message in the stream
+    Offset.LAST                  # the first message of the last chunk
+    Offset.NEXT                  # only messages published from now on
+    Offset.offset(1000)          # from offset 1000
+    Offset.timestamp(t)          # from messages stored at time t (seconds)
+    Offset.reference('app-1')    # after the offset stored as 'app-1'
+"""
+
+from __future__ import annotations
+
+import dataclasses as dtc
+import enum
+import typing as tp
+
+class OffsetType(enum.IntEnum):
+    """
+    Offset specification type; values 1-5 are the protocol's.
+    """
+    FIRST = 0x0001
+    LAST = 0x0002
+    NEXT = 0x0003
+    OFFSET = 0x0004
+    TIMESTAMP = 0x0005
+    REFERENCE = 0xffff  # resolved by the client with QueryOffset
+
+@dtc.dataclass(frozen=True, slots=True)
+class Offset:
+    """
+    Offset specification of a subscription.
+
+    :param type: Offset specification type.
+    :param value: Offset (int), timestamp in seconds (float) or offset
+        reference name (str), depending on the type.
+    """
+    type: OffsetType
+    value: int | float | str | None = None
+
+    FIRST: tp.ClassVar[Offset]
+    LAST: tp.ClassVar[Offset]
+    NEXT: tp.ClassVar[Offset]
+
+    def __post_init__(self) -> None:
+        t = self.type
+        v = self.value
+        if t == OffsetType.OFFSET:
+            if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v < 2 ** 64:
+                raise ValueError('offset must be an integer 0..2**64-1, got {!r}'.format(v))
+        elif t == OffsetType.TIMESTAMP:
+            if not isinstance(v, (int, float)) or isinstance(v, bool):
+                raise ValueError('timestamp must be seconds since epoch, got {!r}'.format(v))
+        elif t == OffsetType.REFERENCE:
+            if not isinstance(v, str) or not v:
+                raise ValueError('offset reference must be a non-empty str, got {!r}'.format(v))
+        elif v is not None:
+            raise ValueError('offset {} takes no value, got {!r}'.format(t.name, v))
+
+    @staticmethod
+    def offset(offset: int) -> Offset:
+        """
+        Start reading at the message with the given offset.
+        """
+        return Offset(OffsetType.OFFSET, offset)
+
+    @staticmethod
+    def timestamp(timestamp: float) -> Offset:
+        """
+        Start reading at messages stored at the given time (seconds since
+        the Unix epoch). The broker starts at the chunk just before the
+        time, so a few older messages may arrive.
+        """
+        return Offset(OffsetType.TIMESTAMP, timestamp)
+
+    @staticmethod
+    def reference(reference: str) -> Offset:
+        """
+        Start reading after the offset stored under the reference name
+        (see :py:meth:`rbfly.streams.StreamsClient.write_offset`); from the
+        first message when nothing is stored yet.
+        """
+        return Offset(OffsetType.REFERENCE, reference)
+
+    def __str__(self) -> str:
+        result = 'offset={}'.format(self.type.name.lower())
+        if self.value is not None:
+            result += '({})'.format(self.value)
+        return result
+
+Offset.FIRST = Offset(OffsetType.FIRST)
+Offset.LAST = Offset(OffsetType.LAST)
+Offset.NEXT = Offset(OffsetType.NEXT)
+
+__all__ = ['Offset', 'OffsetType']

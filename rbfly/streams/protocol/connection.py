@@ -1,0 +1,440 @@
+"""
+Sans-IO state machine of one RabbitMQ Streams connection.
+
+Handshake (PROTOCOL.adoc "Authentication")::
+
+    Client                      Server
+      | PeerProperties  ---------->|
+      |<---------- PeerProperties  |
+      | SaslHandshake   ---------->|
+      |<----------- SaslHandshake  |
+      | SaslAuthenticate --------->|
+      |<-------- SaslAuthenticate  |
+      |<--------------------- Tune |
+      | Tune ------------------->  |
+      | Open ------------------->  |
+      |<--------------------- Open |
+
+:py:class:`ConnectionCore` runs the handshake by itself, answers
+heartbeats and the broker's Close, and turns every other frame into an
+event (the decoded command). It does no I/O and reads no clock: bytes come
+in through :py:meth:`ConnectionCore.receive_data`, bytes to write are taken
+with :py:meth:`ConnectionCore.data_to_send`, and the current time is passed
+in as ``now`` (seconds, monotonic).
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from ...error import ProtocolError
+from ..error import ResponseError, SaslMechanismNotSupported, error_for_code
+from .codec import decode_frame, encode
+from .commands import (
+    Close,
+    CloseResponse,
+    Command,
+    Heartbeat,
+    Open,
+    OpenResponse,
+    PeerProperties,
+    PeerPropertiesResponse,
+    SaslAuthenticate,
+    SaslAuthenticateResponse,
+    SaslHandshake,
+    SaslHandshakeResponse,
+    Tune,
+    TuneResponse,
+)
+from .constants import DEFAULT_FRAME_MAX, DEFAULT_HEARTBEAT, ResponseCode
+from .frames import FrameReader
+
+logger = logging.getLogger(__name__)
+
+class ConnectionState(enum.Enum):
+    """State of a connection."""
+    IDLE = 'idle'
+    PEER_PROPERTIES = 'peer-properties'
+    SASL_HANDSHAKE = 'sasl-handshake'
+    SASL_AUTHENTICATE = 'sasl-authenticate'
+    TUNE = 'tune'
+    OPEN = 'open'
+    OPENED = 'opened'
+    CLOSING = 'closing'
+    CLOSED = 'closed'
+
+S = ConnectionState
+TRANSITIONS: Mapping[ConnectionState, frozenset[ConnectionState]] = {
+    S.IDLE: frozenset({S.PEER_PROPERTIES, S.CLOSED}),
+    S.PEER_PROPERTIES: frozenset({S.SASL_HANDSHAKE, S.CLOSED}),
+    S.SASL_HANDSHAKE: frozenset({S.SASL_AUTHENTICATE, S.CLOSED}),
+    S.SASL_AUTHENTICATE: frozenset({S.TUNE, S.CLOSED}),
+    S.TUNE: frozenset({S.OPEN, S.CLOSED}),
+    S.OPEN: frozenset({S.OPENED, S.CLOSED}),
+    S.OPENED: frozenset({S.CLOSING, S.CLOSED}),
+    S.CLOSING: frozenset({S.CLOSED}),
+    S.CLOSED: frozenset(),
+}
+
+_RUNNING = frozenset({S.OPENED, S.CLOSING})
+
+class ConnectionStateError(ProtocolError):
+    """
+    An operation is not allowed in the connection's current state (e.g. a
+    request before the handshake finished, or after close).
+    """
+
+@dataclass(frozen=True, slots=True)
+class Opened:
+    """
+    Event: the handshake finished and the connection is open.
+
+    :param server_properties: Broker's peer properties (``version``, ...).
+    :param connection_properties: Properties of the Open response
+        (``advertised_host``, ``advertised_port``).
+    :param frame_max: Negotiated maximum frame size (0: no limit).
+    :param heartbeat: Negotiated heartbeat interval in seconds (0: none).
+    """
+    server_properties: Mapping[str, str]
+    connection_properties: Mapping[str, str]
+    frame_max: int
+    heartbeat: int
+
+@dataclass(frozen=True, slots=True)
+class HandshakeFailed:
+    """
+    Event: the broker refused the handshake; the connection is closed.
+    """
+    error: ResponseError | ProtocolError
+
+@dataclass(frozen=True, slots=True)
+class HeartbeatTimeout:
+    """
+    Event: nothing was received for two heartbeat intervals; the peer is
+    considered gone and the connection must be dropped.
+    """
+    silence: float
+
+@dataclass(frozen=True, slots=True)
+class ConnectionClosed:
+    """
+    Event: the connection was closed by the broker (``code`` and
+    ``reason`` from its Close) or at our request.
+    """
+    code: int
+    reason: str
+    by_broker: bool
+
+Event = Command | Opened | HandshakeFailed | HeartbeatTimeout | ConnectionClosed
+
+def _negotiate(ours: int, theirs: int) -> int:
+    if ours == 0:
+        return theirs
+    if theirs == 0:
+        return ours
+    return min(ours, theirs)
+
+class ConnectionCore:
+    """
+    Protocol state of one connection, without I/O.
+
+    :param virtual_host: Virtual host to open.
+    :param username: User name for SASL PLAIN.
+    :param password: Password for SASL PLAIN (never logged).
+    :param mechanism: ``PLAIN`` or ``EXTERNAL`` (TLS client certificate).
+    :param frame_max: Largest frame we accept (0: no limit); the broker's
+        value is taken when lower.
+    :param heartbeat: Heartbeat interval we ask for, in seconds (0: none).
+    :param client_properties: Peer properties sent to the broker.
+    """
+    def __init__(
+            self,
+            *,
+            virtual_host: str = '/',
+            username: str | None = 'guest',
+            password: str | None = 'guest',
+            mechanism: str = 'PLAIN',
+            frame_max: int = DEFAULT_FRAME_MAX,
+            heartbeat: int = DEFAULT_HEARTBEAT,
+            client_properties: Mapping[str, str] | None = None,
+    ) -> None:
+        if mechanism not in ('PLAIN', 'EXTERNAL'):
+            raise ValueError('unsupported SASL mechanism {!r}'.format(mechanism))
+        self._virtual_host = virtual_host
+        self._username = username or ''
+        self._password = password or ''
+        self._mechanism = mechanism
+        self._frame_max = frame_max
+        self._heartbeat = heartbeat
+        self._client_properties = dict(client_properties or {})
+        self._state = ConnectionState.IDLE
+        self._reader = FrameReader()
+        self._out: list[bytes] = []
+        self._correlation_id = 0
+        self._server_properties: Mapping[str, str] = {}
+        self.frame_max = 0
+        self.heartbeat = 0
+        self._last_received = 0.0
+        self._last_sent = 0.0
+
+    @property
+    def state(self) -> ConnectionState:
+        return self._state
+
+    def _set_state(self, state: ConnectionState) -> None:
+        if state not in TRANSITIONS[self._state]:
+            raise ConnectionStateError(
+                'illegal connection state transition {} -> {}'.format(
+                    self._state.value, state.value
+                )
+            )
+        logger.debug('connection state %s -> %s', self._state.value, state.value)
+        self._state = state
+
+    #
+    # output
+    #
+
+    def data_to_send(self) -> bytes:
+        """
+        Take the bytes queued for the broker.
+        """
+        out = self._out
+        if not out:
+            return b''
+        self._out = []
+        return out[0] if len(out) == 1 else b''.join(out)
+
+    def _send(self, frame: bytes, now: float | None = None) -> None:
+        self._out.append(frame)
+        if now is not None:
+            self._last_sent = now
+
+    def _next_id(self) -> int:
+        self._correlation_id = (self._correlation_id + 1) & 0xffffffff
+        return self._correlation_id
+
+    def start(self, now: float) -> None:
+        """
+        Begin the handshake (queue the PeerProperties request).
+        """
+        self._set_state(ConnectionState.PEER_PROPERTIES)
+        self._last_received = now
+        self._send(encode(PeerProperties(self._client_properties), self._next_id()), now)
+
+    def request(self, command: Command, now: float) -> int:
+        """
+        Queue a request; return its correlation id.
+
+        :raises ConnectionStateError: When the connection is not open.
+        :raises rbfly.streams.error.FrameTooLarge: When the request's frame
+            exceeds the negotiated frame size.
+        """
+        self._check_open()
+        correlation_id = self._next_id()
+        frame = encode(command, correlation_id)
+        self._check_size(frame)
+        self._send(frame, now)
+        return correlation_id
+
+    def send(self, command: Command, now: float) -> None:
+        """
+        Queue a command without a response (Credit, StoreOffset,
+        ConsumerUpdateResponse, ...).
+        """
+        self._check_open()
+        frame = encode(command)
+        self._check_size(frame)
+        self._send(frame, now)
+
+    def send_frame(self, frame: bytes, now: float) -> None:
+        """
+        Queue an already encoded frame (Publish frames are encoded by the
+        Cython publish encoder, which keeps to the frame size itself).
+        """
+        self._check_open()
+        self._send(frame, now)
+
+    def close(self, now: float, code: int = ResponseCode.OK, reason: str = 'OK') -> int | None:
+        """
+        Start closing the connection; return the Close request's
+        correlation id, or ``None`` when there is nothing to close.
+        """
+        if self._state is not ConnectionState.OPENED:
+            if self._state is not ConnectionState.CLOSED:
+                self._set_state(ConnectionState.CLOSED)
+            return None
+        correlation_id = self._next_id()
+        self._send(encode(Close(code, reason), correlation_id), now)
+        self._set_state(ConnectionState.CLOSING)
+        return correlation_id
+
+    def connection_lost(self) -> None:
+        """
+        Mark the connection closed after its transport was lost.
+        """
+        if self._state is not ConnectionState.CLOSED:
+            self._set_state(ConnectionState.CLOSED)
+
+    def _check_open(self) -> None:
+        if self._state is not ConnectionState.OPENED:
+            raise ConnectionStateError(
+                'connection is not open (state: {})'.format(self._state.value)
+            )
+
+    def _check_size(self, frame: bytes) -> None:
+        if self.frame_max and len(frame) > self.frame_max:
+            raise error_for_code(
+                ResponseCode.FRAME_TOO_LARGE,
+                'frame of {} bytes exceeds the maximum of {}'.format(len(frame), self.frame_max),
+            )
+
+    #
+    # timers
+    #
+
+    def tick(self, now: float) -> list[Event]:
+        """
+        Send a heartbeat when nothing was sent for a heartbeat interval;
+        report a silent broker after two intervals without data.
+        """
+        if self._state is not ConnectionState.OPENED or not self.heartbeat:
+            return []
+        silence = now - self._last_received
+        if silence >= 2 * self.heartbeat:
+            return [HeartbeatTimeout(silence)]
+        if now - self._last_sent >= self.heartbeat:
+            self._send(encode(Heartbeat()), now)
+        return []
+
+    def next_tick(self) -> float | None:
+        """
+        Time at which :py:meth:`tick` should be called next.
+        """
+        if not self.heartbeat:
+            return None
+        return min(self._last_sent + self.heartbeat, self._last_received + 2 * self.heartbeat)
+
+    #
+    # input
+    #
+
+    def receive_data(self, data: bytes, now: float) -> list[Event]:
+        """
+        Feed bytes received from the broker; return the events they make.
+
+        :raises rbfly.error.FrameDecodeError: When a frame is malformed; the
+            connection cannot be used any more.
+        """
+        self._last_received = now
+        if self._state is ConnectionState.CLOSED:
+            return []  # the broker may still send a few frames; ignore them
+        self._reader.feed(data)
+        events: list[Event] = []
+        opened = self._state in _RUNNING
+        for frame in self._reader:
+            decoded = decode_frame(frame)
+            command = decoded.command
+            if opened:
+                if type(command) is Heartbeat:
+                    continue
+                if type(command) is Close:
+                    events.append(self._closed_by_broker(command, decoded.correlation_id, now))
+                    continue
+                if type(command) is CloseResponse and self._state is ConnectionState.CLOSING:
+                    self._set_state(ConnectionState.CLOSED)
+                    events.append(ConnectionClosed(ResponseCode.OK, 'OK', False))
+                    continue
+                events.append(command)
+            elif self.state is ConnectionState.CLOSED:  # set by an earlier frame
+                break
+            else:
+                event = self._handshake(command, decoded.correlation_id, now)
+                if event is not None:
+                    events.append(event)
+                opened = self._state in _RUNNING
+        return events
+
+    def _closed_by_broker(
+            self, command: Close, correlation_id: int | None, now: float,
+    ) -> ConnectionClosed:
+        logger.info('broker closed the connection: code=%s reason=%s',
+                    command.code, command.reason)
+        if correlation_id is not None:
+            self._send(encode(CloseResponse(correlation_id, ResponseCode.OK)), now)
+        if self._state is not ConnectionState.CLOSED:
+            self._set_state(ConnectionState.CLOSED)
+        return ConnectionClosed(command.code, command.reason, True)
+
+    def _fail(self, error: ResponseError | ProtocolError) -> HandshakeFailed:
+        self._set_state(ConnectionState.CLOSED)
+        return HandshakeFailed(error)
+
+    def _handshake(
+            self, command: Command, correlation_id: int | None, now: float,
+    ) -> Event | None:
+        state = self._state
+        if type(command) is Heartbeat:
+            return None
+        if type(command) is Close:
+            return self._closed_by_broker(command, correlation_id, now)
+        code = getattr(command, 'code', ResponseCode.OK)
+        if code != ResponseCode.OK:
+            return self._fail(error_for_code(code, 'connection handshake ({})'.format(
+                state.value
+            )))
+
+        if state is S.PEER_PROPERTIES and isinstance(command, PeerPropertiesResponse):
+            self._server_properties = dict(command.properties)
+            self._set_state(S.SASL_HANDSHAKE)
+            self._send(encode(SaslHandshake(), self._next_id()), now)
+        elif state is S.SASL_HANDSHAKE and isinstance(command, SaslHandshakeResponse):
+            if self._mechanism not in command.mechanisms:
+                return self._fail(SaslMechanismNotSupported(
+                    'SASL mechanism {} not offered by the broker (offered: {})'.format(
+                        self._mechanism, ', '.join(command.mechanisms)
+                    ),
+                ))
+            if self._mechanism == 'PLAIN':
+                data = b'\0' + self._username.encode() + b'\0' + self._password.encode()
+            else:
+                data = b''
+            self._set_state(S.SASL_AUTHENTICATE)
+            self._send(encode(SaslAuthenticate(self._mechanism, data), self._next_id()), now)
+        elif state is S.SASL_AUTHENTICATE and isinstance(command, SaslAuthenticateResponse):
+            self._set_state(S.TUNE)
+        elif state in (S.SASL_AUTHENTICATE, S.TUNE) and type(command) is Tune:
+            if state is S.SASL_AUTHENTICATE:
+                self._set_state(S.TUNE)
+            self.frame_max = _negotiate(self._frame_max, command.frame_max)
+            self.heartbeat = _negotiate(self._heartbeat, command.heartbeat)
+            self._send(encode(TuneResponse(self.frame_max, self.heartbeat)), now)
+            self._set_state(S.OPEN)
+            self._send(encode(Open(self._virtual_host), self._next_id()), now)
+        elif state is S.OPEN and isinstance(command, OpenResponse):
+            self._set_state(S.OPENED)
+            return Opened(
+                self._server_properties, dict(command.properties),
+                self.frame_max, self.heartbeat,
+            )
+        else:
+            return self._fail(ProtocolError(
+                'unexpected {} during connection handshake ({})'.format(
+                    type(command).__name__, state.value
+                )
+            ))
+        return None
+
+__all__ = [
+    'ConnectionClosed',
+    'ConnectionCore',
+    'ConnectionState',
+    'ConnectionStateError',
+    'Event',
+    'HandshakeFailed',
+    'HeartbeatTimeout',
+    'Opened',
+]

@@ -1,0 +1,494 @@
+#!/usr/bin/env bash
+# brokers.sh - provision and start the RabbitMQ brokers used by rbfly's tests.
+#
+#   310  Debian 12's own rabbitmq-server (3.10.x) on the host, stream port 5552
+#   4    RabbitMQ 4.x from Debian trixie inside a debootstrap chroot (cached
+#        under $BROKERS_DIR), stream port 5553, private epmd on port 4370
+#
+# Run as root on Debian 12; systemd is not needed (nodes are started directly
+# and detached with setsid). Every command is idempotent.
+#
+# Usage: scripts/brokers.sh COMMAND [ARGS]
+#   start [310|4|all]      install what is missing, start, wait until the
+#                          stream port and the node answer (default: all;
+#                          both brokers start in parallel); a running broker
+#                          is reused (restarted only if its config changed)
+#   stop [310|4|all]       graceful shutdown (default: all)
+#   restart [310|4|all]    stop + start
+#   status                 one line per broker; exit 0 only if all run
+#   env                    client settings: eval "$(scripts/brokers.sh env)"
+#   ctl 310|4 CMD [ARG...] run a RabbitMQ CLI as the broker's rabbitmq user, e.g.
+#                          scripts/brokers.sh ctl 4 rabbitmq-streams add_super_stream s --partitions 3
+#   logs 310|4 [LINES]     tail the node log
+#
+# Environment (defaults in brackets):
+#   BROKERS_DIR [/var/cache/rbfly-brokers]  cached rootfs, logs, pid files
+#   BROKERS_TIMEOUT [120]                   seconds to wait for a node to boot
+#   BROKERS_ADVERTISED_HOST [localhost]     stream.advertised_host of both
+#   BROKERS_MIRROR, BROKERS_SECURITY_MIRROR Debian mirror for the chroot
+#                                           [taken from the host's apt sources]
+#   BROKER310_{AMQP,STREAM,MGMT,DIST,EPMD}_PORT [5672 5552 15672 25672 4369]
+#   BROKER310_NODENAME [rabbit@localhost]
+#   BROKER4_{AMQP,STREAM,MGMT,DIST,EPMD}_PORT   [5673 5553 15673 25673 4370]
+#   BROKER4_NODENAME [rabbit4@localhost]
+#   BROKER310_PLUGINS, BROKER4_PLUGINS
+#     [rabbitmq_management,rabbitmq_stream,rabbitmq_stream_management]
+#   BROKER4_SUITE [trixie]  BROKER4_ROOT [$BROKERS_DIR/rootfs-$BROKER4_SUITE]
+#   BROKER4_UID [64672]     uid/gid of the rabbitmq account inside the chroot
+set -euo pipefail
+
+BROKERS_DIR=${BROKERS_DIR:-/var/cache/rbfly-brokers}
+BROKERS_TIMEOUT=${BROKERS_TIMEOUT:-120}
+BROKERS_ADVERTISED_HOST=${BROKERS_ADVERTISED_HOST:-localhost}
+BROKERS_MIRROR=${BROKERS_MIRROR:-}
+BROKERS_SECURITY_MIRROR=${BROKERS_SECURITY_MIRROR:-}
+DEFAULT_PLUGINS=rabbitmq_management,rabbitmq_stream,rabbitmq_stream_management
+
+BROKER310_AMQP_PORT=${BROKER310_AMQP_PORT:-5672}
+BROKER310_STREAM_PORT=${BROKER310_STREAM_PORT:-5552}
+BROKER310_MGMT_PORT=${BROKER310_MGMT_PORT:-15672}
+BROKER310_DIST_PORT=${BROKER310_DIST_PORT:-25672}
+BROKER310_EPMD_PORT=${BROKER310_EPMD_PORT:-4369}
+BROKER310_NODENAME=${BROKER310_NODENAME:-rabbit@localhost}
+BROKER310_PLUGINS=${BROKER310_PLUGINS:-$DEFAULT_PLUGINS}
+
+BROKER4_AMQP_PORT=${BROKER4_AMQP_PORT:-5673}
+BROKER4_STREAM_PORT=${BROKER4_STREAM_PORT:-5553}
+BROKER4_MGMT_PORT=${BROKER4_MGMT_PORT:-15673}
+BROKER4_DIST_PORT=${BROKER4_DIST_PORT:-25673}
+BROKER4_EPMD_PORT=${BROKER4_EPMD_PORT:-4370}
+BROKER4_NODENAME=${BROKER4_NODENAME:-rabbit4@localhost}
+BROKER4_PLUGINS=${BROKER4_PLUGINS:-$DEFAULT_PLUGINS}
+BROKER4_SUITE=${BROKER4_SUITE:-trixie}
+BROKER4_ROOT=${BROKER4_ROOT:-$BROKERS_DIR/rootfs-$BROKER4_SUITE}
+BROKER4_UID=${BROKER4_UID:-64672}
+
+RUN_DIR=$BROKERS_DIR/run
+LOG_DIR=$BROKERS_DIR/log
+RB_PATH=/usr/lib/rabbitmq/bin:/usr/sbin:/usr/bin:/sbin:/bin
+# sh -c script that mounts /proc in the rootfs ($0) and runs the command
+# shellcheck disable=SC2016
+MOUNT_PROC='mount -t proc proc "$0/proc" && exec "$@"'
+T0=${BROKERS_T0:-$EPOCHREALTIME}
+export BROKERS_T0=$T0  # the parallel workers log times relative to the same start
+
+# --- helpers -------------------------------------------------------------------
+elapsed() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
+log() { printf '[brokers %s +%ss] %s\n' "$(date +%T)" "$(elapsed "$T0")" "$*" >&2; }
+die() { log "ERROR: $*"; exit 1; }
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+installed() { [[ $(dpkg-query -W -f='${Status}' "$1" 2>/dev/null) == *"ok installed" ]]; }
+tail_logs() {  # FILE... : show the end of every existing file on stderr
+  local f
+  for f; do
+    [ -s "$f" ] || continue
+    printf -- '----- tail %s -----\n' "$f" >&2
+    tail -n 40 "$f" >&2
+  done
+}
+
+# select_broker 310|4: set the per-broker variables used below
+select_broker() {
+  B=$1
+  case "$B" in
+    310) P=BROKER310; ROOT=; ETC=/etc/rabbitmq ;;
+    4) P=BROKER4; ROOT=$BROKER4_ROOT; ETC=$BROKER4_ROOT/etc/rabbitmq ;;
+    *) die "unknown broker '$1' (expected 310 or 4)" ;;
+  esac
+  local v
+  for v in AMQP_PORT STREAM_PORT MGMT_PORT DIST_PORT EPMD_PORT NODENAME PLUGINS; do
+    eval "$v=\${${P}_$v}"
+  done
+  PIDFILE=$RUN_DIR/$B.pid
+  CONSOLE_LOG=$LOG_DIR/$B-console.log
+  NODE_LOG=$ROOT/var/log/rabbitmq/$NODENAME.log
+  MARKER=$BROKER4_ROOT/.rbfly-installed
+}
+
+is_installed() {
+  if [ "$B" = 310 ]; then installed rabbitmq-server; else [ -f "$MARKER" ]; fi
+}
+
+version() {
+  if [ "$B" = 310 ]; then dpkg-query -W -f='${Version}' rabbitmq-server
+  else sed -n 's/.*rabbitmq-server=\([^ ]*\).*/\1/p' "$MARKER"; fi
+}
+
+# as_rabbit CMD...: run CMD as the broker's rabbitmq user with a clean
+# environment (HOME holds the Erlang cookie shared with the node)
+as_rabbit() {
+  local env=(env -i HOME=/var/lib/rabbitmq PATH="$RB_PATH" LANG=C.UTF-8 LC_ALL=C.UTF-8
+             ERL_EPMD_PORT="$EPMD_PORT")
+  if [ "$B" = 310 ]; then
+    (cd /var/lib/rabbitmq && exec runuser -u rabbitmq -- "${env[@]}" "$@")
+  else
+    in_chroot --userspec="$BROKER4_UID:$BROKER4_UID" -- "${env[@]}" "$@"
+  fi
+}
+
+# in_chroot [CHROOT-OPTION...] -- CMD...: run CMD in the trixie rootfs, in a
+# private mount namespace with its own /proc (RabbitMQ needs /proc); nothing
+# is ever mounted on the host, so the rootfs can always be deleted safely
+in_chroot() {
+  local opts=()
+  while [ "$1" != -- ]; do opts+=("$1"); shift; done
+  shift
+  unshare --mount --propagation private -- /bin/sh -c "$MOUNT_PROC" "$BROKER4_ROOT" \
+    chroot "${opts[@]}" "$BROKER4_ROOT" "$@"
+}
+
+node_up() { as_rabbit rabbitmq-diagnostics -q check_running >/dev/null 2>&1; }
+
+pid_alive() {  # the recorded process still exists and is ours
+  local pid cmdline
+  pid=$(cat "$PIDFILE" 2>/dev/null) || return 1
+  [ -n "$pid" ] || return 1
+  cmdline=$(tr '\0' ' ' 2>/dev/null < "/proc/$pid/cmdline") || return 1
+  # (right after the fork it is still this script, then the node's command)
+  [[ $cmdline == *rabbitmq* || $cmdline == *brokers.sh* ]]
+}
+
+# --- installation ----------------------------------------------------------------
+# host_apt_install PKG...: apt-get install what is missing; apt-get update only
+# when a package has no candidate or the install fails (stale lists)
+host_apt_install() {
+  local p missing=() update=0
+  for p; do installed "$p" || missing+=("$p"); done
+  [ "${#missing[@]}" -gt 0 ] || return 0
+  mkdir -p "$LOG_DIR" "$RUN_DIR"
+  (
+    flock -w 600 9 || die "timeout waiting for $RUN_DIR/apt.lock"
+    for p in "${missing[@]}"; do
+      [[ $(apt-cache policy "$p" 2>/dev/null) == *"Candidate: "[^\(]* ]] || update=1
+    done
+    export DEBIAN_FRONTEND=noninteractive
+    local apt=(apt-get -q -y -o DPkg::Lock::Timeout=300) t=$EPOCHREALTIME rc=0 own_policy=0
+    # keep the maintainer scripts from starting services (we start the node ourselves)
+    if [ ! -e /usr/sbin/policy-rc.d ]; then
+      printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
+      chmod 755 /usr/sbin/policy-rc.d; own_policy=1
+    fi
+    log "host: apt-get install ${missing[*]}$([ $update = 0 ] || echo ' (after apt-get update)')"
+    {
+      if [ $update = 1 ]; then "${apt[@]}" update; fi
+      "${apt[@]}" install --no-install-recommends "${missing[@]}" ||
+        { [ $update = 0 ] && "${apt[@]}" update &&
+          "${apt[@]}" install --no-install-recommends "${missing[@]}"; }
+    } >> "$LOG_DIR/host-apt.log" 2>&1 || rc=$?
+    if [ $own_policy = 1 ]; then rm -f /usr/sbin/policy-rc.d; fi
+    if [ $rc != 0 ]; then tail_logs "$LOG_DIR/host-apt.log"; die "host: apt-get install ${missing[*]} failed"; fi
+    log "host: installed ${missing[*]} in $(elapsed "$t")s"
+  ) 9> "$RUN_DIR/apt.lock"
+}
+
+# host_mirrors: print "URI SUITE" for every deb source of the host's apt config
+host_mirrors() {
+  local f
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    [ -f "$f" ] || continue
+    awk '$1 == "deb" { i = 2; if ($2 ~ /^\[/) { while (i < NF && $i !~ /\]$/) i++; i++ }
+                       print $i, $(i + 1) }' "$f"
+  done
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [ -f "$f" ] || continue
+    awk 'BEGIN { RS = ""; FS = "\n" }
+         { t = u = s = ""; en = "yes"
+           for (i = 1; i <= NF; i++) {
+             if ($i ~ /^#/) continue
+             k = tolower($i); sub(/:.*/, "", k); v = $i; sub(/^[^:]*:[ \t]*/, "", v)
+             if (k == "types") t = v; else if (k == "uris") u = v
+             else if (k == "suites") s = v; else if (k == "enabled") en = tolower(v)
+           }
+           if (en == "no" || (" " t " ") !~ / deb /) next
+           nu = split(u, us, /[ \t]+/); ns = split(s, ss, /[ \t]+/)
+           for (a = 1; a <= nu; a++) for (b = 1; b <= ns; b++) print us[a], ss[b] }' "$f"
+  done
+}
+
+find_mirrors() {  # set BROKERS_MIRROR / BROKERS_SECURITY_MIRROR unless given
+  local codename list
+  # shellcheck disable=SC1091
+  codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+  list=$(host_mirrors | grep -E '^(https?|ftp|file):/' || true)
+  [ -n "$BROKERS_MIRROR" ] ||
+    BROKERS_MIRROR=$(awk -v s="$codename" '$2 == s { print $1; exit }' <<< "$list")
+  [ -n "$BROKERS_SECURITY_MIRROR" ] ||
+    BROKERS_SECURITY_MIRROR=$(awk -v s="$codename-security" '$2 == s { print $1; exit }' <<< "$list")
+  [ -n "$BROKERS_MIRROR" ] ||
+    die "4: no Debian mirror for '$codename' in the host's apt sources; set BROKERS_MIRROR"
+}
+
+# build_rootfs: debootstrap $BROKER4_SUITE and install rabbitmq-server in it
+# (skipped when the cached rootfs is complete)
+build_rootfs() {
+  [ ! -f "$MARKER" ] || return 0
+  host_apt_install debootstrap
+  local part=$BROKER4_ROOT.partial t opts script=() proxy=""
+  mkdir -p "$(dirname "$BROKER4_ROOT")"
+  opts=$(findmnt -no OPTIONS --target "$(dirname "$BROKER4_ROOT")" || true)
+  case ",$opts," in *,noexec,*|*,nodev,*)
+    die "4: $(dirname "$BROKER4_ROOT") is mounted noexec/nodev; set BROKERS_DIR or BROKER4_ROOT elsewhere" ;;
+  esac
+  find_mirrors
+  eval "$(apt-config shell proxy Acquire::http::Proxy)"
+  [ -z "$proxy" ] || export http_proxy=$proxy
+  [ -e "/usr/share/debootstrap/scripts/$BROKER4_SUITE" ] || script=(/usr/share/debootstrap/scripts/sid)
+  if [ -e "$part" ]; then log "4: removing unfinished $part"; rm -rf --one-file-system "$part"; fi
+
+  log "4: debootstrap $BROKER4_SUITE from $BROKERS_MIRROR -> $part"
+  t=$EPOCHREALTIME
+  # a private mount namespace: whatever debootstrap mounts goes away with it
+  unshare --mount --propagation private -- \
+    debootstrap --variant=minbase "$BROKER4_SUITE" "$part" "$BROKERS_MIRROR" "${script[@]}" \
+    > "$LOG_DIR/4-debootstrap.log" 2>&1 ||
+    { tail_logs "$LOG_DIR/4-debootstrap.log" "$part/debootstrap/debootstrap.log"; die "4: debootstrap failed"; }
+  log "4: debootstrap done in $(elapsed "$t")s"
+
+  # no service starts from maintainer scripts; name resolution; apt sources
+  printf '#!/bin/sh\nexit 101\n' > "$part/usr/sbin/policy-rc.d"
+  chmod 755 "$part/usr/sbin/policy-rc.d"
+  printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n' > "$part/etc/hosts"
+  {
+    echo "deb $BROKERS_MIRROR $BROKER4_SUITE main"
+    echo "deb $BROKERS_MIRROR $BROKER4_SUITE-updates main"
+    [ -z "$BROKERS_SECURITY_MIRROR" ] || echo "deb $BROKERS_SECURITY_MIRROR $BROKER4_SUITE-security main"
+  } > "$part/etc/apt/sources.list"
+  # Release files of -updates/-security expire; a mirror snapshot or a skewed
+  # clock must not break CI
+  {
+    echo 'Acquire::Check-Valid-Until "false";'
+    [ -z "$proxy" ] || echo "Acquire::http::Proxy \"$proxy\";"
+  } > "$part/etc/apt/apt.conf.d/90rbfly"
+  # a distinctive uid for the service account (the package only creates it
+  # when missing), so it cannot alias a host account
+  chroot "$part" groupadd --system --gid "$BROKER4_UID" rabbitmq
+  chroot "$part" useradd --system --uid "$BROKER4_UID" --gid "$BROKER4_UID" \
+    --home-dir /var/lib/rabbitmq --no-create-home --shell /usr/sbin/nologin rabbitmq
+
+  log "4: apt-get install rabbitmq-server (inside the chroot)"
+  t=$EPOCHREALTIME
+  local saved=$BROKER4_ROOT
+  BROKER4_ROOT=$part
+  local env=(env -i PATH="$RB_PATH" LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive)
+  { in_chroot -- "${env[@]}" apt-get -q update &&
+    in_chroot -- "${env[@]}" apt-get -q -y install --no-install-recommends rabbitmq-server &&
+    in_chroot -- "${env[@]}" apt-get clean; } > "$LOG_DIR/4-apt.log" 2>&1 ||
+    { tail_logs "$LOG_DIR/4-apt.log"; die "4: apt-get install rabbitmq-server in the chroot failed"; }
+  BROKER4_ROOT=$saved
+  rm -rf "$part"/var/lib/apt/lists/*_Packages* "$part"/var/lib/apt/lists/*_Translation*
+  local ver erl
+  # shellcheck disable=SC2016
+  ver=$(chroot "$part" dpkg-query -W -f='${Version}' rabbitmq-server)
+  # shellcheck disable=SC2016
+  erl=$(chroot "$part" dpkg-query -W -f='${Version}' erlang-base)
+  log "4: installed rabbitmq-server $ver (erlang $erl) in $(elapsed "$t")s"
+  rm -rf --one-file-system "$BROKER4_ROOT"
+  mv "$part" "$BROKER4_ROOT"
+  echo "suite=$BROKER4_SUITE rabbitmq-server=$ver erlang-base=$erl" > "$MARKER"
+}
+
+# --- configuration (rewritten when it differs; CONFIG_CHANGED=1 then) --------------
+put_file() {  # PATH < content
+  local new
+  new=$(cat)
+  if [ -f "$1" ] && [ "$(cat "$1")" = "$new" ]; then return 0; fi
+  printf '%s\n' "$new" > "$1"
+  CONFIG_CHANGED=1
+}
+
+write_config() {
+  CONFIG_CHANGED=0
+  local pdir owner=rabbitmq:rabbitmq
+  [ "$B" = 310 ] || owner=$BROKER4_UID:$BROKER4_UID
+  # the CLI needs PLUGINS_DIR to find plugin commands (rabbitmq-streams ...)
+  pdir=$(cd "$ROOT/" && printf '%s\n' usr/lib/rabbitmq/lib/rabbitmq_server-*/plugins | sort -V | tail -n 1)
+  mkdir -p "$ETC"
+  put_file "$ETC/rabbitmq-env.conf" <<EOF
+# generated by rbfly scripts/brokers.sh
+NODENAME=$NODENAME
+USE_LONGNAME=false
+DIST_PORT=$DIST_PORT
+PLUGINS_DIR=/$pdir
+export ERL_EPMD_PORT=$EPMD_PORT
+EOF
+  put_file "$ETC/rabbitmq.conf" <<EOF
+# generated by rbfly scripts/brokers.sh
+listeners.tcp.default = $AMQP_PORT
+stream.listeners.tcp.default = $STREAM_PORT
+stream.advertised_host = $BROKERS_ADVERTISED_HOST
+stream.advertised_port = $STREAM_PORT
+management.tcp.port = $MGMT_PORT
+EOF
+  put_file "$ETC/enabled_plugins" <<< "[${PLUGINS}]."
+  chown -R "$owner" "$ETC"
+}
+
+# --- start / stop --------------------------------------------------------------
+launch() {  # start the node in its own session, record its pid
+  local env=(env -i HOME=/var/lib/rabbitmq PATH="$RB_PATH" LANG=C.UTF-8 LC_ALL=C.UTF-8
+             ERL_EPMD_PORT="$EPMD_PORT")
+  ulimit -n 65536 2>/dev/null || true
+  echo "=== $(date -Is) start $NODENAME" > "$CONSOLE_LOG"
+  # (fd 8 is start_one's lock: the node must not inherit it)
+  if [ "$B" = 310 ]; then
+    (cd /var/lib/rabbitmq &&
+     exec setsid runuser -u rabbitmq -- "${env[@]}" rabbitmq-server) >> "$CONSOLE_LOG" 2>&1 < /dev/null 8>&- &
+  else
+    setsid unshare --mount --propagation private -- /bin/sh -c "$MOUNT_PROC" "$BROKER4_ROOT" \
+      chroot --userspec="$BROKER4_UID:$BROKER4_UID" "$BROKER4_ROOT" \
+      "${env[@]}" rabbitmq-server >> "$CONSOLE_LOG" 2>&1 < /dev/null 8>&- &
+  fi
+  echo $! > "$PIDFILE"
+}
+
+start_one() {
+  select_broker "$1"
+  local t=$EPOCHREALTIME p
+  mkdir -p "$RUN_DIR" "$LOG_DIR"
+  exec 8> "$RUN_DIR/$B.lock"
+  flock -w "$BROKERS_TIMEOUT" 8 || die "$B: another brokers.sh holds $RUN_DIR/$B.lock"
+  if [ "$B" = 310 ]; then host_apt_install rabbitmq-server; else build_rootfs; fi
+  write_config
+  if port_open "$STREAM_PORT" && node_up; then
+    if [ "$CONFIG_CHANGED" = 0 ]; then
+      log "$B: already running (RabbitMQ $(version), stream $BROKERS_ADVERTISED_HOST:$STREAM_PORT)"
+      return 0
+    fi
+    log "$B: configuration changed; restarting"
+    stop_one "$B"
+  elif pid_alive || port_open "$AMQP_PORT" || port_open "$DIST_PORT"; then
+    log "$B: a node is up but not serving streams on $STREAM_PORT; stopping it"
+    stop_one "$B"
+  fi
+  for p in "$AMQP_PORT" "$STREAM_PORT" "$MGMT_PORT" "$DIST_PORT"; do
+    ! port_open "$p" || die "$B: port $p is used by another program"
+  done
+
+  log "$B: starting $NODENAME (RabbitMQ $(version); amqp $AMQP_PORT, stream $STREAM_PORT, mgmt $MGMT_PORT, dist $DIST_PORT, epmd $EPMD_PORT)"
+  t=$EPOCHREALTIME
+  launch
+  local deadline=$((SECONDS + BROKERS_TIMEOUT))
+  until port_open "$STREAM_PORT" && node_up; do
+    if ! pid_alive; then
+      tail_logs "$CONSOLE_LOG" "$NODE_LOG"
+      rm -f "$PIDFILE"
+      die "$B: node exited during startup (logs: $CONSOLE_LOG $NODE_LOG)"
+    fi
+    if [ "$SECONDS" -ge "$deadline" ]; then
+      tail_logs "$CONSOLE_LOG" "$NODE_LOG"
+      stop_one "$B" || true
+      die "$B: node not up after ${BROKERS_TIMEOUT}s (logs: $CONSOLE_LOG $NODE_LOG)"
+    fi
+    sleep 0.3
+  done
+  if [ "$B" = 4 ]; then
+    # stream filtering, single active consumer etc. need the newest flags
+    as_rabbit rabbitmqctl -q enable_feature_flag all >> "$CONSOLE_LOG" 2>&1 ||
+      { tail_logs "$CONSOLE_LOG"; die "4: rabbitmqctl enable_feature_flag all failed"; }
+  fi
+  log "$B: up in $(elapsed "$t")s (pid $(cat "$PIDFILE"), stream $BROKERS_ADVERTISED_HOST:$STREAM_PORT)"
+}
+
+stop_one() {
+  select_broker "$1"
+  if ! is_installed; then log "$B: not installed"; return 0; fi
+  local pid=""
+  pid=$(cat "$PIDFILE" 2>/dev/null || true)
+  pid_alive || pid=""
+  if [ -n "$pid" ] || port_open "$AMQP_PORT" || port_open "$DIST_PORT"; then
+    log "$B: stopping $NODENAME"
+    as_rabbit rabbitmqctl -q shutdown >/dev/null 2>&1 || true
+  fi
+  if [ -n "$pid" ]; then
+    for _ in $(seq 1 60); do kill -0 "$pid" 2>/dev/null || break; sleep 0.5; done
+    if kill -0 "$pid" 2>/dev/null; then
+      log "$B: graceful stop timed out; killing process group $pid"
+      kill -TERM -- "-$pid" 2>/dev/null || true
+      sleep 3
+      kill -KILL -- "-$pid" 2>/dev/null || true
+    fi
+  fi
+  rm -f "$PIDFILE"
+  # stop the epmd the node started (epmd refuses while any name is registered,
+  # e.g. another Erlang node or a CLI that is just exiting: retry a little)
+  for _ in $(seq 1 10); do
+    port_open "$EPMD_PORT" || break
+    as_rabbit epmd -kill >/dev/null 2>&1 || true
+    sleep 0.3
+  done
+  log "$B: stopped"
+}
+
+status_one() {
+  select_broker "$1"
+  if ! is_installed; then echo "$B: not installed"; return 3; fi
+  local pid=""
+  ! pid_alive || pid=" pid $(cat "$PIDFILE")"
+  if port_open "$STREAM_PORT" && node_up; then
+    echo "$B: running  RabbitMQ $(version)  $NODENAME  stream $BROKERS_ADVERTISED_HOST:$STREAM_PORT  amqp $AMQP_PORT  mgmt $MGMT_PORT$pid"
+  else
+    echo "$B: not running  RabbitMQ $(version)$pid"
+    return 3
+  fi
+}
+
+# run_each start|stop ARG: run the action for the brokers named by ARG in
+# parallel; each runs as a separate process of this script, so that errexit
+# holds there whatever context run_each is called from
+run_each() {
+  local action=$1 pids=() b rc=0 targets
+  case "${2:-all}" in
+    all) targets=(310 4) ;;
+    310|4) targets=("$2") ;;
+    *) die "unknown broker '$2' (expected 310, 4 or all)" ;;
+  esac
+  for b in "${targets[@]}"; do
+    bash "$0" _one "$action" "$b" &
+    pids+=($!)
+  done
+  for b in "${pids[@]}"; do wait "$b" || rc=1; done
+  return $rc
+}
+
+usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2; exit 2; }
+
+# --- main ----------------------------------------------------------------------
+cmd=${1:-}
+[ $# = 0 ] || shift
+case "$cmd" in
+  env)
+    echo "export RBFLY_URL=rabbitmq-stream://guest:guest@localhost:$BROKER310_STREAM_PORT/"
+    echo "export RBFLY_URL4=rabbitmq-stream://guest:guest@localhost:$BROKER4_STREAM_PORT/"
+    exit 0 ;;
+  start|stop|restart|status|ctl|logs|_one) ;;
+  *) usage ;;
+esac
+[ "$(id -u)" = 0 ] || die "must run as root"
+
+case "$cmd" in
+  start)
+    log "start ${1:-all}"
+    if [ "${1:-all}" != 310 ] && [ ! -f "$BROKER4_ROOT/.rbfly-installed" ]; then
+      host_apt_install debootstrap
+    fi
+    if run_each start "${1:-all}"; then log "done"; else die "start failed"; fi ;;
+  stop) run_each stop "${1:-all}" ;;
+  restart)
+    run_each stop "${1:-all}"
+    if run_each start "${1:-all}"; then log "done"; else die "start failed"; fi ;;
+  _one) "$1_one" "$2" ;;  # internal: run_each's worker
+  status)
+    rc=0
+    status_one 310 || rc=$?
+    status_one 4 || rc=$?
+    exit $rc ;;
+  ctl)
+    [ $# -ge 2 ] || usage
+    select_broker "$1"; shift
+    is_installed || die "$B: not installed (run: $0 start $B)"
+    as_rabbit "$@" ;;
+  logs)
+    [ $# -ge 1 ] || usage
+    select_broker "$1"
+    tail -n "${2:-50}" "$NODE_LOG" ;;
+esac

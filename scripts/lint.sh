@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# lint.sh - ruff, mypy --strict (with stubtest for the Cython stubs) and
+# cython-lint; the configuration lives in pyproject.toml.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV=${RBFLY_VENV:-.venv}
+export PATH="$PWD/$VENV/bin:$PATH"  # cython-lint runs pycodestyle
+status=0
+"$VENV/bin/ruff" check rbfly tests perf examples || status=1
+"$VENV/bin/mypy" || status=1
+"$VENV/bin/cython-lint" $(git ls-files '*.pyx' '*.pxd' 2>/dev/null || find rbfly -name '*.py[xd]') || status=1
+exit $status

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# setup.sh - prepare a development environment for rbfly (idempotent).
+#
+# Installs the system packages a build needs (C compiler, Python headers,
+# venv) when they are missing, creates the virtualenv $RBFLY_VENV (.venv),
+# installs rbfly with its test and lint extras into it, and compiles the
+# Cython extensions in place. A second run only recompiles what changed.
+#
+# Usage: scripts/setup.sh [EXTRA ...]   (extras besides test,lint, e.g. perf)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3}
+VENV=${RBFLY_VENV:-.venv}
+EXTRAS=test,lint${1:+,$1}
+log() { printf '[setup %s] %s\n' "$(date +%T)" "$*" >&2; }
+
+need=()
+command -v gcc >/dev/null || need+=(gcc)
+command -v "$PYTHON" >/dev/null || need+=(python3)
+if command -v "$PYTHON" >/dev/null; then
+  "$PYTHON" -c 'import ensurepip, venv' 2>/dev/null || need+=(python3-venv)
+  "$PYTHON" - <<'PY' 2>/dev/null || need+=(python3-dev)
+import os, sys, sysconfig
+sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()['include'], 'Python.h')))
+PY
+fi
+if [ ${#need[@]} -gt 0 ]; then
+  [ "$(id -u)" = 0 ] || { log "missing ${need[*]}: run as root or install them"; exit 1; }
+  log "installing ${need[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -q "${need[@]}" >/dev/null 2>&1 \
+    || { apt-get update -q >/dev/null && apt-get install -y -q "${need[@]}" >/dev/null; }
+fi
+"$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+  || { log "rbfly needs Python 3.11 or later ($PYTHON is $("$PYTHON" -V))"; exit 1; }
+
+if [ ! -x "$VENV/bin/python" ]; then
+  log "creating virtualenv $VENV"
+  "$PYTHON" -m venv "$VENV"
+fi
+stamp="$VENV/.rbfly-deps-$(cat pyproject.toml setup.py | sha1sum | cut -c1-12)-${EXTRAS//,/-}"
+if [ ! -f "$stamp" ]; then
+  log "installing build tools and rbfly[$EXTRAS] into $VENV"
+  "$VENV/bin/python" -m pip install -q -U pip
+  "$VENV/bin/python" -m pip install -q 'setuptools>=68' 'cython>=3.0.11,<3.3' wheel
+  "$VENV/bin/python" -m pip install -q --no-build-isolation -e ".[$EXTRAS]"
+  rm -f "$VENV"/.rbfly-deps-*
+  touch "$stamp"
+fi
+log "compiling Cython extensions"
+"$VENV/bin/python" setup.py -q build_ext --inplace 2>&1 | grep -v '^warning: .*wraparound\|^$' >&2 || true
+"$VENV/bin/python" -c 'import rbfly.amqp._message, rbfly.streams._chunk, rbfly.streams._publish'
+log "ready: $VENV"

@@ -1,0 +1,57 @@
+"""
+Build script: declares the Cython extensions only; metadata lives in
+pyproject.toml.
+
+Build switches (environment variables):
+
+- ``RBFLY_ANNOTATE=1`` writes Cython's HTML annotation next to each ``.pyx``.
+- ``RBFLY_DEBUG=1`` builds with bounds checks, ``-O0 -g`` and line tracing.
+"""
+
+import os
+
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+
+DEBUG = os.environ.get('RBFLY_DEBUG') == '1'
+ANNOTATE = os.environ.get('RBFLY_ANNOTATE') == '1'
+
+MODULES = [
+    'rbfly._wire._buffer',
+    'rbfly.amqp._codec',
+    'rbfly.amqp._message',
+    'rbfly.streams._chunk',
+    'rbfly.streams._publish',
+]
+
+directives = {
+    'language_level': 3,
+    'boundscheck': DEBUG,
+    'wraparound': False,
+    'initializedcheck': DEBUG,
+    'cdivision': True,
+    'embedsignature': True,
+    'linetrace': DEBUG,
+}
+
+compile_args = ['-O0', '-g'] if DEBUG else ['-O2']
+macros = [('CYTHON_TRACE_NOGIL', '1')] if DEBUG else []
+
+extensions = [
+    Extension(
+        name,
+        [name.replace('.', '/') + '.pyx'],
+        include_dirs=['rbfly/_wire', 'rbfly/amqp'],
+        extra_compile_args=compile_args,
+        define_macros=macros,
+    )
+    for name in MODULES
+]
+
+setup(
+    ext_modules=cythonize(
+        extensions,
+        compiler_directives=directives,
+        annotate=ANNOTATE,
+    ),
+)

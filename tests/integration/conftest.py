@@ -1,0 +1,94 @@
+"""
+Fixtures of the integration tests: real RabbitMQ brokers, found through
+the environment variables that ``scripts/brokers.sh env`` prints.
+
+- ``RBFLY_URL``: RabbitMQ 3.10 (Debian 12), default port 5552;
+- ``RBFLY_URL4``: RabbitMQ 4.x (chroot), default port 5553, for features
+  of RabbitMQ 3.11+ (stream statistics, Deliver v2, super streams, single
+  active consumer) and 3.13+ (filtering).
+"""
+
+import os
+import socket
+import uuid
+from collections.abc import AsyncIterator
+from urllib.parse import urlsplit
+
+import pytest
+
+from rbfly.streams import StreamsClient, streams_client
+
+URL = os.environ.get('RBFLY_URL', 'rabbitmq-stream://guest:guest@localhost:5552/')
+URL4 = os.environ.get('RBFLY_URL4', 'rabbitmq-stream://guest:guest@localhost:5553/')
+
+def _reachable(url: str) -> bool:
+    p = urlsplit(url)
+    try:
+        with socket.create_connection((p.hostname or 'localhost', p.port or 5552), timeout=2):
+            return True
+    except OSError:
+        return False
+
+@pytest.fixture(scope='session')
+def url() -> str:
+    """URL of the RabbitMQ 3.10 broker; the suite fails without it."""
+    if not _reachable(URL):
+        pytest.fail('RabbitMQ broker not reachable at {} (run scripts/brokers.sh start)'.format(
+            urlsplit(URL).netloc.split('@')[-1]
+        ))
+    return URL
+
+@pytest.fixture(scope='session')
+def url4() -> str:
+    """
+    URL of the RabbitMQ 4.x broker. Tests of 3.11+/3.13+ features skip only
+    when that broker is truly absent (CI always starts it).
+    """
+    if not _reachable(URL4):
+        pytest.skip('RabbitMQ 4.x broker not reachable at {} (scripts/brokers.sh start 4)'
+                    .format(urlsplit(URL4).netloc.split('@')[-1]))
+    return URL4
+
+@pytest.fixture(params=['3.10', '4.x'])
+def any_url(request: pytest.FixtureRequest) -> str:
+    """Each broker in turn."""
+    name: str = request.param
+    return str(request.getfixturevalue('url' if name == '3.10' else 'url4'))
+
+@pytest.fixture
+def stream() -> str:
+    """A stream name unique to the test."""
+    return 'rbfly-test-{}'.format(uuid.uuid4().hex[:12])
+
+@pytest.fixture
+async def client(any_url: str, stream: str) -> AsyncIterator[StreamsClient]:
+    """Client connected to each broker, with the test's stream created."""
+    c = streams_client(any_url)
+    await c.create_stream(stream)
+    try:
+        yield c
+    finally:
+        await c.delete_stream(stream)
+        await c.disconnect()
+
+@pytest.fixture
+async def client310(url: str, stream: str) -> AsyncIterator[StreamsClient]:
+    """Client of the RabbitMQ 3.10 broker, with the test's stream created."""
+    c = streams_client(url)
+    await c.create_stream(stream)
+    try:
+        yield c
+    finally:
+        await c.delete_stream(stream)
+        await c.disconnect()
+
+@pytest.fixture
+async def client4(url4: str, stream: str) -> AsyncIterator[StreamsClient]:
+    """Client of the RabbitMQ 4.x broker, with the test's stream created."""
+    c = streams_client(url4)
+    await c.create_stream(stream)
+    try:
+        yield c
+    finally:
+        await c.delete_stream(stream)
+        await c.disconnect()

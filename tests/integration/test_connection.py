@@ -1,0 +1,115 @@
+"""
+Connection handshake, streams management and errors against real brokers.
+"""
+
+import asyncio
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+
+from rbfly.streams import ConnectionLost, StreamsClient, streams_client
+from rbfly.streams.error import (
+    AuthenticationFailure,
+    StreamAlreadyExists,
+    StreamDoesNotExist,
+    VirtualHostAccessFailure,
+)
+
+def _with(url: str, *, userinfo: str | None = None, path: str | None = None,
+          port: int | None = None) -> str:
+    p = urlsplit(url)
+    host = p.hostname or 'localhost'
+    netloc = '{}@{}:{}'.format(
+        userinfo if userinfo is not None else '{}:{}'.format(p.username, p.password),
+        host, port if port is not None else p.port,
+    )
+    return urlunsplit((p.scheme, netloc, path if path is not None else p.path, '', ''))
+
+async def test_connect_reports_broker_version(any_url: str) -> None:
+    """The handshake completes and the broker's version is known."""
+    client = streams_client(any_url)
+    async with client:
+        protocol = await client._get_protocol()
+        assert protocol.is_open
+        version = protocol.server_properties['version']
+        assert version.startswith('3.10' if '5552' in any_url else '4.')
+
+async def test_create_and_delete_stream(any_url: str, stream: str) -> None:
+    """Streams are created with arguments and deleted; repeats are errors only on request."""
+    client = streams_client(any_url)
+    async with client:
+        await client.create_stream(stream, max_length_bytes=10_000_000, max_age='1h')
+        await client.create_stream(stream, max_length_bytes=10_000_000, max_age='1h')
+        with pytest.raises(StreamAlreadyExists):
+            await client.create_stream(
+                stream, max_length_bytes=10_000_000, max_age='1h', exist_ok=False,
+            )
+        await client.delete_stream(stream)
+        await client.delete_stream(stream)
+        with pytest.raises(StreamDoesNotExist):
+            await client.delete_stream(stream, missing_ok=False)
+
+async def test_wrong_password(any_url: str) -> None:
+    """Refused credentials raise a typed error that does not show the password."""
+    client = streams_client(_with(any_url, userinfo='guest:not-the-password'))
+    with pytest.raises(AuthenticationFailure) as info:
+        await client.create_stream('never-created')
+    assert 'not-the-password' not in str(info.value)
+    assert 'not-the-password' not in repr(client)
+
+async def test_unknown_virtual_host(any_url: str) -> None:
+    """A virtual host that does not exist raises VirtualHostAccessFailure."""
+    client = streams_client(_with(any_url, path='/no-such-vhost'))
+    with pytest.raises(VirtualHostAccessFailure):
+        await client.create_stream('never-created')
+
+async def test_percent_encoded_default_vhost(any_url: str, stream: str) -> None:
+    """``/%2F`` names the default virtual host."""
+    client = streams_client(_with(any_url, path='/%2F'))
+    async with client:
+        await client.create_stream(stream)
+        await client.delete_stream(stream, missing_ok=False)
+
+async def test_connection_refused() -> None:
+    """No broker on the port raises ConnectionLost, not a bare OSError."""
+    client = streams_client('rabbitmq-stream://guest:guest@localhost:1/')
+    with pytest.raises(ConnectionLost):
+        await client.create_stream('never-created')
+
+async def test_stream_name_too_long(client: StreamsClient) -> None:
+    """Bad input fails before anything is sent; the connection stays usable."""
+    with pytest.raises(ValueError, match='longer than 255'):
+        await client.create_stream('x' * 300)
+    with pytest.raises(ValueError, match='non-empty'):
+        await client.create_stream('')
+    await client.create_stream('rbfly-test-usable')
+    await client.delete_stream('rbfly-test-usable', missing_ok=False)
+
+async def test_wait_for_timeout_keeps_connection(client: StreamsClient, stream: str) -> None:
+    """A call cancelled by wait_for raises TimeoutError; the client still works."""
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(client.create_stream(stream), timeout=0)
+    await client.create_stream(stream)
+    await client.delete_stream(stream, missing_ok=False)
+    await client.create_stream(stream)
+
+async def test_reconnect_after_disconnect(client: StreamsClient, stream: str) -> None:
+    """The client connects again lazily after a disconnect."""
+    await client.disconnect()
+    await client.create_stream(stream)
+    protocol = await client._get_protocol()
+    assert protocol.is_open
+
+async def test_connection_decorator(any_url: str, stream: str) -> None:
+    """The ``connection`` decorator disconnects the client on return."""
+    from rbfly.streams import connection
+
+    @connection
+    async def work(client: StreamsClient) -> int:
+        await client.create_stream(stream)
+        await client.delete_stream(stream)
+        return 7
+
+    client = streams_client(any_url)
+    assert await work(client) == 7
+    assert client._protocol is None

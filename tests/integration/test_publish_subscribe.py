@@ -1,0 +1,112 @@
+"""
+Publishing with confirmation and reading back, against real brokers.
+"""
+
+import itertools
+
+from rbfly.amqp import MessageCtx
+from rbfly.streams import (
+    Offset,
+    Publisher,
+    PublisherBatchFast,
+    PublisherBatchLimit,
+    PublisherBin,
+    PublisherBinBatch,
+    StreamsClient,
+    get_message_ctx,
+)
+
+async def read(client: StreamsClient, stream: str, count: int, *, amqp: bool = True,
+               offset: Offset = Offset.FIRST) -> list[tuple[int, object]]:
+    """Read ``count`` messages with their offsets; fail on a 5 s silence."""
+    result: list[tuple[int, object]] = []
+    async for body in client.subscribe(stream, offset=offset, amqp=amqp, timeout=5):
+        result.append((get_message_ctx().stream_offset, body))
+        if len(result) == count:
+            break
+    return result
+
+async def test_send_and_read_back(client: StreamsClient, stream: str) -> None:
+    """Messages sent one by one come back in order, at consecutive offsets."""
+    async with client.publisher(stream) as publisher:
+        for i in range(100):
+            await publisher.send({'n': i, 'text': 'żółw'})
+        assert publisher.message_id == 100
+    messages = await read(client, stream, 100)
+    assert messages == [(i, {'n': i, 'text': 'żółw'}) for i in range(100)]
+
+async def test_batch_publishers_100k(client: StreamsClient, stream: str) -> None:
+    """100,000 messages through both batch publishers: none lost, none duplicated."""
+    async with client.publisher(stream, cls=PublisherBatchFast) as fast:
+        for i in range(50_000):
+            fast.batch('{:010d}'.format(i))
+            if i % 1000 == 999:
+                await fast.flush()
+        await fast.flush()
+    async with client.publisher(stream, cls=PublisherBatchLimit) as limit:
+        for i in range(50_000, 100_000):
+            await limit.batch('{:010d}'.format(i), max_len=500)
+        await limit.flush()
+    messages = await read(client, stream, 100_000)
+    assert [body for _, body in messages] == ['{:010d}'.format(i) for i in range(100_000)]
+    assert [offset for offset, _ in messages] == list(range(100_000))
+
+async def test_binary_publishers(client: StreamsClient, stream: str) -> None:
+    """Raw binary messages are stored as they are and read with amqp=False."""
+    async with client.publisher(stream, cls=PublisherBin) as single:
+        await single.send(b'\x00raw\xff')
+    async with client.publisher(stream, cls=PublisherBinBatch) as batch:
+        for i in range(1000):
+            batch.batch(b'%06d' % i)
+        await batch.flush()
+    messages = await read(client, stream, 1001, amqp=False)
+    assert messages[0] == (0, b'\x00raw\xff')
+    assert [body for _, body in messages[1:]] == [b'%06d' % i for i in range(1000)]
+
+async def test_large_batch_split_into_frames(client: StreamsClient, stream: str) -> None:
+    """A batch larger than a frame is split into several Publish frames."""
+    payload = b'x' * 100_000
+    async with client.publisher(stream, cls=PublisherBatchFast) as publisher:
+        for _ in range(30):  # 3 MB, the default frame maximum is 1 MiB
+            publisher.batch(payload)
+        await publisher.flush()
+    messages = await read(client, stream, 30)
+    assert all(body == payload for _, body in messages)
+
+async def test_message_context_sections(client: StreamsClient, stream: str) -> None:
+    """A message's sections survive the broker and are seen through get_message_ctx."""
+    msg = MessageCtx('body', app_properties={'a': 1, 'b': 'two'})
+    async with client.publisher(stream) as publisher:
+        await publisher.send(msg)
+    async for body in client.subscribe(stream, offset=Offset.FIRST, timeout=5):
+        ctx = get_message_ctx()
+        assert body == 'body'
+        assert ctx.app_properties == {'a': 1, 'b': 'two'}
+        assert ctx.stream_offset == 0
+        assert ctx.stream_timestamp > 1.6e9
+        break
+
+async def test_named_publisher_continues_sequence(client: StreamsClient, stream: str) -> None:
+    """A named publisher resumes from the stream's stored publishing id (dedup)."""
+    async with client.publisher(stream, name='app-1') as publisher:
+        for i in range(10):
+            await publisher.send(i)
+    async with client.publisher(stream, name='app-1', cls=Publisher) as publisher:
+        assert publisher.message_id == 10
+        await publisher.send(10)
+        assert publisher.message_id == 11
+    messages = await read(client, stream, 11)
+    assert [body for _, body in messages] == list(range(11))
+
+async def test_chunk_api(client: StreamsClient, stream: str) -> None:
+    """The chunk-level API yields whole batches of messages with offsets."""
+    async with client.publisher(stream, cls=PublisherBatchFast) as publisher:
+        for i in range(1000):
+            publisher.batch(i)
+        await publisher.flush()
+    received: list[tuple[int, object]] = []
+    async for chunk in client.subscribe_chunks(stream, offset=Offset.FIRST, timeout=5):
+        received.extend((m.stream_offset, m.body) for m in chunk)
+        if len(received) == 1000:
+            break
+    assert received == list(zip(itertools.count(), range(1000)))

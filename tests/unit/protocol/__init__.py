@@ -1,0 +1,1 @@
+"""Unit tests of the sans-IO RabbitMQ Streams protocol core."""

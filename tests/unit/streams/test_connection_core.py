@@ -1,0 +1,178 @@
+"""
+The sans-IO connection core against a fake broker: no sockets, no clock.
+"""
+
+import pytest
+
+from rbfly.streams.error import AuthenticationFailure, SaslMechanismNotSupported
+from rbfly.streams.protocol import (
+    Close,
+    CloseResponse,
+    Create,
+    CreateResponse,
+    FrameReader,
+    Heartbeat,
+    Open,
+    OpenResponse,
+    PeerProperties,
+    PeerPropertiesResponse,
+    PublishConfirm,
+    SaslAuthenticate,
+    SaslAuthenticateResponse,
+    SaslHandshake,
+    SaslHandshakeResponse,
+    Tune,
+    TuneResponse,
+    decode_frame,
+    encode,
+)
+from rbfly.streams.protocol.connection import (
+    ConnectionClosed,
+    ConnectionCore,
+    ConnectionState,
+    ConnectionStateError,
+    HandshakeFailed,
+    HeartbeatTimeout,
+    Opened,
+)
+
+OK = 1
+
+def sent(core: ConnectionCore) -> list[tuple[object, int | None]]:
+    """Decode what the core wants to send."""
+    reader = FrameReader()
+    reader.feed(core.data_to_send())
+    return [(d.command, d.correlation_id) for d in map(decode_frame, reader)]
+
+def feed(core: ConnectionCore, data: bytes, mode: str, now: float = 0) -> list[object]:
+    events: list[object] = []
+    if mode == 'whole':
+        events.extend(core.receive_data(data, now))
+    elif mode == 'bytes':
+        for i in range(len(data)):
+            events.extend(core.receive_data(data[i:i + 1], now))
+    else:  # split in the middle of a frame, then the rest with trailing data
+        half = len(data) // 2 + 1
+        events.extend(core.receive_data(data[:half], now))
+        events.extend(core.receive_data(data[half:], now))
+    return events
+
+def handshake(core: ConnectionCore, mode: str = 'whole', tune: tuple[int, int] = (1 << 20, 60)
+              ) -> list[object]:
+    core.start(0)
+    assert sent(core) == [(PeerProperties({'product': 'test'}), 1)]
+    events = feed(core, encode(PeerPropertiesResponse(1, OK, {'version': '3.10.8'})), mode)
+    assert sent(core) == [(SaslHandshake(), 2)]
+    events += feed(core, encode(SaslHandshakeResponse(2, OK, ['PLAIN', 'AMQPLAIN'])), mode)
+    assert sent(core) == [(SaslAuthenticate('PLAIN', b'\0user\0secret'), 3)]
+    events += feed(
+        core,
+        encode(SaslAuthenticateResponse(3, OK, None)) + encode(Tune(*tune)),
+        mode,
+    )
+    out = sent(core)
+    assert out[1] == (Open('vh'), 4)
+    events += feed(core, encode(OpenResponse(4, OK, {'advertised_host': 'h'})), mode)
+    return [out[0][0], *events]
+
+def make_core(**kw: object) -> ConnectionCore:
+    options: dict[str, object] = {
+        'virtual_host': 'vh', 'username': 'user', 'password': 'secret',
+        'client_properties': {'product': 'test'},
+    }
+    options.update(kw)
+    return ConnectionCore(**options)  # type: ignore[arg-type]
+
+@pytest.mark.parametrize('mode', ['whole', 'bytes', 'split'])
+def test_handshake(mode: str) -> None:
+    """The core runs the whole handshake, fed whole, byte by byte or split."""
+    core = make_core(heartbeat=30)
+    tune, *events = handshake(core, mode, tune=(131072, 60))
+    assert tune == TuneResponse(131072, 30)
+    assert events == [Opened({'version': '3.10.8'}, {'advertised_host': 'h'}, 131072, 30)]
+    assert core.state is ConnectionState.OPENED
+    assert (core.frame_max, core.heartbeat) == (131072, 30)
+
+def test_requests_and_responses() -> None:
+    """Requests get increasing correlation ids; responses and pushes become events."""
+    core = make_core()
+    handshake(core)
+    cid = core.request(Create('s', {}), 1)
+    assert sent(core) == [(Create('s', {}), cid)]
+    events = core.receive_data(
+        encode(CreateResponse(cid, OK)) + encode(PublishConfirm(0, [1, 2])) + encode(Heartbeat()),
+        2,
+    )
+    assert events == [CreateResponse(cid, OK), PublishConfirm(0, (1, 2))]
+
+def test_trailing_partial_frame() -> None:
+    """A partial frame stays buffered until the rest arrives."""
+    core = make_core()
+    handshake(core)
+    data = encode(PublishConfirm(1, [7])) * 2
+    assert core.receive_data(data[:-3], 0) == [PublishConfirm(1, (7,))]
+    assert core.receive_data(data[-3:], 0) == [PublishConfirm(1, (7,))]
+
+def test_authentication_failure() -> None:
+    """Refused credentials end the handshake with a typed error."""
+    core = make_core()
+    core.start(0)
+    core.receive_data(encode(PeerPropertiesResponse(1, OK, {})), 0)
+    core.receive_data(encode(SaslHandshakeResponse(2, OK, ['PLAIN'])), 0)
+    sent(core)
+    events = core.receive_data(encode(SaslAuthenticateResponse(3, 0x08, None)), 0)
+    assert len(events) == 1 and isinstance(events[0], HandshakeFailed)
+    assert isinstance(events[0].error, AuthenticationFailure)
+    assert 'secret' not in str(events[0].error)
+    assert core.state is ConnectionState.CLOSED
+
+def test_mechanism_not_offered() -> None:
+    """EXTERNAL not offered by the broker is a clear error."""
+    core = make_core(mechanism='EXTERNAL')
+    core.start(0)
+    core.receive_data(encode(PeerPropertiesResponse(1, OK, {})), 0)
+    events = core.receive_data(encode(SaslHandshakeResponse(2, OK, ['PLAIN'])), 0)
+    assert isinstance(events[0], HandshakeFailed)
+    assert isinstance(events[0].error, SaslMechanismNotSupported)
+
+def test_request_before_open() -> None:
+    """Requests before the handshake finished are refused."""
+    core = make_core()
+    with pytest.raises(ConnectionStateError):
+        core.request(Create('s', {}), 0)
+
+def test_broker_close() -> None:
+    """The broker's Close is answered and reported."""
+    core = make_core()
+    handshake(core)
+    sent(core)
+    events = core.receive_data(encode(Close(0x06, 'bye'), 9), 0)
+    assert events == [ConnectionClosed(0x06, 'bye', True)]
+    assert sent(core) == [(CloseResponse(9, OK), 9)]
+    assert core.state is ConnectionState.CLOSED
+
+def test_client_close() -> None:
+    """Our Close waits for the broker's response."""
+    core = make_core()
+    handshake(core)
+    sent(core)
+    cid = core.close(0)
+    assert cid is not None
+    assert sent(core) == [(Close(OK, 'OK'), cid)]
+    assert core.receive_data(encode(CloseResponse(cid, OK)), 0) == [
+        ConnectionClosed(OK, 'OK', False),
+    ]
+
+def test_heartbeats() -> None:
+    """Idle: a heartbeat is sent; silent broker: reported after two intervals."""
+    core = make_core(heartbeat=10)
+    handshake(core, tune=(0, 10))
+    sent(core)
+    assert core.tick(5) == []
+    assert sent(core) == []
+    assert core.tick(10) == []
+    assert sent(core) == [(Heartbeat(), None)]
+    core.receive_data(encode(Heartbeat()), 15)
+    assert core.tick(30) == []
+    events = core.tick(36)
+    assert events == [HeartbeatTimeout(21)]
