@@ -1,7 +1,10 @@
 from datetime import datetime
 
+from typing_extensions import disjoint_base
+
 from ..types import AMQPAnnotations, AMQPAppProperties, AMQPBody, AMQPMessageId, Symbol
 
+@disjoint_base
 class AMQPHeader:
     durable: bool
     priority: int
@@ -18,6 +21,7 @@ class AMQPHeader:
         delivery_count: int = 0,
     ) -> None: ...
 
+@disjoint_base
 class AMQPProperties:
     message_id: AMQPMessageId | None
     user_id: bytes | None
@@ -50,6 +54,7 @@ class AMQPProperties:
         reply_to_group_id: str | None = None,
     ) -> None: ...
 
+@disjoint_base
 class MessageCtx:
     body: AMQPBody
     stream_offset: int
@@ -106,6 +111,6 @@ def msg_ctx(
     annotations: AMQPAnnotations | None = None,
     app_properties: AMQPAppProperties | None = None,
     stream_offset: int = 0,
-    stream_timestamp: float = 0,
+    stream_timestamp: float = 0.0,
     stream_publish_id: int | None = None,
 ) -> MessageCtx: ...

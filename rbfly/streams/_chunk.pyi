@@ -1,5 +1,8 @@
+from typing_extensions import disjoint_base
+
 from ..amqp import MessageCtx
 
+@disjoint_base
 class ChunkInfo:
     chunk_type: int
     first_offset: int

@@ -1,5 +1,8 @@
 import typing as tp
 
+from typing_extensions import disjoint_base
+
+@disjoint_base
 class PublishEncoder:
     frame_max: int
 

@@ -47,7 +47,7 @@ cdef class PublishEncoder:
     cdef bytearray buffer
     cdef public Py_ssize_t frame_max
 
-    def __cinit__(self, Py_ssize_t frame_max=0) -> None:
+    def __init__(self, Py_ssize_t frame_max=0) -> None:
         self.buffer = bytearray(64 * 1024)
         self.frame_max = frame_max
 
