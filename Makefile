@@ -1,6 +1,6 @@
 # Convenience targets; each one is a script in scripts/ that also works
 # without make (a fresh Debian 12 machine has no make).
-.PHONY: setup demo test unit lint brokers brokers-stop perf-codec clean
+.PHONY: setup demo test unit lint brokers brokers-stop perf-codec doc clean
 
 setup:
 	scripts/setup.sh
@@ -30,3 +30,7 @@ perf-codec: setup
 clean:
 	rm -rf build dist *.egg-info
 	find rbfly -name '*.so' -o -name '*.c' -o -name '*.html' | xargs rm -f
+
+doc: setup
+	.venv/bin/pip install -q -e '.[doc]'
+	.venv/bin/python -m sphinx -W -b html doc doc/_build/html
