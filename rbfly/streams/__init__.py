@@ -12,6 +12,7 @@ import typing as tp
 if tp.TYPE_CHECKING:
     from ..amqp import AMQPHeader, MessageCtx, get_message_ctx
     from ..types import AMQPAnnotations, AMQPAppProperties, AMQPBody, AMQPScalar, Symbol
+    from .backoff import Backoff
     from .client import StreamsClient, connection, streams_client
     from .error import (
         ConnectionLost,
@@ -29,6 +30,7 @@ if tp.TYPE_CHECKING:
         PublisherBatchMem,
         PublisherBin,
         PublisherBinBatch,
+        PublisherPipelined,
         stream_message_ctx,
     )
     from .types import BloomFilterExtract, MessageFilter
@@ -59,6 +61,8 @@ _EXPORTS = {
     'PublisherBatchMem': '.publisher',
     'PublisherBin': '.publisher',
     'PublisherBinBatch': '.publisher',
+    'PublisherPipelined': '.publisher',
+    'Backoff': '.backoff',
     'stream_message_ctx': '.publisher',
     'BloomFilterExtract': '.types',
     'MessageFilter': '.types',
@@ -81,6 +85,7 @@ __all__ = [  # the names of _EXPORTS
     'AMQPBody',
     'AMQPHeader',
     'AMQPScalar',
+    'Backoff',
     'BloomFilterExtract',
     'ConnectionLost',
     'FeatureNotSupported',
@@ -96,6 +101,7 @@ __all__ = [  # the names of _EXPORTS
     'PublisherBatchMem',
     'PublisherBin',
     'PublisherBinBatch',
+    'PublisherPipelined',
     'ResponseError',
     'StreamsClient',
     'StreamsError',

@@ -15,4 +15,5 @@ class PublishEncoder:
         publishing_id: int,
         amqp: bool = True,
         filter_values: list[str | None] | None = None,
+        ids: list[int] | None = None,
     ) -> tuple[int, bytes]: ...

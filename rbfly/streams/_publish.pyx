@@ -86,6 +86,7 @@ cdef class PublishEncoder:
             uint64_t publishing_id,
             bint amqp=True,
             list filter_values=None,
+            list ids=None,
     ) -> tuple[int, bytes]:
         """
         Encode messages from ``messages[start]`` on into one Publish frame.
@@ -96,6 +97,9 @@ cdef class PublishEncoder:
 
         :param filter_values: Filter value (str or None) of each message,
             parallel to ``messages``; when given, Publish version 2 is used.
+        :param ids: Publishing id of each message, parallel to
+            ``messages``, instead of consecutive ids (resending after a
+            reconnection).
         :return: Number of messages encoded and the frame's bytes.
 
         :raises rbfly.error.MessageTooLarge: When the first message alone
@@ -116,7 +120,10 @@ cdef class PublishEncoder:
         w.owner = <PyObject*> self.buffer
         for i in range(start, n):
             before = w.pos
-            rbfly_store_u64(w_take(&w, 8), publishing_id + (i - start))
+            if ids is None:
+                rbfly_store_u64(w_take(&w, 8), publishing_id + (i - start))
+            else:
+                rbfly_store_u64(w_take(&w, 8), <uint64_t> ids[i])
             if v2:
                 fv = filter_values[i]
                 if fv is None:

@@ -32,8 +32,11 @@ from ..amqp import MessageCtx, get_message_ctx, set_message_ctx
 from ..error import RbFlyError
 from ..types import AMQPBody
 from ._publish import PublishEncoder
+from .aio.manager import ConnectionManager
 from .aio.protocol import StreamsProtocol, open_connection
+from .backoff import Backoff
 from .error import (
+    ConnectionLost,
     FeatureNotSupported,
     NoOffset,
     StreamAlreadyExists,
@@ -48,6 +51,8 @@ from .protocol.commands import (
     Delete,
     DeletePublisher,
     ExchangeCommandVersions,
+    Metadata,
+    MetadataUpdate,
     OffsetSpec,
     QueryOffset,
     QueryPublisherSequence,
@@ -56,13 +61,15 @@ from .protocol.commands import (
     Unsubscribe,
 )
 from .protocol.connection import ConnectionCore
-from .protocol.constants import DEFAULT_FRAME_MAX, DEFAULT_HEARTBEAT, Key
-from .publisher import BloomFilterExtract, Publisher, PublisherTrait
+from .protocol.constants import DEFAULT_FRAME_MAX, DEFAULT_HEARTBEAT, Key, ResponseCode
+from .publisher import BloomFilterExtract, Publisher, PublisherPipelined, PublisherTrait
 from .subscriber import Subscription
 from .types import MessageFilter
 from .url import ConnectionInfo, parse_uri
 
 logger = logging.getLogger(__name__)
+
+DEFAULT_BACKOFF = Backoff()
 
 T = tp.TypeVar('T', bound=PublisherTrait)
 
@@ -101,13 +108,17 @@ class StreamsClient:
     RabbitMQ Streams client.
 
     A client holds one connection to the broker, opened on the first call
-    that needs it and opened again on the next call after it was lost.
+    that needs it. When the connection is lost, the client reconnects,
+    declares its publishers again (sending their unconfirmed messages
+    again) and subscribes again from the next offset.
 
     :param connection_info: Where and how to connect.
     :param frame_max: Largest frame to accept (the broker may lower it).
     :param heartbeat: Heartbeat interval asked for, in seconds.
     :param credit: Chunks a subscription lets the broker send ahead.
     :param connect_timeout: Seconds to wait for a connection and handshake.
+    :param reconnect: Delays between reconnection attempts after the
+        connection was lost (while publishers or subscriptions exist).
     """
     def __init__(
             self,
@@ -117,6 +128,7 @@ class StreamsClient:
             heartbeat: int = DEFAULT_HEARTBEAT,
             credit: int = DEFAULT_CREDIT,
             connect_timeout: float = 30,
+            reconnect: Backoff = DEFAULT_BACKOFF,
     ) -> None:
         if not 1 <= credit <= 0xffff:
             raise ValueError('credit must be 1..65535, got {}'.format(credit))
@@ -125,8 +137,9 @@ class StreamsClient:
         self._heartbeat = heartbeat
         self._credit = credit
         self._connect_timeout = connect_timeout
-        self._protocol: StreamsProtocol | None = None
-        self._lock: asyncio.Lock | None = None
+        self._manager = ConnectionManager(
+            self._connect, reconnect, self._restore_publisher, self._restore_subscription,
+        )
         self._tasks: set[asyncio.Task[None]] = set()
 
     def __repr__(self) -> str:
@@ -136,17 +149,29 @@ class StreamsClient:
     # connection
     #
 
+    @property
+    def _protocol(self) -> StreamsProtocol | None:
+        return self._manager.protocol
+
     async def _get_protocol(self) -> StreamsProtocol:
-        protocol = self._protocol
-        if protocol is not None and protocol.is_open:
-            return protocol
-        if self._lock is None:
-            self._lock = asyncio.Lock()
-        async with self._lock:
-            protocol = self._protocol
-            if protocol is None or not protocol.is_open:
-                protocol = self._protocol = await self._connect()
-        return protocol
+        return await self._manager.get()
+
+    async def _call(self, command: tp.Any, context: str = '') -> tp.Any:
+        """
+        Send an idempotent request (stream management, queries); when the
+        connection is lost before the response, send it once more on a new
+        connection.
+        """
+        protocol = await self._get_protocol()
+        try:
+            return await protocol.request(command, context)
+        except ConnectionLost:
+            logger.info('connection lost during %s; retrying', type(command).__name__)
+        protocol = await self._get_protocol()
+        return await protocol.request(command, context)
+
+    async def _wait_recovery(self, publisher: PublisherTrait) -> None:
+        await self._manager.wait_recovery()
 
     async def _connect(self) -> StreamsProtocol:
         info = self._info
@@ -169,6 +194,7 @@ class StreamsClient:
             info.host, info.port, core, ssl=info.ssl, timeout=self._connect_timeout,
         )
         protocol.publish_encoder = PublishEncoder(core.frame_max)  # type: ignore[attr-defined]
+        protocol.on_metadata_update = self._on_metadata_update
         protocol.broker_version = _version(protocol.server_properties)  # type: ignore[attr-defined]
         if protocol.broker_version >= (3, 11):  # type: ignore[attr-defined]
             await protocol.request(ExchangeCommandVersions([
@@ -185,11 +211,8 @@ class StreamsClient:
         its next call).
         """
         if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
-        protocol = self._protocol
-        self._protocol = None
-        if protocol is not None:
-            await protocol.close()
+            await asyncio.wait(self._tasks)
+        await self._manager.close()
 
     async def __aenter__(self) -> StreamsClient:
         return self
@@ -254,9 +277,8 @@ class StreamsClient:
                 ('initial-cluster-size', initial_cluster_size)):
             if value is not None:
                 args[key] = str(value)
-        protocol = await self._get_protocol()
         try:
-            await protocol.request(Create(stream, args), 'stream {!r}'.format(stream))
+            await self._call(Create(stream, args), 'stream {!r}'.format(stream))
         except StreamAlreadyExists:
             if not exist_ok:
                 raise
@@ -268,9 +290,8 @@ class StreamsClient:
         :param missing_ok: Do not fail when the stream does not exist.
         """
         _check_name('stream', stream)
-        protocol = await self._get_protocol()
         try:
-            await protocol.request(Delete(stream), 'stream {!r}'.format(stream))
+            await self._call(Delete(stream), 'stream {!r}'.format(stream))
         except StreamDoesNotExist:
             if not missing_ok:
                 raise
@@ -289,12 +310,14 @@ class StreamsClient:
     def publisher(
             self, stream: str, *, name: str | None = None,
             filter_extract: BloomFilterExtract | None = None, cls: type[T],
+            window: int | None = None,
     ) -> contextlib.AbstractAsyncContextManager[T]: ...
 
     def publisher(
             self, stream: str, *, name: str | None = None,
             filter_extract: BloomFilterExtract | None = None,
             cls: type[PublisherTrait] = Publisher,
+            window: int | None = None,
     ) -> contextlib.AbstractAsyncContextManager[PublisherTrait]:
         """
         Create a publisher for a stream (an async context manager).
@@ -307,41 +330,74 @@ class StreamsClient:
         :param filter_extract: Function returning a message's filter value
             (RabbitMQ 3.13+).
         :param cls: Publisher class, e.g. :py:class:`PublisherBatchFast`.
+        :param window: Messages a :py:class:`PublisherPipelined` lets wait
+            for confirmation.
         """
         _check_name('stream', stream)
         if name is not None:
             _check_name('publisher', name)
-        return self._publisher(stream, name, filter_extract, cls)
+        return self._publisher(stream, name, filter_extract, cls, window)
 
     @contextlib.asynccontextmanager
     async def _publisher(
             self, stream: str, name: str | None,
-            filter_extract: BloomFilterExtract | None, cls: type[T],
+            filter_extract: BloomFilterExtract | None, cls: type[T], window: int | None,
     ) -> AsyncIterator[T]:
         protocol = await self._get_protocol()
         if filter_extract is not None:
             self._require(protocol, (3, 13), 'stream filtering')
         name = name or 'rbfly-{}'.format(uuid.uuid4().hex)
-        publisher_id = self._free_id(protocol.publishers, 'publishers')
-        ctx = 'publisher {!r} of stream {!r}'.format(name, stream)
-        response = await protocol.request(QueryPublisherSequence(name, stream), ctx)
-        await protocol.request(DeclarePublisher(publisher_id, name, stream), ctx)
-        publisher = cls(self, stream, publisher_id, name, response.sequence, filter_extract)
-        publisher._protocol = protocol  # type: ignore[attr-defined]
-        protocol.publishers[publisher_id] = publisher
+        publisher = cls(self, stream, -1, name, 0, filter_extract)
+        if window is not None:
+            if not isinstance(publisher, PublisherPipelined):
+                raise ValueError('window is an option of PublisherPipelined only')
+            if window < 1:
+                raise ValueError('window must be at least 1, got {}'.format(window))
+            publisher.window = window
+        publisher_id, sequence = await self._declare(protocol, publisher)
+        publisher.message_id = sequence
+        publisher._attach(protocol, publisher_id)
+        self._manager.publishers.add(publisher)
         try:
             yield publisher
         finally:
             publisher._closed = True
-            protocol.publishers.pop(publisher_id, None)
-            if protocol.is_open:
-                with contextlib.suppress(StreamsError):
-                    await protocol.request(DeletePublisher(publisher_id), ctx)
+            self._manager.publishers.discard(publisher)
+            protocol = publisher._protocol  # type: ignore[assignment]
+            if protocol is not None:
+                protocol.publishers.pop(publisher._id, None)
+                if protocol.is_open:
+                    with contextlib.suppress(StreamsError):
+                        await protocol.request(
+                            DeletePublisher(publisher._id),
+                            'publisher {!r} of stream {!r}'.format(name, stream),
+                        )
 
-    async def _protocol_for_publisher(self, publisher: PublisherTrait) -> StreamsProtocol:
-        protocol: StreamsProtocol = publisher._protocol  # type: ignore[attr-defined]
-        protocol.check_open()
-        return protocol
+    async def _declare(
+            self, protocol: StreamsProtocol, publisher: PublisherTrait,
+    ) -> tuple[int, int]:
+        """
+        Declare a publisher on a connection; return its id and the last
+        publishing id the stream stored for its name.
+        """
+        name = publisher.name
+        stream = publisher.stream
+        ctx = 'publisher {!r} of stream {!r}'.format(name, stream)
+        response = await protocol.request(QueryPublisherSequence(name, stream), ctx)
+        publisher_id = self._free_id(protocol.publishers, 'publishers')
+        protocol.publishers[publisher_id] = publisher  # reserve the id
+        declared = False
+        try:
+            await protocol.request(DeclarePublisher(publisher_id, name, stream), ctx)
+            declared = True
+        finally:
+            if not declared:
+                protocol.publishers.pop(publisher_id, None)
+        return publisher_id, response.sequence
+
+    async def _restore_publisher(self, protocol: StreamsProtocol, publisher: tp.Any) -> None:
+        publisher_id, sequence = await self._declare(protocol, publisher)
+        publisher._restore(protocol, publisher_id, sequence)
 
     @staticmethod
     def _free_id(used: tp.Mapping[int, object], what: str) -> int:
@@ -371,7 +427,7 @@ class StreamsClient:
             return OffsetSpec.timestamp(int(tp.cast(float, offset.value) * 1000)), 0
         reference = tp.cast(str, offset.value)
         try:
-            stored = await self._query_offset(protocol, stream, reference)
+            stored = await self._query_offset(stream, reference)
         except NoOffset:
             return OffsetSpec.first(), 0
         return OffsetSpec.offset(stored + 1), stored + 1
@@ -408,17 +464,9 @@ class StreamsClient:
                 properties['filter.{}'.format(i)] = value
             properties['match-unfiltered'] = 'true' if filter.match_unfiltered else 'false'
         spec, start = await self._offset_spec(protocol, stream, offset)
-        sid = self._free_id(protocol.subscriptions, 'subscriptions')
-        sub = Subscription(protocol, sid, stream, start, amqp, self._credit)
-        protocol.subscriptions[sid] = sub
-        ctx = 'subscription to stream {!r}'.format(stream)
-        subscribed = False
-        try:
-            await protocol.request(Subscribe(sid, stream, spec, self._credit, properties), ctx)
-            subscribed = True
-        finally:
-            if not subscribed:
-                protocol.subscriptions.pop(sid, None)
+        sub = Subscription(stream, spec, start, amqp, self._credit, properties)
+        await self._subscribe(protocol, sub, spec)
+        self._manager.subscriptions.add(sub)
         wait = timeout if timeout > 0 else None
         try:
             while True:
@@ -428,9 +476,66 @@ class StreamsClient:
                 if messages:
                     yield messages
         finally:
-            protocol.subscriptions.pop(sid, None)
-            if protocol.is_open:
-                self._spawn(self._unsubscribe(protocol, sid, ctx))
+            self._manager.subscriptions.discard(sub)
+            protocol = sub.protocol  # type: ignore[assignment]
+            sub.detach()
+            if protocol is not None and protocol.is_open:
+                self._spawn(self._unsubscribe(
+                    protocol, sub.subscription_id, 'subscription to stream {!r}'.format(stream),
+                ))
+
+    async def _subscribe(
+            self, protocol: StreamsProtocol, sub: Subscription, spec: OffsetSpec,
+    ) -> None:
+        sid = self._free_id(protocol.subscriptions, 'subscriptions')
+        sub.attach(protocol, sid)
+        subscribed = False
+        try:
+            await protocol.request(
+                Subscribe(sid, sub.stream, spec, sub.credit, sub.properties),
+                'subscription to stream {!r}'.format(sub.stream),
+            )
+            subscribed = True
+        finally:
+            if not subscribed:
+                sub.detach()
+
+    async def _restore_subscription(self, protocol: StreamsProtocol, sub: tp.Any) -> None:
+        await self._subscribe(protocol, sub, sub.resume_spec())
+
+    def _on_metadata_update(self, update: MetadataUpdate) -> None:
+        """
+        The broker says a stream is not available any more (deleted, or its
+        leader moved): end or restore its publishers and subscriptions.
+        """
+        logger.info('metadata update: stream %r, code %d', update.stream, update.code)
+        self._spawn(self._stream_changed(update.stream))
+
+    async def _stream_changed(self, stream: str) -> None:
+        protocol = self._protocol
+        if protocol is None or not protocol.is_open:
+            return
+        response = await protocol.request(Metadata([stream]))
+        exists = any(m.stream == stream and m.code == ResponseCode.OK for m in response.streams)
+        publishers = [p for p in self._manager.publishers if p.stream == stream]
+        subscriptions = [s for s in self._manager.subscriptions if s.stream == stream]
+        if not exists:
+            error = StreamDoesNotExist('stream {!r} was deleted'.format(stream))
+            for p in publishers:
+                self._manager.publishers.discard(p)
+                protocol.publishers.pop(p._id, None)
+                p._fail(error)
+            for s in subscriptions:
+                self._manager.subscriptions.discard(s)
+                s.fail(error)
+            return
+        for p in publishers:  # the broker dropped them; declare them again
+            protocol.publishers.pop(p._id, None)
+            p.on_connection_lost(ConnectionLost('stream {!r} moved'.format(stream)))
+            await self._restore_publisher(protocol, p)
+        for s in subscriptions:
+            s.detach()
+            await self._restore_subscription(protocol, s)
 
     async def _unsubscribe(self, protocol: StreamsProtocol, sid: int, ctx: str) -> None:
         with contextlib.suppress(StreamsError):
@@ -472,8 +577,8 @@ class StreamsClient:
     # offsets
     #
 
-    async def _query_offset(self, protocol: StreamsProtocol, stream: str, reference: str) -> int:
-        response = await protocol.request(
+    async def _query_offset(self, stream: str, reference: str) -> int:
+        response = await self._call(
             QueryOffset(reference, stream),
             'offset reference {!r} of stream {!r}'.format(reference, stream),
         )
@@ -487,7 +592,7 @@ class StreamsClient:
         """
         _check_name('stream', stream)
         _check_name('offset reference', reference)
-        return await self._query_offset(await self._get_protocol(), stream, reference)
+        return await self._query_offset(stream, reference)
 
     async def write_offset(self, stream: str, reference: str, value: int | None = None) -> None:
         """

@@ -1,6 +1,5 @@
 """
-Publishers: send messages to a stream and wait for the broker's
-confirmation.
+Publishers: send messages to a stream and get the broker's confirmation.
 
 - :py:class:`Publisher`: ``await send(msg)`` returns when the broker
   confirmed the message.
@@ -9,13 +8,20 @@ confirmation.
 - :py:class:`PublisherBatchLimit`: like the fast batch publisher, but
   ``await batch(msg, max_len=n)`` flushes by itself when ``n`` messages
   are waiting.
-- :py:class:`PublisherBin` and :py:class:`PublisherBinBatch`: the same for
-  raw binary messages (no AMQP encoding).
+- :py:class:`PublisherPipelined`: ``await send(msg)`` returns at once with
+  the message's publishing id; at most ``window`` messages wait for
+  confirmation (``send`` waits when the window is full); confirmations are
+  awaitable (:py:meth:`PublisherPipelined.confirmed`,
+  :py:meth:`PublisherPipelined.flush`) or delivered to listeners.
+- :py:class:`PublisherBin` and :py:class:`PublisherBinBatch`: raw binary
+  messages (no AMQP encoding).
 
 Each message gets a publishing id one higher than the previous one. A
-named publisher continues from the last id the stream stored for its name,
-so the broker drops a message published twice under the same name and id
-(deduplication).
+publisher keeps every message until the broker confirms it. When the
+connection is lost, the client reconnects, declares the publisher again
+under the same name, asks the broker for the last publishing id it stored
+for the name, and sends again, with their original ids, the messages after
+it: the stream holds each message exactly once.
 """
 
 from __future__ import annotations
@@ -32,11 +38,16 @@ from .error import ConnectionLost, MessageRejected
 from .types import BloomFilterExtract
 
 if tp.TYPE_CHECKING:
+    from .aio.protocol import StreamsProtocol
     from .client import StreamsClient
 
 logger = logging.getLogger(__name__)
 
+ConfirmListener: tp.TypeAlias = tp.Callable[[tp.Sequence[int]], None]
+"""Called with the publishing ids of each group of confirmed messages."""
 
+ErrorListener: tp.TypeAlias = tp.Callable[[int, Exception], None]
+"""Called with the publishing id and the error of a rejected message."""
 
 class _Confirmation:
     """
@@ -47,6 +58,15 @@ class _Confirmation:
     def __init__(self, future: asyncio.Future[None], remaining: int) -> None:
         self.future = future
         self.remaining = remaining
+
+    def confirm(self) -> None:
+        self.remaining -= 1
+        if self.remaining == 0 and not self.future.done():
+            self.future.set_result(None)
+
+    def fail(self, error: Exception) -> None:
+        if not self.future.done():
+            self.future.set_exception(error)
 
 class PublisherTrait:
     """
@@ -76,7 +96,13 @@ class PublisherTrait:
         self.name = name
         self.message_id = message_id
         self._filter_extract = filter_extract
+        self._protocol: StreamsProtocol | None = None
+        # messages sent and not confirmed yet, kept to send them again
+        # after a reconnection (insertion order is publishing id order)
+        self._unconfirmed: dict[int, tp.Any] = {}
         self._waiting: dict[int, _Confirmation] = {}
+        self._ready = asyncio.Event()
+        self._error: Exception | None = None
         self._closed = False
 
     def _next_message_id(self) -> int:
@@ -88,40 +114,99 @@ class PublisherTrait:
     #
 
     def on_confirm(self, publishing_ids: tp.Sequence[int]) -> None:
+        unconfirmed = self._unconfirmed
         waiting = self._waiting
         for pid in publishing_ids:
+            unconfirmed.pop(pid, None)
             c = waiting.pop(pid, None)
             if c is not None:
-                c.remaining -= 1
-                if c.remaining == 0 and not c.future.done():
-                    c.future.set_result(None)
+                c.confirm()
 
     def on_error(self, errors: tp.Sequence[tuple[int, int]]) -> None:
         for pid, code in errors:
+            self._unconfirmed.pop(pid, None)
+            error = MessageRejected(pid, code, self.stream)
             c = self._waiting.pop(pid, None)
-            if c is not None and not c.future.done():
-                c.future.set_exception(MessageRejected(pid, code, self.stream))
+            if c is not None:
+                c.fail(error)
+            self._rejected(pid, error)
+
+    def _rejected(self, publishing_id: int, error: Exception) -> None:
+        pass
 
     def on_connection_lost(self, error: Exception) -> None:
+        # unconfirmed messages wait for the reconnection; see _restore
+        self._protocol = None
+        self._ready.clear()
+
+    #
+    # recovery (called by the client)
+    #
+
+    def _attach(self, protocol: StreamsProtocol, publisher_id: int) -> None:
+        self._protocol = protocol
+        self._id = publisher_id
+        protocol.publishers[publisher_id] = self
+        self._ready.set()
+
+    def _restore(self, protocol: StreamsProtocol, publisher_id: int, sequence: int) -> None:
+        """
+        Continue on a new connection: messages up to ``sequence`` (the last
+        publishing id the broker stored for this publisher's name) are
+        confirmed; later unconfirmed ones are sent again with their ids.
+        """
+        stored = [pid for pid in self._unconfirmed if pid <= sequence]
+        self.on_confirm(stored)
+        self._attach(protocol, publisher_id)
+        if self._unconfirmed:
+            logger.info('publisher %r of stream %r: sending %d unconfirmed messages again',
+                        self.name, self.stream, len(self._unconfirmed))
+            ids = list(self._unconfirmed)
+            self._write(protocol, list(self._unconfirmed.values()), ids[0], ids)
+
+    def _fail(self, error: Exception) -> None:
+        """
+        Give up: the publisher cannot continue (e.g. its stream was
+        deleted); every waiting caller gets the error.
+        """
+        self._error = error
+        self._unconfirmed.clear()
         waiting = self._waiting
         self._waiting = {}
         for c in waiting.values():
-            if not c.future.done():
-                c.future.set_exception(error)
+            c.fail(error)
+        self._ready.set()
 
     #
     # sending
     #
 
-    async def _publish(self, messages: list[tp.Any]) -> None:
+    async def _connection(self) -> StreamsProtocol:
+        while True:
+            if self._error is not None:
+                raise self._error
+            if self._closed:
+                raise RbFlyError('publisher for stream {!r} is closed'.format(self.stream))
+            protocol = self._protocol
+            if protocol is not None and protocol.is_open:
+                return protocol
+            await self._client._wait_recovery(self)
+
+    def _write(
+            self, protocol: StreamsProtocol | None, messages: list[tp.Any], first: int,
+            ids: list[int] | None = None,
+    ) -> None:
         """
-        Send messages and wait until the broker confirmed all of them.
+        Encode messages into Publish frames and write them, keeping them
+        as unconfirmed; with no connection they are only kept, and sent
+        once the connection is back.
         """
-        if self._closed:
-            raise RbFlyError('publisher for stream {!r} is closed'.format(self.stream))
-        if not messages:
+        if ids is None:
+            unconfirmed = self._unconfirmed
+            for i, m in enumerate(messages):
+                unconfirmed[first + i] = m
+        if protocol is None or not protocol.is_open:
             return
-        protocol = await self._client._protocol_for_publisher(self)
         encoder: PublishEncoder = protocol.publish_encoder  # type: ignore[attr-defined]
         filter_values = None
         if self._filter_extract is not None:
@@ -130,27 +215,41 @@ class PublisherTrait:
                 extract(m if type(m) is MessageCtx else MessageCtx(m)) for m in messages
             ]
         n = len(messages)
+        start = 0
+        try:
+            while start < n:
+                count, frame = encoder.encode(
+                    self._id, messages, start, first + start, self._amqp, filter_values, ids,
+                )
+                protocol.send_frame(frame)
+                start += count
+        except ConnectionLost:
+            pass  # the messages are kept and sent again after reconnection
+
+    async def _publish(self, messages: list[tp.Any]) -> None:
+        """
+        Send messages and wait until the broker confirmed all of them.
+        """
+        if not messages:
+            return
+        protocol = await self._connection()
+        n = len(messages)
         first = self.message_id + 1
         future: asyncio.Future[None] = protocol.loop.create_future()
         confirmation = _Confirmation(future, n)
-        start = 0
-        while start < n:
-            count, frame = encoder.encode(
-                self._id, messages, start, first + start, self._amqp, filter_values,
-            )
-            for pid in range(first + start, first + start + count):
-                self._waiting[pid] = confirmation
-            await protocol.drain()
-            protocol.send_frame(frame)
-            start += count
+        waiting = self._waiting
+        for pid in range(first, first + n):
+            waiting[pid] = confirmation
         self.message_id = first + n - 1
+        await protocol.drain()
+        self._write(protocol, messages, first)
         try:
             await future
         except asyncio.CancelledError:
-            # the messages may still be confirmed; forget them here so a
-            # late confirmation does not touch a cancelled future
+            # the messages may still be confirmed; a late confirmation must
+            # not touch the cancelled future
             for pid in range(first, first + n):
-                self._waiting.pop(pid, None)
+                waiting.pop(pid, None)
             raise
 
 class Publisher(PublisherTrait):
@@ -209,6 +308,152 @@ class PublisherBatchLimit(PublisherBatchTrait):
             await self.flush()
         self._data.append(message)
 
+class PublisherPipelined(PublisherTrait):
+    """
+    Publisher that does not wait for confirmations one message at a time.
+
+    :py:meth:`send` returns the message's publishing id at once. Messages
+    sent in one iteration of the event loop (up to ``batch_size``) go out
+    in one Publish frame; at most ``window`` messages wait for
+    confirmation, and :py:meth:`send` waits while the window is full, so
+    memory stays bounded however fast the application sends.
+
+    Confirmations: ``await confirmed(pid)`` for one message,
+    ``await flush()`` for all messages sent so far, or listeners added with
+    :py:meth:`add_listener`. A message rejected by the broker fails its
+    :py:meth:`confirmed` waiter, is reported to the error listeners, and
+    makes the next :py:meth:`flush` raise :py:class:`MessageRejected`.
+    """
+    window: int = 10_000
+    batch_size: int = 1_000
+
+    def __init__(self, *args: tp.Any, **kw: tp.Any) -> None:
+        super().__init__(*args, **kw)
+        self._buffer: list[tp.Any] = []
+        self._buffer_first = 0
+        self._scheduled = False
+        self._space: asyncio.Future[None] | None = None
+        self._drained: asyncio.Future[None] | None = None
+        self._confirm_listeners: list[ConfirmListener] = []
+        self._error_listeners: list[ErrorListener] = []
+        self._rejections: list[MessageRejected] = []
+
+    def add_listener(
+            self,
+            on_confirm: ConfirmListener | None = None,
+            on_error: ErrorListener | None = None,
+    ) -> None:
+        """
+        Add listeners of confirmations (called with the publishing ids
+        confirmed by one broker frame) and of rejections.
+        """
+        if on_confirm is not None:
+            self._confirm_listeners.append(on_confirm)
+        if on_error is not None:
+            self._error_listeners.append(on_error)
+
+    async def send(self, message: AMQPBody | MessageCtx) -> int:
+        """
+        Send a message without waiting for its confirmation.
+
+        :return: Publishing id of the message.
+        """
+        if len(self._unconfirmed) + len(self._buffer) >= self.window:
+            await self._wait_space()
+        elif self._error is not None:
+            raise self._error
+        pid = self.message_id = self.message_id + 1
+        buffer = self._buffer
+        if not buffer:
+            self._buffer_first = pid
+        buffer.append(message)
+        if len(buffer) >= self.batch_size:
+            self._send_buffer()
+        elif not self._scheduled:
+            self._scheduled = True
+            asyncio.get_running_loop().call_soon(self._send_buffer)
+        return pid
+
+    def _send_buffer(self) -> None:
+        self._scheduled = False
+        buffer = self._buffer
+        if buffer:
+            self._buffer = []
+            self._write(self._protocol, buffer, self._buffer_first)
+
+    async def _wait_space(self) -> None:
+        while len(self._unconfirmed) + len(self._buffer) >= self.window:
+            if self._error is not None:
+                raise self._error
+            self._send_buffer()
+            if self._space is None or self._space.done():
+                self._space = asyncio.get_running_loop().create_future()
+            await self._space
+
+    def on_confirm(self, publishing_ids: tp.Sequence[int]) -> None:
+        super().on_confirm(publishing_ids)
+        for listener in self._confirm_listeners:
+            listener(publishing_ids)
+        self._wake()
+
+    def _rejected(self, publishing_id: int, error: Exception) -> None:
+        assert isinstance(error, MessageRejected)
+        self._rejections.append(error)
+        for listener in self._error_listeners:
+            listener(publishing_id, error)
+        self._wake()
+
+    def _fail(self, error: Exception) -> None:
+        super()._fail(error)
+        self._buffer = []
+        self._wake(error)
+
+    def _wake(self, error: Exception | None = None) -> None:
+        space = self._space
+        if space is not None and not space.done() \
+                and len(self._unconfirmed) + len(self._buffer) < self.window:
+            space.set_result(None)
+        drained = self._drained
+        if drained is not None and not drained.done() and not self._unconfirmed:
+            if error is None:
+                drained.set_result(None)
+            else:
+                drained.set_exception(error)
+
+    async def confirmed(self, publishing_id: int) -> None:
+        """
+        Wait for the confirmation of a message sent with :py:meth:`send`.
+
+        :raises MessageRejected: When the broker rejected the message.
+        """
+        buffered = self._buffer_first <= publishing_id < self._buffer_first + len(self._buffer)
+        if publishing_id not in self._unconfirmed and not buffered:
+            return
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiting[publishing_id] = _Confirmation(future, 1)
+        await future
+
+    async def flush(self) -> None:
+        """
+        Send buffered messages and wait until the broker confirmed every
+        message sent so far.
+
+        :raises MessageRejected: When a message sent since the last flush
+            was rejected (the first such error; all are reported to the
+            error listeners).
+        """
+        self._send_buffer()
+        while self._unconfirmed:
+            if self._error is not None:
+                raise self._error
+            if self._drained is None or self._drained.done():
+                self._drained = asyncio.get_running_loop().create_future()
+            await self._drained
+        if self._rejections:
+            error = self._rejections[0]
+            self._rejections = []
+            raise error
+
 class PublisherBin(PublisherTrait):
     """
     Publisher of raw binary messages (no AMQP 1.0 encoding).
@@ -255,7 +500,8 @@ def stream_message_ctx(
 
 __all__ = [
     'BloomFilterExtract',
-    'ConnectionLost',
+    'ConfirmListener',
+    'ErrorListener',
     'Publisher',
     'PublisherBatch',
     'PublisherBatchFast',
@@ -263,6 +509,7 @@ __all__ = [
     'PublisherBatchMem',
     'PublisherBin',
     'PublisherBinBatch',
+    'PublisherPipelined',
     'PublisherTrait',
     'stream_message_ctx',
 ]

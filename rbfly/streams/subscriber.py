@@ -2,11 +2,21 @@
 Subscriptions: receive the messages of a stream.
 
 Flow control: the broker sends a chunk only against a credit. A
-subscription starts with ``credit`` credits and returns one credit each
-time the application takes a chunk out of the subscription's buffer, so at
-most ``credit`` chunks wait in memory however slow the application is.
+subscription starts with ``credit`` credits and earns one back each time
+the application takes a chunk out of the subscription's buffer, so at most
+``credit`` chunks wait in memory however slow the application is. Earned
+credits are returned to the broker in one Credit command when half of the
+credit is earned, or at once when the buffer runs empty: a Credit per chunk
+costs a write system call per chunk.
+
 Chunks are decoded when the application takes them, in the application's
 task, not in the connection's callback.
+
+Recovery: a subscription outlives its connection. When the connection is
+lost, chunks already received can still be read; the client subscribes
+again on the new connection from the offset after the last chunk received,
+and records before the application's next offset are dropped, so nothing
+is lost or repeated.
 """
 
 from __future__ import annotations
@@ -18,7 +28,7 @@ from collections import deque
 
 from ..amqp import MessageCtx
 from ._chunk import decode_chunk
-from .protocol.commands import Credit
+from .protocol.commands import Credit, OffsetSpec
 
 if tp.TYPE_CHECKING:
     from .aio.protocol import StreamsProtocol
@@ -27,34 +37,64 @@ logger = logging.getLogger(__name__)
 
 class Subscription:
     """
-    Receiving state of one subscription on one connection.
+    Receiving state of one subscription.
 
-    :param protocol: Connection the subscription lives on.
-    :param subscription_id: Id of the subscription on the connection.
     :param stream: Stream name.
+    :param offset_spec: Where the subscription started.
     :param start_offset: Records before this offset are dropped.
     :param amqp: Decode messages as AMQP 1.0.
     :param credit: Chunks the broker may send ahead.
+    :param properties: Subscription properties (filters).
     """
     def __init__(
             self,
-            protocol: StreamsProtocol,
-            subscription_id: int,
             stream: str,
+            offset_spec: OffsetSpec,
             start_offset: int,
             amqp: bool,
             credit: int,
+            properties: dict[str, str],
     ) -> None:
-        self.protocol = protocol
-        self.subscription_id = subscription_id
         self.stream = stream
+        self.offset_spec = offset_spec
         self.next_offset = start_offset
         self.amqp = amqp
         self.credit = credit
+        self.properties = properties
+        self.protocol: StreamsProtocol | None = None
+        self.subscription_id = -1
         self.committed_chunk_id: int | None = None
+        # offset after the last user chunk received (None: none yet)
+        self.received_offset: int | None = None
         self._chunks: deque[bytes | bytearray | memoryview] = deque()
         self._waiter: asyncio.Future[None] | None = None
         self._error: Exception | None = None
+        self._earned = 0
+        self._batch = max(1, credit // 2)
+
+    def resume_spec(self) -> OffsetSpec:
+        """
+        Offset specification to subscribe with again after a reconnection.
+        """
+        if self.received_offset is None:
+            return self.offset_spec
+        return OffsetSpec.offset(max(self.received_offset, self.next_offset))
+
+    def attach(self, protocol: StreamsProtocol, subscription_id: int) -> None:
+        """
+        Bind the subscription to a connection.
+        """
+        self.protocol = protocol
+        self.subscription_id = subscription_id
+        self._earned = 0
+        protocol.subscriptions[subscription_id] = self
+        self._wake()
+
+    def detach(self) -> None:
+        protocol = self.protocol
+        if protocol is not None:
+            protocol.subscriptions.pop(self.subscription_id, None)
+        self.protocol = None
 
     def on_chunk(
             self, chunk: bytes | bytearray | memoryview, committed_chunk_id: int | None,
@@ -62,10 +102,21 @@ class Subscription:
         self._chunks.append(chunk)
         if committed_chunk_id is not None:
             self.committed_chunk_id = committed_chunk_id
+        if len(chunk) >= 32 and chunk[1] == 0:
+            first = int.from_bytes(chunk[24:32], 'big')
+            self.received_offset = first + int.from_bytes(chunk[4:8], 'big')
         self._wake()
 
     def on_connection_lost(self, error: Exception) -> None:
+        self.protocol = None
+        self._wake()
+
+    def fail(self, error: Exception) -> None:
+        """
+        End the subscription with an error (e.g. its stream was deleted).
+        """
         self._error = error
+        self.detach()
         self._wake()
 
     def _wake(self) -> None:
@@ -76,29 +127,38 @@ class Subscription:
     async def next_chunk(self, timeout: float | None = None) -> list[MessageCtx]:
         """
         Wait for the next chunk and return its messages (those at or after
-        the subscription's next offset).
+        the subscription's next offset; possibly none).
 
         :param timeout: Seconds to wait for a chunk (``None``: forever).
         :raises TimeoutError: When no chunk arrives in time.
-        :raises rbfly.streams.error.ConnectionLost: When the connection is
-            lost.
         """
         chunks = self._chunks
         while not chunks:
             if self._error is not None:
                 raise self._error
-            self._waiter = self.protocol.loop.create_future()
+            self._return_credit()
+            self._waiter = asyncio.get_running_loop().create_future()
             try:
-                async with asyncio.timeout(timeout):
+                if timeout is None:
                     await self._waiter
+                else:
+                    async with asyncio.timeout(timeout):
+                        await self._waiter
             finally:
                 self._waiter = None
         chunk = chunks.popleft()
-        if self.protocol.is_open:
-            self.protocol.send(Credit(self.subscription_id, 1))
+        self._earned += 1
+        if self._earned >= self._batch:
+            self._return_credit()
         info, messages = decode_chunk(chunk, self.next_offset, self.amqp)
         if info.chunk_type == 0 and info.next_offset > self.next_offset:
             self.next_offset = info.next_offset
         return messages
+
+    def _return_credit(self) -> None:
+        protocol = self.protocol
+        if self._earned and protocol is not None and protocol.is_open:
+            protocol.send(Credit(self.subscription_id, self._earned))
+            self._earned = 0
 
 __all__ = ['Subscription']

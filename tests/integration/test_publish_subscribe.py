@@ -4,6 +4,8 @@ Publishing with confirmation and reading back, against real brokers.
 
 import itertools
 
+import pytest
+
 from rbfly.amqp import MessageCtx
 from rbfly.streams import (
     Offset,
@@ -12,6 +14,7 @@ from rbfly.streams import (
     PublisherBatchLimit,
     PublisherBin,
     PublisherBinBatch,
+    PublisherPipelined,
     StreamsClient,
     get_message_ctx,
 )
@@ -110,3 +113,24 @@ async def test_chunk_api(client: StreamsClient, stream: str) -> None:
         if len(received) == 1000:
             break
     assert received == list(zip(itertools.count(), range(1000)))
+
+async def test_pipelined_publisher(client: StreamsClient, stream: str) -> None:
+    """Pipelined sends return ids at once; confirmations reach waiters and listeners."""
+    confirmed: list[int] = []
+    async with client.publisher(stream, cls=PublisherPipelined, window=100) as publisher:
+        publisher.add_listener(on_confirm=confirmed.extend)
+        ids = [await publisher.send(i) for i in range(1000)]
+        assert ids == list(range(1, 1001))
+        assert len(publisher._unconfirmed) <= 100
+        await publisher.confirmed(ids[-1])
+        await publisher.flush()
+        assert not publisher._unconfirmed
+    assert sorted(confirmed) == ids
+    messages = await read(client, stream, 1000)
+    assert [body for _, body in messages] == list(range(1000))
+
+async def test_window_only_for_pipelined(client: StreamsClient, stream: str) -> None:
+    """The window option is refused for other publishers."""
+    with pytest.raises(ValueError, match='PublisherPipelined'):
+        async with client.publisher(stream, window=10):  # type: ignore[call-overload]
+            pass

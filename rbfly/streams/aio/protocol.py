@@ -67,6 +67,7 @@ class StreamsProtocol(asyncio.Protocol):
         self.publishers: dict[int, PublisherHandler] = {}
         self.subscriptions: dict[int, SubscriptionHandler] = {}
         self.on_metadata_update: Callable[[MetadataUpdate], None] | None = None
+        self.on_lost: Callable[[StreamsProtocol, Exception], None] | None = None
         self.server_properties: Mapping[str, str] = {}
         self._pending: dict[int, tuple[asyncio.Future[tp.Any], str]] = {}
         self._timer: asyncio.TimerHandle | None = None
@@ -117,6 +118,8 @@ class StreamsProtocol(asyncio.Protocol):
         self._writable.set()
         if not self.closed.done():
             self.closed.set_result(None)
+        if self.on_lost is not None:
+            self.on_lost(self, error)
 
     def pause_writing(self) -> None:
         self._writable.clear()

@@ -1,0 +1,179 @@
+"""
+Connection manager: one connection per client, opened lazily and opened
+again after it is lost.
+
+The manager keeps the registry of publishers and subscriptions to replay.
+When the connection is lost while any of them exists, one recovery task
+reconnects (waiting between attempts as the backoff policy says) and then
+restores each publisher and subscription through the callbacks the client
+gives; callers waiting for a connection wait for that task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import typing as tp
+from collections.abc import Awaitable, Callable
+
+from ..backoff import Backoff
+from ..error import ConnectionLost, StreamsError
+
+if tp.TYPE_CHECKING:
+    from ..publisher import PublisherTrait
+    from ..subscriber import Subscription
+    from .protocol import StreamsProtocol
+
+logger = logging.getLogger(__name__)
+
+Restore: tp.TypeAlias = Callable[['StreamsProtocol', tp.Any], Awaitable[None]]
+
+class ConnectionManager:
+    """
+    Owner of a client's connection.
+
+    :param connect: Opens a new connection (handshake included).
+    :param backoff: Delays between reconnection attempts.
+    :param restore_publisher: Declares a publisher again on a connection.
+    :param restore_subscription: Subscribes again on a connection.
+    """
+    def __init__(
+            self,
+            connect: Callable[[], Awaitable[StreamsProtocol]],
+            backoff: Backoff,
+            restore_publisher: Restore,
+            restore_subscription: Restore,
+    ) -> None:
+        self._connect = connect
+        self._backoff = backoff
+        self._restore_publisher = restore_publisher
+        self._restore_subscription = restore_subscription
+        self.protocol: StreamsProtocol | None = None
+        self.publishers: set[PublisherTrait] = set()
+        self.subscriptions: set[Subscription] = set()
+        self._lock: asyncio.Lock | None = None
+        self._recovery: asyncio.Task[None] | None = None
+        self._closing = False
+
+    async def get(self) -> StreamsProtocol:
+        """
+        Return an open connection, connecting when there is none.
+
+        A first connection is attempted once (its error goes to the
+        caller); after a lost connection this waits for the recovery.
+        """
+        protocol = self.protocol
+        if protocol is not None and protocol.is_open:
+            return protocol
+        if self._recovery is not None and not self._recovery.done():
+            await asyncio.shield(self._recovery)
+            protocol = self.protocol
+            if protocol is not None and protocol.is_open:
+                return protocol
+        if self._lock is None:
+            self._lock = asyncio.Lock()
+        async with self._lock:
+            protocol = self.protocol
+            if protocol is None or not protocol.is_open:
+                self._closing = False
+                protocol = await self._open()
+        return protocol
+
+    async def _open(self) -> StreamsProtocol:
+        protocol = await self._connect()
+        protocol.on_lost = self._on_lost
+        self.protocol = protocol
+        return protocol
+
+    def _on_lost(self, protocol: StreamsProtocol, error: Exception) -> None:
+        if protocol is not self.protocol or self._closing:
+            return
+        self.protocol = None
+        logger.warning('connection lost: %s', error)
+        if self.publishers or self.subscriptions:
+            self.start_recovery()
+
+    def start_recovery(self) -> None:
+        """
+        Start the recovery task unless it runs already.
+        """
+        if self._recovery is None or self._recovery.done():
+            self._recovery = asyncio.get_running_loop().create_task(self._recover())
+
+    async def wait_recovery(self) -> None:
+        """
+        Wait until a lost connection is back (starting the recovery when
+        needed).
+        """
+        if self._closing:
+            raise ConnectionLost('client is disconnected')
+        protocol = self.protocol
+        if protocol is None or not protocol.is_open:
+            self.start_recovery()
+        if self._recovery is not None:
+            await asyncio.shield(self._recovery)
+
+    async def _recover(self) -> None:
+        delays = self._backoff.delays()
+        while not self._closing:
+            try:
+                protocol = await self._open()
+            except (ConnectionLost, StreamsError, OSError) as ex:
+                delay = next(delays, None)
+                if delay is None:
+                    self._give_up(ConnectionLost('cannot reconnect: {}'.format(ex)))
+                    return
+                logger.info('reconnection failed (%s); next attempt in %.2fs', ex, delay)
+                await asyncio.sleep(delay)
+                continue
+            try:
+                await self._restore_all(protocol)
+            except ConnectionLost as ex:
+                logger.info('connection lost again during recovery: %s', ex)
+                continue
+            logger.info('connection recovered: %d publishers, %d subscriptions',
+                        len(self.publishers), len(self.subscriptions))
+            return
+
+    async def _restore_all(self, protocol: StreamsProtocol) -> None:
+        for publisher in list(self.publishers):
+            try:
+                await self._restore_publisher(protocol, publisher)
+            except ConnectionLost:
+                raise
+            except StreamsError as ex:  # e.g. the stream was deleted meanwhile
+                logger.warning('cannot restore publisher of %r: %s', publisher.stream, ex)
+                publisher._fail(ex)
+                self.publishers.discard(publisher)
+        for subscription in list(self.subscriptions):
+            try:
+                await self._restore_subscription(protocol, subscription)
+            except ConnectionLost:
+                raise
+            except StreamsError as ex:
+                logger.warning('cannot restore subscription to %r: %s', subscription.stream, ex)
+                subscription.fail(ex)
+                self.subscriptions.discard(subscription)
+
+    def _give_up(self, error: Exception) -> None:
+        for publisher in list(self.publishers):
+            publisher._fail(error)
+        for subscription in list(self.subscriptions):
+            subscription.fail(error)
+
+    async def close(self) -> None:
+        """
+        Close the connection and stop any recovery.
+        """
+        self._closing = True
+        recovery = self._recovery
+        if recovery is not None and not recovery.done():
+            recovery.cancel()
+            # wait() neither raises the task's cancellation nor hides ours
+            await asyncio.wait([recovery])
+        protocol = self.protocol
+        self.protocol = None
+        if protocol is not None:
+            await protocol.close()
+
+__all__ = ['ConnectionManager']

@@ -1,0 +1,163 @@
+"""
+Lost connections, through a TCP proxy that cuts them: nothing lost,
+nothing duplicated. Also a deleted stream and a broker restart.
+"""
+
+import asyncio
+import os
+import subprocess
+from collections.abc import AsyncIterator
+from urllib.parse import urlsplit
+
+import pytest
+
+from rbfly.streams import (
+    Offset,
+    PublisherBatchFast,
+    PublisherPipelined,
+    StreamsClient,
+    get_message_ctx,
+    streams_client,
+)
+from rbfly.streams.backoff import Backoff
+from rbfly.streams.error import StreamDoesNotExist
+
+from .proxy import Proxy
+
+FAST = Backoff(initial=0.05, maximum=0.5)
+
+@pytest.fixture
+async def proxy(any_url: str) -> AsyncIterator[Proxy]:
+    p = urlsplit(any_url)
+    proxy = Proxy(p.hostname or 'localhost', p.port or 5552)
+    await proxy.start()
+    yield proxy
+    await proxy.close()
+
+@pytest.fixture
+async def proxied(proxy: Proxy, stream: str) -> AsyncIterator[StreamsClient]:
+    """A client connected through the proxy, with the test's stream."""
+    c = streams_client('rabbitmq-stream://guest:guest@127.0.0.1:{}/'.format(proxy.port),
+                       reconnect=FAST)
+    await c.create_stream(stream)
+    try:
+        yield c
+    finally:
+        await c.delete_stream(stream)
+        await c.disconnect()
+
+async def read_all(client: StreamsClient, stream: str, count: int) -> list[object]:
+    result: list[object] = []
+    async for body in client.subscribe(stream, offset=Offset.FIRST, timeout=10):
+        result.append(body)
+        if len(result) == count:
+            break
+    return result
+
+async def test_cut_while_publishing_batches(
+        proxied: StreamsClient, proxy: Proxy, stream: str,
+) -> None:
+    """Batches unconfirmed at a cut are sent again and stored exactly once."""
+    n = 50_000
+    cuts = 0
+    async with proxied.publisher(stream, cls=PublisherBatchFast) as publisher:
+        for i in range(n):
+            publisher.batch(i)
+            if i % 500 == 499:
+                flush = asyncio.create_task(publisher.flush())
+                if i % 10_000 == 4_999:
+                    await asyncio.sleep(0)  # the batch is written, not confirmed
+                    cuts += proxy.cut()
+                await flush
+    assert cuts == 5
+    assert proxy.connections == 6
+    async with DirectClient(proxy) as c:
+        assert await read_all(c, stream, n) == list(range(n))
+
+async def test_cut_while_pipelining(proxied: StreamsClient, proxy: Proxy, stream: str) -> None:
+    """Pipelined messages unconfirmed at a cut are sent again, stored once."""
+    n = 50_000
+    cuts = 0
+    async with proxied.publisher(stream, cls=PublisherPipelined, window=2000) as publisher:
+        for i in range(n):
+            await publisher.send(i)
+            if i % 10_000 == 5_000:
+                cuts += proxy.cut()
+        await publisher.flush()
+    assert cuts == 5
+    assert proxy.connections == 6
+    async with DirectClient(proxy) as c:
+        assert await read_all(c, stream, n) == list(range(n))
+
+async def test_cut_while_consuming(proxied: StreamsClient, proxy: Proxy, stream: str) -> None:
+    """A subscription resumes after cuts without gaps or repeats."""
+    n = 100_000
+    async with proxied.publisher(stream, cls=PublisherBatchFast) as publisher:
+        for i in range(n):
+            publisher.batch(i)
+        await publisher.flush()
+    received: list[object] = []
+    offsets: list[int] = []
+    cuts = 0
+    async for body in proxied.subscribe(stream, offset=Offset.FIRST, timeout=10):
+        received.append(body)
+        offsets.append(get_message_ctx().stream_offset)
+        if len(received) % 20_000 == 10_000:
+            cuts += proxy.cut()
+        if len(received) == n:
+            break
+    assert cuts > 0
+    assert received == list(range(n))
+    assert offsets == list(range(n))
+
+async def test_deleted_stream_ends_subscription(any_url: str, stream: str) -> None:
+    """Deleting a stream ends its subscribers with a typed error."""
+    client = streams_client(any_url)
+    async with client:
+        await client.create_stream(stream)
+        async with client.publisher(stream) as publisher:
+            await publisher.send('x')
+
+        async def consume() -> None:
+            async for _ in client.subscribe(stream, offset=Offset.FIRST):
+                pass
+
+        task = asyncio.create_task(consume())
+        await asyncio.sleep(0.5)
+        other = streams_client(any_url)
+        async with other:
+            await other.delete_stream(stream, missing_ok=False)
+        with pytest.raises(StreamDoesNotExist):
+            await asyncio.wait_for(task, 10)
+
+class DirectClient:
+    """Client straight to the broker the proxy forwards to."""
+    def __init__(self, proxy: Proxy) -> None:
+        host, port = proxy._target
+        self.client = streams_client('rabbitmq-stream://guest:guest@{}:{}/'.format(host, port))
+
+    async def __aenter__(self) -> StreamsClient:
+        return self.client
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.client.disconnect()
+
+@pytest.mark.skipif(not os.environ.get('RBFLY_BROKERS_SCRIPT'),
+                    reason='restarting a broker needs scripts/brokers.sh (set by scripts/test.sh)')
+async def test_broker_restart(url4: str, stream: str) -> None:
+    """After a broker restart, publishing and consuming continue."""
+    client = streams_client(url4, reconnect=Backoff(initial=0.2, maximum=2))
+    async with client:
+        await client.create_stream(stream)
+        async with client.publisher(stream, name='restart-test') as publisher:
+            for i in range(10):
+                await publisher.send(i)
+            proc = await asyncio.create_subprocess_exec(
+                os.environ['RBFLY_BROKERS_SCRIPT'], 'restart', '4',
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )
+            assert await proc.wait() == 0
+            for i in range(10, 20):
+                await asyncio.wait_for(publisher.send(i), 60)
+        assert await read_all(client, stream, 20) == list(range(20))
+        await client.delete_stream(stream)
