@@ -1,9 +1,20 @@
 #!/usr/bin/env bash
 # brokers.sh - provision and start the RabbitMQ brokers used by rbfly's tests.
 #
-#   310  Debian 12's own rabbitmq-server (3.10.x) on the host, stream port 5552
+#   310  Debian 12's own rabbitmq-server (3.10.x) on the host, stream port 5552,
+#        stream over TLS on 5551
 #   4    RabbitMQ 4.x from Debian trixie inside a debootstrap chroot (cached
-#        under $BROKERS_DIR), stream port 5553, private epmd on port 4370
+#        under $BROKERS_DIR), stream port 5553, stream over TLS on 5554,
+#        private epmd on port 4370
+#
+# TLS: a test CA, a server certificate for localhost (DNS:localhost,
+# IP:127.0.0.1, IP:::1) and a client certificate with CN "guest" are made
+# once under $BROKERS_DIR/tls (openssl); each broker gets a copy of the CA and
+# of the server certificate and key in /etc/rabbitmq/tls (inside the chroot
+# for 4.x). The TLS listeners verify a client certificate when one is sent
+# (verify_peer, fail_if_no_peer_cert = false); with the plugin
+# rabbitmq_auth_mechanism_ssl, SASL EXTERNAL logs the client certificate in
+# as the user named by its CN (ssl_cert_login_from = common_name).
 #
 # Run as root on Debian 12; systemd is not needed (nodes are started directly
 # and detached with setsid). Every command is idempotent.
@@ -27,12 +38,13 @@
 #   BROKERS_ADVERTISED_HOST [localhost]     stream.advertised_host of both
 #   BROKERS_MIRROR, BROKERS_SECURITY_MIRROR Debian mirror for the chroot
 #                                           [taken from the host's apt sources]
-#   BROKER310_{AMQP,STREAM,MGMT,DIST,EPMD}_PORT [5672 5552 15672 25672 4369]
+#   BROKER310_{AMQP,STREAM,TLS,MGMT,DIST,EPMD}_PORT [5672 5552 5551 15672 25672 4369]
 #   BROKER310_NODENAME [rabbit@localhost]
-#   BROKER4_{AMQP,STREAM,MGMT,DIST,EPMD}_PORT   [5673 5553 15673 25673 4370]
+#   BROKER4_{AMQP,STREAM,TLS,MGMT,DIST,EPMD}_PORT   [5673 5553 5554 15673 25673 4370]
 #   BROKER4_NODENAME [rabbit4@localhost]
 #   BROKER310_PLUGINS, BROKER4_PLUGINS
 #     [rabbitmq_management,rabbitmq_stream,rabbitmq_stream_management]
+#     (rabbitmq_auth_mechanism_ssl is always added, for SASL EXTERNAL)
 #   BROKER4_SUITE [trixie]  BROKER4_ROOT [$BROKERS_DIR/rootfs-$BROKER4_SUITE]
 #   BROKER4_UID [64672]     uid/gid of the rabbitmq account inside the chroot
 set -euo pipefail
@@ -46,6 +58,7 @@ DEFAULT_PLUGINS=rabbitmq_management,rabbitmq_stream,rabbitmq_stream_management
 
 BROKER310_AMQP_PORT=${BROKER310_AMQP_PORT:-5672}
 BROKER310_STREAM_PORT=${BROKER310_STREAM_PORT:-5552}
+BROKER310_TLS_PORT=${BROKER310_TLS_PORT:-5551}
 BROKER310_MGMT_PORT=${BROKER310_MGMT_PORT:-15672}
 BROKER310_DIST_PORT=${BROKER310_DIST_PORT:-25672}
 BROKER310_EPMD_PORT=${BROKER310_EPMD_PORT:-4369}
@@ -54,6 +67,7 @@ BROKER310_PLUGINS=${BROKER310_PLUGINS:-$DEFAULT_PLUGINS}
 
 BROKER4_AMQP_PORT=${BROKER4_AMQP_PORT:-5673}
 BROKER4_STREAM_PORT=${BROKER4_STREAM_PORT:-5553}
+BROKER4_TLS_PORT=${BROKER4_TLS_PORT:-5554}
 BROKER4_MGMT_PORT=${BROKER4_MGMT_PORT:-15673}
 BROKER4_DIST_PORT=${BROKER4_DIST_PORT:-25673}
 BROKER4_EPMD_PORT=${BROKER4_EPMD_PORT:-4370}
@@ -65,6 +79,7 @@ BROKER4_UID=${BROKER4_UID:-64672}
 
 RUN_DIR=$BROKERS_DIR/run
 LOG_DIR=$BROKERS_DIR/log
+TLS_DIR=$BROKERS_DIR/tls
 RB_PATH=/usr/lib/rabbitmq/bin:/usr/sbin:/usr/bin:/sbin:/bin
 # sh -c script that mounts /proc in the rootfs ($0) and runs the command
 # shellcheck disable=SC2016
@@ -96,7 +111,7 @@ select_broker() {
     *) die "unknown broker '$1' (expected 310 or 4)" ;;
   esac
   local v
-  for v in AMQP_PORT STREAM_PORT MGMT_PORT DIST_PORT EPMD_PORT NODENAME PLUGINS; do
+  for v in AMQP_PORT STREAM_PORT TLS_PORT MGMT_PORT DIST_PORT EPMD_PORT NODENAME PLUGINS; do
     eval "$v=\${${P}_$v}"
   done
   PIDFILE=$RUN_DIR/$B.pid
@@ -287,6 +302,83 @@ build_rootfs() {
   echo "suite=$BROKER4_SUITE rabbitmq-server=$ver erlang-base=$erl" > "$MARKER"
 }
 
+# --- TLS material ------------------------------------------------------------------
+# tls_ok: the CA, server and client certificates exist, chain to the CA and
+# stay valid for 30 more days (one openssl process: fast when warm)
+tls_ok() {
+  local f
+  for f in ca.pem server.pem server.key client.pem client.key; do
+    [ -s "$TLS_DIR/$f" ] || return 1
+  done
+  openssl verify -attime "$(( $(date +%s) + 30 * 86400 ))" -CAfile "$TLS_DIR/ca.pem" \
+    "$TLS_DIR/ca.pem" "$TLS_DIR/server.pem" "$TLS_DIR/client.pem" >/dev/null 2>&1
+}
+
+# ensure_tls: make the test CA, the server certificate for localhost and the
+# client certificate (CN guest) under $TLS_DIR, unless they are there already
+ensure_tls() {
+  if command -v openssl >/dev/null && tls_ok; then return 0; fi
+  command -v openssl >/dev/null || host_apt_install openssl
+  mkdir -p "$RUN_DIR" "$LOG_DIR"
+  (
+    flock -w 120 9 || die "timeout waiting for $RUN_DIR/tls.lock"
+    if tls_ok; then exit 0; fi  # made by the other worker meanwhile
+    local part=$TLS_DIR.partial t=$EPOCHREALTIME
+    rm -rf "$part"
+    mkdir -p "$part"
+    cat > "$part/openssl.cnf" <<'EOF'
+# generated by rbfly scripts/brokers.sh: test certificates only
+[req]
+distinguished_name = dn
+prompt = no
+[dn]
+CN = unused
+[ca]
+basicConstraints = critical, CA:TRUE
+keyUsage = critical, keyCertSign, cRLSign
+subjectKeyIdentifier = hash
+[server]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature, keyEncipherment
+extendedKeyUsage = serverAuth
+subjectAltName = DNS:localhost, IP:127.0.0.1, IP:::1
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+[client]
+basicConstraints = critical, CA:FALSE
+keyUsage = critical, digitalSignature, keyEncipherment
+extendedKeyUsage = clientAuth
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+EOF
+    log "tls: making a test CA, server (localhost) and client (CN guest) certificates in $TLS_DIR"
+    (
+      cd "$part" &&
+      openssl req -x509 -config openssl.cnf -extensions ca -newkey rsa:2048 -nodes \
+        -keyout ca.key -out ca.pem -days 3650 -subj '/CN=rbfly test CA' &&
+      for name in server client; do
+        if [ $name = server ]; then cn=localhost; else cn=guest; fi
+        openssl req -new -config openssl.cnf -newkey rsa:2048 -nodes \
+          -keyout $name.key -out $name.csr -subj "/CN=$cn" &&
+        openssl x509 -req -in $name.csr -CA ca.pem -CAkey ca.key \
+          -set_serial "0x$(openssl rand -hex 16)" -days 3650 \
+          -extfile openssl.cnf -extensions $name -out $name.pem || exit 1
+      done &&
+      rm -f ./*.csr
+    ) > "$LOG_DIR/tls.log" 2>&1 || { tail_logs "$LOG_DIR/tls.log"; die "tls: openssl failed"; }
+    # the CA and server keys stay private (each broker gets its own copy of
+    # the server key); the client key is a test credential that any test
+    # runner may read
+    chmod 600 "$part/ca.key" "$part/server.key"
+    chmod 644 "$part/ca.pem" "$part/server.pem" "$part/client.pem" "$part/client.key"
+    chmod 755 "$part"
+    rm -rf "$TLS_DIR"
+    mv "$part" "$TLS_DIR"
+    tls_ok || die "tls: the new certificates do not verify"
+    log "tls: done in $(elapsed "$t")s"
+  ) 9> "$RUN_DIR/tls.lock"
+}
+
 # --- configuration (rewritten when it differs; CONFIG_CHANGED=1 then) --------------
 put_file() {  # PATH < content
   local new
@@ -296,13 +388,31 @@ put_file() {  # PATH < content
   CONFIG_CHANGED=1
 }
 
+put_copy() {  # SRC DEST MODE: copy SRC when DEST differs
+  if ! cmp -s "$1" "$2"; then
+    cp "$1" "$2"
+    CONFIG_CHANGED=1
+  fi
+  chmod "$3" "$2"
+}
+
 write_config() {
   CONFIG_CHANGED=0
   local pdir owner=rabbitmq:rabbitmq
   [ "$B" = 310 ] || owner=$BROKER4_UID:$BROKER4_UID
   # the CLI needs PLUGINS_DIR to find plugin commands (rabbitmq-streams ...)
   pdir=$(cd "$ROOT/" && printf '%s\n' usr/lib/rabbitmq/lib/rabbitmq_server-*/plugins | sort -V | tail -n 1)
-  mkdir -p "$ETC"
+  mkdir -p "$ETC/tls"
+  # TLS files the broker reads (inside the chroot for 4.x)
+  put_copy "$TLS_DIR/ca.pem" "$ETC/tls/ca.pem" 644
+  put_copy "$TLS_DIR/server.pem" "$ETC/tls/server.pem" 644
+  put_copy "$TLS_DIR/server.key" "$ETC/tls/server.key" 600
+  chmod 750 "$ETC/tls"
+  local plugins=$PLUGINS mechanisms
+  [[ ,$plugins, == *,rabbitmq_auth_mechanism_ssl,* ]] || plugins=$plugins,rabbitmq_auth_mechanism_ssl
+  # EXTERNAL next to the defaults; 4.x also keeps its default ANONYMOUS
+  mechanisms=$'auth_mechanisms.1 = PLAIN\nauth_mechanisms.2 = AMQPLAIN\nauth_mechanisms.3 = EXTERNAL'
+  [ "$B" = 310 ] || mechanisms+=$'\nauth_mechanisms.4 = ANONYMOUS'
   put_file "$ETC/rabbitmq-env.conf" <<EOF
 # generated by rbfly scripts/brokers.sh
 NODENAME=$NODENAME
@@ -317,9 +427,19 @@ listeners.tcp.default = $AMQP_PORT
 stream.listeners.tcp.default = $STREAM_PORT
 stream.advertised_host = $BROKERS_ADVERTISED_HOST
 stream.advertised_port = $STREAM_PORT
+stream.listeners.ssl.default = $TLS_PORT
+stream.advertised_tls_host = $BROKERS_ADVERTISED_HOST
+stream.advertised_tls_port = $TLS_PORT
+ssl_options.cacertfile = /etc/rabbitmq/tls/ca.pem
+ssl_options.certfile = /etc/rabbitmq/tls/server.pem
+ssl_options.keyfile = /etc/rabbitmq/tls/server.key
+ssl_options.verify = verify_peer
+ssl_options.fail_if_no_peer_cert = false
+$mechanisms
+ssl_cert_login_from = common_name
 management.tcp.port = $MGMT_PORT
 EOF
-  put_file "$ETC/enabled_plugins" <<< "[${PLUGINS}]."
+  put_file "$ETC/enabled_plugins" <<< "[${plugins}]."
   chown -R "$owner" "$ETC"
 }
 
@@ -348,27 +468,29 @@ start_one() {
   exec 8> "$RUN_DIR/$B.lock"
   flock -w "$BROKERS_TIMEOUT" 8 || die "$B: another brokers.sh holds $RUN_DIR/$B.lock"
   if [ "$B" = 310 ]; then host_apt_install rabbitmq-server; else build_rootfs; fi
+  ensure_tls
   write_config
   if port_open "$STREAM_PORT" && node_up; then
-    if [ "$CONFIG_CHANGED" = 0 ]; then
-      log "$B: already running (RabbitMQ $(version), stream $BROKERS_ADVERTISED_HOST:$STREAM_PORT)"
+    if [ "$CONFIG_CHANGED" = 0 ] && port_open "$TLS_PORT"; then
+      log "$B: already running (RabbitMQ $(version), stream $BROKERS_ADVERTISED_HOST:$STREAM_PORT, tls $TLS_PORT)"
       return 0
     fi
-    log "$B: configuration changed; restarting"
+    if [ "$CONFIG_CHANGED" = 0 ]; then log "$B: no TLS listener on $TLS_PORT; restarting"
+    else log "$B: configuration changed; restarting"; fi
     stop_one "$B"
   elif pid_alive || port_open "$AMQP_PORT" || port_open "$DIST_PORT"; then
     log "$B: a node is up but not serving streams on $STREAM_PORT; stopping it"
     stop_one "$B"
   fi
-  for p in "$AMQP_PORT" "$STREAM_PORT" "$MGMT_PORT" "$DIST_PORT"; do
+  for p in "$AMQP_PORT" "$STREAM_PORT" "$TLS_PORT" "$MGMT_PORT" "$DIST_PORT"; do
     ! port_open "$p" || die "$B: port $p is used by another program"
   done
 
-  log "$B: starting $NODENAME (RabbitMQ $(version); amqp $AMQP_PORT, stream $STREAM_PORT, mgmt $MGMT_PORT, dist $DIST_PORT, epmd $EPMD_PORT)"
+  log "$B: starting $NODENAME (RabbitMQ $(version); amqp $AMQP_PORT, stream $STREAM_PORT, tls $TLS_PORT, mgmt $MGMT_PORT, dist $DIST_PORT, epmd $EPMD_PORT)"
   t=$EPOCHREALTIME
   launch
   local deadline=$((SECONDS + BROKERS_TIMEOUT))
-  until port_open "$STREAM_PORT" && node_up; do
+  until port_open "$STREAM_PORT" && port_open "$TLS_PORT" && node_up; do
     if ! pid_alive; then
       tail_logs "$CONSOLE_LOG" "$NODE_LOG"
       rm -f "$PIDFILE"
@@ -386,7 +508,7 @@ start_one() {
     as_rabbit rabbitmqctl -q enable_feature_flag all >> "$CONSOLE_LOG" 2>&1 ||
       { tail_logs "$CONSOLE_LOG"; die "4: rabbitmqctl enable_feature_flag all failed"; }
   fi
-  log "$B: up in $(elapsed "$t")s (pid $(cat "$PIDFILE"), stream $BROKERS_ADVERTISED_HOST:$STREAM_PORT)"
+  log "$B: up in $(elapsed "$t")s (pid $(cat "$PIDFILE"), stream $BROKERS_ADVERTISED_HOST:$STREAM_PORT, tls $TLS_PORT)"
 }
 
 stop_one() {
@@ -425,7 +547,7 @@ status_one() {
   local pid=""
   ! pid_alive || pid=" pid $(cat "$PIDFILE")"
   if port_open "$STREAM_PORT" && node_up; then
-    echo "$B: running  RabbitMQ $(version)  $NODENAME  stream $BROKERS_ADVERTISED_HOST:$STREAM_PORT  amqp $AMQP_PORT  mgmt $MGMT_PORT$pid"
+    echo "$B: running  RabbitMQ $(version)  $NODENAME  stream $BROKERS_ADVERTISED_HOST:$STREAM_PORT  tls $TLS_PORT  amqp $AMQP_PORT  mgmt $MGMT_PORT$pid"
   else
     echo "$B: not running  RabbitMQ $(version)$pid"
     return 3
@@ -459,6 +581,11 @@ case "$cmd" in
   env)
     echo "export RBFLY_URL=rabbitmq-stream://guest:guest@localhost:$BROKER310_STREAM_PORT/"
     echo "export RBFLY_URL4=rabbitmq-stream://guest:guest@localhost:$BROKER4_STREAM_PORT/"
+    echo "export RBFLY_TLS_URL=rabbitmq-stream+tls://guest:guest@localhost:$BROKER310_TLS_PORT/"
+    echo "export RBFLY_TLS_URL4=rabbitmq-stream+tls://guest:guest@localhost:$BROKER4_TLS_PORT/"
+    printf 'export RBFLY_TLS_CA=%q\n' "$TLS_DIR/ca.pem"
+    printf 'export RBFLY_TLS_CERT=%q\n' "$TLS_DIR/client.pem"
+    printf 'export RBFLY_TLS_KEY=%q\n' "$TLS_DIR/client.key"
     exit 0 ;;
   start|stop|restart|status|ctl|logs|_one) ;;
   *) usage ;;

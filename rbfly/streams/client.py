@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
 import inspect
 import logging
@@ -42,6 +43,7 @@ from .error import (
     StreamAlreadyExists,
     StreamDoesNotExist,
     StreamsError,
+    error_for_code,
 )
 from .offset import Offset, OffsetType
 from .protocol.commands import (
@@ -57,13 +59,14 @@ from .protocol.commands import (
     QueryOffset,
     QueryPublisherSequence,
     StoreOffset,
+    StreamStats,
     Subscribe,
     Unsubscribe,
 )
 from .protocol.connection import ConnectionCore
 from .protocol.constants import DEFAULT_FRAME_MAX, DEFAULT_HEARTBEAT, Key, ResponseCode
 from .publisher import BloomFilterExtract, Publisher, PublisherPipelined, PublisherTrait
-from .subscriber import Subscription
+from .subscriber import Chunk, Subscription
 from .types import MessageFilter
 from .url import ConnectionInfo, parse_uri
 
@@ -90,6 +93,20 @@ def _check_name(what: str, name: str) -> None:
         raise ValueError('{} name longer than {} bytes: {!r}...'.format(
             what, MAX_STREAM_NAME, name[:32]
         ))
+
+@dataclasses.dataclass(frozen=True)
+class StreamInfo:
+    """
+    Location of a stream.
+
+    :param stream: Stream name.
+    :param leader: Host and port of the stream's leader (None while it has
+        none).
+    :param replicas: Hosts and ports of its replicas.
+    """
+    stream: str
+    leader: tuple[str, int] | None
+    replicas: list[tuple[str, int]]
 
 def _post_filter(flt: MessageFilter, messages: list[MessageCtx]) -> list[MessageCtx]:
     # the broker filters chunks with a Bloom filter; drop its false positives
@@ -296,6 +313,42 @@ class StreamsClient:
             if not missing_ok:
                 raise
 
+    async def stream_stats(self, stream: str) -> dict[str, int]:
+        """
+        Statistics of a stream (RabbitMQ 3.11+): ``first_chunk_id``,
+        ``committed_chunk_id`` and, on newer brokers, ``last_chunk_id`` and
+        ``committed_offset``.
+
+        :raises rbfly.streams.FeatureNotSupported: On older brokers.
+        """
+        _check_name('stream', stream)
+        protocol = await self._get_protocol()
+        self._require(protocol, (3, 11), 'stream statistics')
+        response = await self._call(StreamStats(stream), 'stream {!r}'.format(stream))
+        return dict(response.stats)
+
+    async def stream_metadata(self, stream: str) -> StreamInfo:
+        """
+        Where a stream lives: its leader and replicas.
+
+        :raises rbfly.streams.error.StreamDoesNotExist: When there is no
+            such stream.
+        """
+        _check_name('stream', stream)
+        response = await self._call(Metadata([stream]), 'stream {!r}'.format(stream))
+        brokers = {b.reference: (b.host, b.port) for b in response.brokers}
+        for m in response.streams:
+            if m.stream != stream:
+                continue
+            if m.code != ResponseCode.OK:
+                raise error_for_code(m.code, 'stream {!r}'.format(stream))
+            return StreamInfo(
+                stream,
+                brokers.get(m.leader_reference),
+                [brokers[r] for r in m.replica_references if r in brokers],
+            )
+        raise StreamDoesNotExist('stream {!r}'.format(stream))
+
     #
     # publishers
     #
@@ -440,12 +493,14 @@ class StreamsClient:
             filter: MessageFilter | None = None,
             amqp: bool = True,
             timeout: float = 0,
-    ) -> AsyncGenerator[list[MessageCtx], None]:
+    ) -> AsyncGenerator[Chunk, None]:
         """
         Subscribe to a stream and receive its messages a chunk at a time.
 
-        Each item is a list of messages with their stream offset and
-        timestamp set: the cheapest way to consume a stream.
+        Each item is a :py:class:`~rbfly.streams.subscriber.Chunk`: a list
+        of messages with their stream offset and timestamp set, plus the
+        chunk's first offset and the stream's committed chunk id. The
+        cheapest way to consume a stream.
 
         :param offset: Where to start reading.
         :param filter: Filter values (RabbitMQ 3.13+); only messages with
@@ -470,11 +525,11 @@ class StreamsClient:
         wait = timeout if timeout > 0 else None
         try:
             while True:
-                messages = await sub.next_chunk(wait)
+                chunk = await sub.next_chunk(wait)
                 if filter is not None:
-                    messages = _post_filter(filter, messages)
-                if messages:
-                    yield messages
+                    chunk[:] = _post_filter(filter, chunk)
+                if chunk:
+                    yield chunk
         finally:
             self._manager.subscriptions.discard(sub)
             protocol = sub.protocol  # type: ignore[assignment]
@@ -655,4 +710,4 @@ def connection(func: F) -> F:
             await client.disconnect()
     return tp.cast(F, wrapper)
 
-__all__ = ['StreamsClient', 'connection', 'streams_client']
+__all__ = ['StreamInfo', 'StreamsClient', 'connection', 'streams_client']

@@ -161,8 +161,7 @@ class PublisherTrait:
         if self._unconfirmed:
             logger.info('publisher %r of stream %r: sending %d unconfirmed messages again',
                         self.name, self.stream, len(self._unconfirmed))
-            ids = list(self._unconfirmed)
-            self._write(protocol, list(self._unconfirmed.values()), ids[0], ids)
+            self._write_checked(protocol, list(self._unconfirmed.items()))
 
     def _fail(self, error: Exception) -> None:
         """
@@ -192,21 +191,14 @@ class PublisherTrait:
                 return protocol
             await self._client._wait_recovery(self)
 
-    def _write(
-            self, protocol: StreamsProtocol | None, messages: list[tp.Any], first: int,
+    def _frames(
+            self, protocol: StreamsProtocol, messages: list[tp.Any], first: int,
             ids: list[int] | None = None,
-    ) -> None:
+    ) -> list[bytes]:
         """
-        Encode messages into Publish frames and write them, keeping them
-        as unconfirmed; with no connection they are only kept, and sent
-        once the connection is back.
+        Encode messages into Publish frames that fit the connection's frame
+        size; encoding errors are raised before any state changes.
         """
-        if ids is None:
-            unconfirmed = self._unconfirmed
-            for i, m in enumerate(messages):
-                unconfirmed[first + i] = m
-        if protocol is None or not protocol.is_open:
-            return
         encoder: PublishEncoder = protocol.publish_encoder  # type: ignore[attr-defined]
         filter_values = None
         if self._filter_extract is not None:
@@ -214,35 +206,85 @@ class PublisherTrait:
             filter_values = [
                 extract(m if type(m) is MessageCtx else MessageCtx(m)) for m in messages
             ]
+        frames = []
         n = len(messages)
         start = 0
+        while start < n:
+            count, frame = encoder.encode(
+                self._id, messages, start, first + start, self._amqp, filter_values, ids,
+            )
+            frames.append(frame)
+            start += count
+        return frames
+
+    def _send_frames(self, protocol: StreamsProtocol, frames: list[bytes]) -> None:
         try:
-            while start < n:
-                count, frame = encoder.encode(
-                    self._id, messages, start, first + start, self._amqp, filter_values, ids,
-                )
+            for frame in frames:
                 protocol.send_frame(frame)
-                start += count
         except ConnectionLost:
             pass  # the messages are kept and sent again after reconnection
+
+    def _write_checked(
+            self, protocol: StreamsProtocol | None, items: list[tuple[int, tp.Any]],
+    ) -> None:
+        """
+        Keep messages as unconfirmed and send them; a message that cannot
+        be encoded is rejected alone (its error goes to the waiters and
+        listeners), the others are sent.
+        """
+        if protocol is not None and protocol.is_open:
+            ids = [pid for pid, _ in items]
+            messages = [m for _, m in items]
+            try:
+                frames = self._frames(protocol, messages, ids[0], ids)
+            except (RbFlyError, TypeError, ValueError):
+                good = []
+                for pid, m in items:
+                    try:
+                        self._frames(protocol, [m], pid)
+                    except (RbFlyError, TypeError, ValueError) as ex:
+                        self._unconfirmed.pop(pid, None)
+                        c = self._waiting.pop(pid, None)
+                        if c is not None:
+                            c.fail(ex)
+                        self._rejected(pid, ex)
+                    else:
+                        good.append((pid, m))
+                if not good:
+                    return
+                ids = [pid for pid, _ in good]
+                messages = [m for _, m in good]
+                frames = self._frames(protocol, messages, ids[0], ids)
+            for pid, m in zip(ids, messages, strict=True):
+                self._unconfirmed[pid] = m
+            self._send_frames(protocol, frames)
+        else:
+            for pid, m in items:
+                self._unconfirmed[pid] = m
 
     async def _publish(self, messages: list[tp.Any]) -> None:
         """
         Send messages and wait until the broker confirmed all of them.
+
+        A message that cannot be encoded raises before anything is sent.
         """
         if not messages:
             return
         protocol = await self._connection()
+        await protocol.drain()
+        protocol = await self._connection()  # the connection may be lost in drain()
         n = len(messages)
         first = self.message_id + 1
+        frames = self._frames(protocol, messages, first)
         future: asyncio.Future[None] = protocol.loop.create_future()
         confirmation = _Confirmation(future, n)
         waiting = self._waiting
-        for pid in range(first, first + n):
-            waiting[pid] = confirmation
+        unconfirmed = self._unconfirmed
+        for i, m in enumerate(messages):
+            waiting[first + i] = confirmation
+            unconfirmed[first + i] = m
         self.message_id = first + n - 1
-        await protocol.drain()
-        self._write(protocol, messages, first)
+        self._send_frames(protocol, frames)
         try:
             await future
         except asyncio.CancelledError:
@@ -336,7 +378,7 @@ class PublisherPipelined(PublisherTrait):
         self._drained: asyncio.Future[None] | None = None
         self._confirm_listeners: list[ConfirmListener] = []
         self._error_listeners: list[ErrorListener] = []
-        self._rejections: list[MessageRejected] = []
+        self._rejections: list[Exception] = []
 
     def add_listener(
             self,
@@ -377,9 +419,22 @@ class PublisherPipelined(PublisherTrait):
     def _send_buffer(self) -> None:
         self._scheduled = False
         buffer = self._buffer
-        if buffer:
-            self._buffer = []
-            self._write(self._protocol, buffer, self._buffer_first)
+        if not buffer:
+            return
+        self._buffer = []
+        first = self._buffer_first
+        protocol = self._protocol
+        if protocol is not None and protocol.is_open:
+            try:
+                frames = self._frames(protocol, buffer, first)
+            except (RbFlyError, TypeError, ValueError):
+                pass  # find the bad messages one by one below
+            else:
+                ids = range(first, first + len(buffer))
+                self._unconfirmed.update(zip(ids, buffer, strict=True))
+                self._send_frames(protocol, frames)
+                return
+        self._write_checked(protocol, list(enumerate(buffer, first)))
 
     async def _wait_space(self) -> None:
         while len(self._unconfirmed) + len(self._buffer) >= self.window:
@@ -397,7 +452,6 @@ class PublisherPipelined(PublisherTrait):
         self._wake()
 
     def _rejected(self, publishing_id: int, error: Exception) -> None:
-        assert isinstance(error, MessageRejected)
         self._rejections.append(error)
         for listener in self._error_listeners:
             listener(publishing_id, error)
@@ -439,8 +493,9 @@ class PublisherPipelined(PublisherTrait):
         message sent so far.
 
         :raises MessageRejected: When a message sent since the last flush
-            was rejected (the first such error; all are reported to the
-            error listeners).
+            was rejected by the broker (the first such error; all are
+            reported to the error listeners); an encoding error of a
+            message is raised the same way.
         """
         self._send_buffer()
         while self._unconfirmed:

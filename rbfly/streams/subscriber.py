@@ -35,6 +35,22 @@ if tp.TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+class Chunk(list[MessageCtx]):
+    """
+    Messages of one chunk, as returned by the chunk-level API.
+
+    :ivar first_offset: Offset of the chunk's first record (messages before
+        the subscription's start offset are not in the list).
+    :ivar timestamp: Chunk timestamp, in seconds since the Unix epoch.
+    :ivar committed_chunk_id: Id of the last chunk committed (replicated) by
+        the stream when this chunk was sent (RabbitMQ 3.11+, else None).
+    """
+    __slots__ = ('committed_chunk_id', 'first_offset', 'timestamp')
+
+    first_offset: int
+    timestamp: float
+    committed_chunk_id: int | None
+
 class Subscription:
     """
     Receiving state of one subscription.
@@ -66,7 +82,7 @@ class Subscription:
         self.committed_chunk_id: int | None = None
         # offset after the last user chunk received (None: none yet)
         self.received_offset: int | None = None
-        self._chunks: deque[bytes | bytearray | memoryview] = deque()
+        self._chunks: deque[tuple[bytes | bytearray | memoryview, int | None]] = deque()
         self._waiter: asyncio.Future[None] | None = None
         self._error: Exception | None = None
         self._earned = 0
@@ -99,7 +115,7 @@ class Subscription:
     def on_chunk(
             self, chunk: bytes | bytearray | memoryview, committed_chunk_id: int | None,
     ) -> None:
-        self._chunks.append(chunk)
+        self._chunks.append((chunk, committed_chunk_id))
         if committed_chunk_id is not None:
             self.committed_chunk_id = committed_chunk_id
         if len(chunk) >= 32 and chunk[1] == 0:
@@ -124,7 +140,7 @@ class Subscription:
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
 
-    async def next_chunk(self, timeout: float | None = None) -> list[MessageCtx]:
+    async def next_chunk(self, timeout: float | None = None) -> Chunk:
         """
         Wait for the next chunk and return its messages (those at or after
         the subscription's next offset; possibly none).
@@ -146,14 +162,18 @@ class Subscription:
                         await self._waiter
             finally:
                 self._waiter = None
-        chunk = chunks.popleft()
+        data, committed = chunks.popleft()
         self._earned += 1
         if self._earned >= self._batch:
             self._return_credit()
-        info, messages = decode_chunk(chunk, self.next_offset, self.amqp)
+        info, messages = decode_chunk(data, self.next_offset, self.amqp)
         if info.chunk_type == 0 and info.next_offset > self.next_offset:
             self.next_offset = info.next_offset
-        return messages
+        chunk = Chunk(messages)
+        chunk.first_offset = info.first_offset
+        chunk.timestamp = info.timestamp
+        chunk.committed_chunk_id = committed
+        return chunk
 
     def _return_credit(self) -> None:
         protocol = self.protocol
@@ -161,4 +181,4 @@ class Subscription:
             protocol.send(Credit(self.subscription_id, self._earned))
             self._earned = 0
 
-__all__ = ['Subscription']
+__all__ = ['Chunk', 'Subscription']

@@ -113,3 +113,54 @@ async def test_connection_decorator(any_url: str, stream: str) -> None:
     client = streams_client(any_url)
     assert await work(client) == 7
     assert client._protocol is None
+
+async def test_connect_timeout() -> None:
+    """A peer that never answers the handshake times out with ConnectionLost."""
+    server = await asyncio.start_server(lambda r, w: None, '127.0.0.1', 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        client = streams_client(
+            'rabbitmq-stream://guest:guest@127.0.0.1:{}/'.format(port), connect_timeout=0.5,
+        )
+        with pytest.raises(ConnectionLost, match='timed out'):
+            await client.create_stream('never-created')
+    finally:
+        server.close()
+        await server.wait_closed()
+
+async def test_stream_stats_and_metadata(client: StreamsClient, stream: str) -> None:
+    """Stream statistics on 3.11+ (a typed error before), and stream location."""
+    from rbfly.streams import FeatureNotSupported, PublisherBatchFast
+
+    async with client.publisher(stream, cls=PublisherBatchFast) as publisher:
+        for i in range(10):
+            publisher.batch(i)
+        await publisher.flush()
+    protocol = await client._get_protocol()
+    if protocol.server_properties['version'].startswith('3.10'):
+        with pytest.raises(FeatureNotSupported, match=r'3\.11'):
+            await client.stream_stats(stream)
+    else:
+        stats = await client.stream_stats(stream)
+        assert stats['first_chunk_id'] == 0
+        assert stats['committed_chunk_id'] >= 0
+    info = await client.stream_metadata(stream)
+    assert info.stream == stream
+    assert info.leader is not None and info.leader[0] == 'localhost'
+    with pytest.raises(StreamDoesNotExist):
+        await client.stream_metadata('rbfly-no-such-stream')
+
+async def test_committed_chunk_id(client: StreamsClient, stream: str) -> None:
+    """Deliver v2 on 3.11+ exposes the committed chunk id in the chunk API."""
+    from rbfly.streams import Offset, Publisher
+
+    async with client.publisher(stream, cls=Publisher) as publisher:
+        await publisher.send('x')
+    protocol = await client._get_protocol()
+    async for chunk in client.subscribe_chunks(stream, offset=Offset.FIRST, timeout=5):
+        assert chunk.first_offset == 0
+        if protocol.server_properties['version'].startswith('3.10'):
+            assert chunk.committed_chunk_id is None
+        else:
+            assert chunk.committed_chunk_id == 0
+        break

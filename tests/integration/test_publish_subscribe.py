@@ -7,6 +7,7 @@ import itertools
 import pytest
 
 from rbfly.amqp import MessageCtx
+from rbfly.error import AMQPEncodeError, MessageTooLarge, RbFlyError
 from rbfly.streams import (
     Offset,
     Publisher,
@@ -134,3 +135,47 @@ async def test_window_only_for_pipelined(client: StreamsClient, stream: str) -> 
     with pytest.raises(ValueError, match='PublisherPipelined'):
         async with client.publisher(stream, window=10):  # type: ignore[call-overload]
             pass
+
+async def test_bad_message_is_refused_before_sending(client: StreamsClient, stream: str) -> None:
+    """A message that cannot be encoded raises; the publisher stays usable."""
+    async with client.publisher(stream) as publisher:
+        with pytest.raises(AMQPEncodeError, match='object'):
+            await publisher.send(object())  # type: ignore[arg-type]
+        with pytest.raises(AMQPEncodeError, match='range'):
+            await publisher.send(2 ** 64)
+        await publisher.send('good')
+        assert publisher.message_id == 1
+    async with client.publisher(stream, cls=PublisherBin) as binary:
+        with pytest.raises(TypeError, match='needs bytes'):
+            await binary.send('text')  # type: ignore[arg-type]
+    messages = await read(client, stream, 1)
+    assert messages == [(0, 'good')]
+
+async def test_pipelined_bad_message(client: StreamsClient, stream: str) -> None:
+    """A pipelined message that cannot be encoded fails alone, at flush."""
+    errors: list[int] = []
+    async with client.publisher(stream, cls=PublisherPipelined) as publisher:
+        publisher.add_listener(on_error=lambda pid, ex: errors.append(pid))
+        await publisher.send('a')
+        bad = await publisher.send(object())  # type: ignore[arg-type]
+        await publisher.send('b')
+        with pytest.raises(AMQPEncodeError):
+            await publisher.flush()
+        assert errors == [bad]
+        await publisher.flush()  # the error was reported once
+    messages = await read(client, stream, 2)
+    assert [body for _, body in messages] == ['a', 'b']
+
+async def test_message_too_large(client: StreamsClient, stream: str) -> None:
+    """A message larger than the frame maximum is refused before sending."""
+    async with client.publisher(stream) as publisher:
+        with pytest.raises(MessageTooLarge):
+            await publisher.send(b'x' * 2_000_000)
+        await publisher.send(b'fits')
+
+async def test_closed_publisher(client: StreamsClient, stream: str) -> None:
+    """Using a publisher after its context ended is an error."""
+    async with client.publisher(stream) as publisher:
+        pass
+    with pytest.raises(RbFlyError, match='closed'):
+        await publisher.send('late')

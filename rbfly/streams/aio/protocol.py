@@ -16,7 +16,7 @@ import typing as tp
 from collections.abc import Callable, Mapping
 
 from ...error import ProtocolError
-from ..error import ConnectionLost, ResponseError, error_for_code
+from ..error import ConnectionLost, error_for_code
 from ..protocol.commands import (
     Command,
     ConsumerUpdate,
@@ -89,6 +89,8 @@ class StreamsProtocol(asyncio.Protocol):
             events = self.core.receive_data(data, self.loop.time())
         except ProtocolError as ex:  # malformed frame: the stream is lost
             logger.error('protocol error, dropping connection: %s', ex)
+            if not self.opened.done():
+                self.opened.set_exception(ex)
             self._abort(ex)
             return
         for event in events:
@@ -315,25 +317,38 @@ async def open_connection(
     """
     Connect to a broker and finish the handshake.
 
-    :raises ConnectionLost: When the broker cannot be reached.
+    :raises ConnectionLost: When the broker cannot be reached, does not
+        answer in time, or does not speak the stream protocol.
     :raises rbfly.streams.error.AuthenticationError: When the credentials
         are refused.
     """
     loop = asyncio.get_running_loop()
+    protocol: StreamsProtocol | None = None
+    where = '{}:{}'.format(host, port)
     try:
         async with asyncio.timeout(timeout):
             _, protocol = await loop.create_connection(
                 lambda: StreamsProtocol(core), host, port, ssl=ssl,
             )
             await protocol.opened
-    except OSError as ex:
-        raise ConnectionLost('cannot connect to {}:{}: {}'.format(host, port, ex)) from ex
-    except TimeoutError as ex:
-        raise ConnectionLost('connecting to {}:{} timed out after {}s'.format(
-            host, port, timeout
+    except TimeoutError as ex:  # before OSError: TimeoutError is an OSError
+        _abort(protocol)
+        raise ConnectionLost('connecting to {} timed out after {}s'.format(
+            where, timeout
         )) from ex
-    except ResponseError:
-        raise
+    except ProtocolError as ex:
+        _abort(protocol)
+        hint = '' if ssl is not None else ' (a TLS port? use rabbitmq-stream+tls://)'
+        raise ConnectionLost('{} does not speak the stream protocol{}: {}'.format(
+            where, hint, ex
+        )) from ex
+    except OSError as ex:
+        _abort(protocol)
+        raise ConnectionLost('cannot connect to {}: {}'.format(where, ex)) from ex
     return protocol
+
+def _abort(protocol: StreamsProtocol | None) -> None:
+    if protocol is not None and protocol.transport is not None:
+        protocol.transport.abort()
 
 __all__ = ['StreamsProtocol', 'open_connection']
