@@ -18,7 +18,8 @@ ANNOTATE = os.environ.get('RBFLY_ANNOTATE') == '1'
 
 MODULES = [
     'rbfly._wire._buffer',
-    'rbfly.amqp._codec',
+    'rbfly.amqp._encoder',
+    'rbfly.amqp._decoder',
     'rbfly.amqp._message',
     'rbfly.streams._chunk',
     'rbfly.streams._publish',

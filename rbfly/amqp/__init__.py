@@ -9,7 +9,8 @@ described in :py:mod:`rbfly.amqp.types`.
 """
 
 from ..types import Symbol
-from ._codec import decode_value, encode_value
+from ._decoder import decode_value
+from ._encoder import encode_value
 from ._message import (
     AMQPHeader,
     AMQPProperties,

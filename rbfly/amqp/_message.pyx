@@ -16,7 +16,9 @@ application-properties 0x74, footer 0x78), binary (data 0x75), a list
 (amqp-sequence 0x76) or any value (amqp-value 0x77).
 
 The decoder accepts section descriptors as ``smallulong``, ``ulong`` and
-symbols (``amqp:header:list`` ...). Sections whose fields are all default
+symbols (``amqp:header:list`` ...), and sections in any order (other
+clients write some out of the grammar's order), but no section twice and
+no body mixing kinds of sections. Sections whose fields are all default
 are not encoded.
 """
 
@@ -32,10 +34,8 @@ from libc.string cimport memcpy
 cimport cython
 
 from .._wire._buffer cimport Reader, Writer, r_take, rbfly_load_u32, rbfly_load_u64, w_take
-from ._codec cimport (
-    dec_binary, dec_payload, dec_value, enc_binary, enc_bytes_like, enc_value,
-    reader_for, writer_for,
-)
+from ._decoder cimport dec_binary, dec_payload, dec_value, reader_for
+from ._encoder cimport enc_binary, enc_bytes_like, enc_value, writer_for
 
 from ..error import AMQPDecodeError, AMQPEncodeError, RbFlyBufferError
 from ..types import Symbol
@@ -524,7 +524,7 @@ cdef MessageCtx dec_message(Reader *r):
     Decode all sections of a message from the reader.
     """
     cdef MessageCtx msg = MessageCtx.__new__(MessageCtx)
-    cdef int code, body_code = 0, last = 0
+    cdef int code, body_code = 0, seen = 0
     cdef Py_ssize_t offset
     cdef const unsigned char *p
     cdef object body = None
@@ -540,15 +540,18 @@ cdef MessageCtx dec_message(Reader *r):
                 raise AMQPDecodeError('unknown message section 0x{:x}'.format(code), offset)
         else:
             code = section_code(r)
-        if code < last or (code == last and code < SEC_DATA) or last == SEC_FOOTER:
-            raise AMQPDecodeError('message section 0x{:x} out of order'.format(code), offset)
+        # sections in any order are accepted (rstream writes delivery
+        # annotations after the body); a section other than the body's
+        # given twice, or a body mixing kinds of section, is an error
         if SEC_DATA <= code <= SEC_VALUE:
             if body_code and (body_code != code or code == SEC_VALUE):
                 raise AMQPDecodeError(
                     'message body mixes sections 0x{:x} and 0x{:x}'.format(body_code, code),
                     offset,
                 )
-        last = code
+        elif seen & (1 << (code - SEC_HEADER)):
+            raise AMQPDecodeError('message section 0x{:x} repeated'.format(code), offset)
+        seen |= 1 << (code - SEC_HEADER)
         if code == SEC_DATA:
             p = r_take(r, 1)
             if p[0] == 0xa0:

@@ -444,3 +444,13 @@ def test_decoded_message_sections_lazy() -> None:
     assert msg.app_properties == {}
     msg.app_properties['k'] = 'v'
     assert decode_amqp(encode_message(msg)).app_properties == {'k': 'v'}
+
+
+@pytest.mark.parametrize('data', [
+    h('00 53 73 45 00 53 70 45 00 53 77 41'),  # properties before header
+    h('00 53 77 41 00 53 72 c1 01 00'),  # annotations after the body
+    h('00 53 77 41 00 53 78 c1 01 00 00 53 71 c1 01 00'),  # rstream: delivery annotations last
+])
+def test_sections_in_any_order(data: bytes) -> None:
+    """Sections out of the grammar's order are accepted (other clients write them)."""
+    assert decode_amqp(data).body is True
