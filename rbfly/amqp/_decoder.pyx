@@ -15,9 +15,9 @@ Grammar (section 1.2 of the specification)::
     compound-*  = size count items                     ; size covers count
     array-*     = size count element-constructor *( untyped-bytes )
 
-All integers are big-endian. The decoder checks every length against the data left, limits nesting to
-``MAX_DEPTH`` levels, and raises :py:class:`rbfly.error.AMQPDecodeError`
-naming the offset of any problem.
+All integers are big-endian. The decoder checks every length against the
+data left, limits nesting to ``MAX_DEPTH`` levels, and raises
+:py:class:`rbfly.error.AMQPDecodeError` naming the offset of any problem.
 """
 
 import uuid as _uuid
@@ -338,4 +338,3 @@ def decode_value(data: bytes | bytearray | memoryview) -> object:
     finally:
         if acquired:
             PyBuffer_Release(&view)
-

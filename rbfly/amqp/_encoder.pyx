@@ -573,4 +573,3 @@ def encode_value(obj: object) -> bytes:
     w.owner = <PyObject*> buffer
     enc_value(&w, obj, 0)
     return PyBytes_FromStringAndSize(<const char*> w.data, w.pos)
-
