@@ -1,0 +1,138 @@
+"""
+Flow control, cancellation and logging against real brokers.
+"""
+
+import asyncio
+import logging
+from urllib.parse import urlsplit, urlunsplit
+
+import pytest
+
+from rbfly.streams import (
+    Offset,
+    Publisher,
+    PublisherBatchFast,
+    PublisherBatchLimit,
+    PublisherBin,
+    PublisherBinBatch,
+    PublisherPipelined,
+    StreamsClient,
+    get_message_ctx,
+    streams_client,
+)
+from rbfly.streams.error import AuthenticationFailure
+
+async def fill(client: StreamsClient, stream: str, n: int, per_batch: int = 10) -> None:
+    async with client.publisher(stream, cls=PublisherBatchFast) as publisher:
+        for i in range(n):
+            publisher.batch(i)
+            if i % per_batch == per_batch - 1:
+                await publisher.flush()
+        await publisher.flush()
+
+async def test_slow_consumer_bounded(any_url: str, stream: str) -> None:
+    """A consumer that stops reading holds at most ``credit`` chunks."""
+    client = streams_client(any_url, credit=4)
+    async with client:
+        await client.create_stream(stream)
+        await fill(client, stream, 1000)  # about 100 chunks
+        chunks = client.subscribe_chunks(stream, offset=Offset.FIRST, timeout=5)
+        first = await anext(chunks)
+        await asyncio.sleep(1)  # the broker could send everything meanwhile
+        [sub] = client._manager.subscriptions
+        assert len(sub._chunks) <= 4
+        seen = len(first)
+        async for chunk in chunks:
+            seen += len(chunk)
+            if seen == 1000:
+                break
+        assert seen == 1000
+        await client.delete_stream(stream)
+
+async def test_wait_for_around_send(client: StreamsClient, stream: str) -> None:
+    """wait_for around send raises TimeoutError; the publisher goes on."""
+    async with client.publisher(stream) as publisher:
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(publisher.send('maybe'), 0)
+        await publisher.send('sure')
+    bodies = []
+    async for body in client.subscribe(stream, offset=Offset.FIRST, timeout=2):
+        bodies.append(body)
+        if body == 'sure':
+            break
+    assert bodies[-1] == 'sure'
+    assert len(bodies) <= 2
+
+async def test_wait_for_around_subscribe(client: StreamsClient, stream: str) -> None:
+    """A subscription with no messages is ended by wait_for; the client still works."""
+    async def first() -> object:
+        async for body in client.subscribe(stream, offset=Offset.NEXT):
+            return body
+        return None
+
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(first(), 0.5)
+    await fill(client, stream, 1)
+    async for body in client.subscribe(stream, offset=Offset.FIRST, timeout=5):
+        assert body == 0
+        break
+
+async def test_subscription_timeout(client: StreamsClient, stream: str) -> None:
+    """The subscribe timeout raises TimeoutError when nothing arrives."""
+    with pytest.raises(TimeoutError):
+        async for _ in client.subscribe(stream, offset=Offset.NEXT, timeout=0.3):
+            pass
+
+@pytest.mark.parametrize('cls', [
+    Publisher, PublisherBatchFast, PublisherBatchLimit, PublisherPipelined, PublisherBin,
+    PublisherBinBatch,
+])
+async def test_round_trip_100k(client: StreamsClient, stream: str, cls: type) -> None:
+    """100,000 messages through each publisher class come back exactly once."""
+    n = 100_000
+    binary = cls in (PublisherBin, PublisherBinBatch)
+    values = [b'%010d' % i for i in range(n)] if binary else ['{:010d}'.format(i)
+                                                               for i in range(n)]
+    async with client.publisher(stream, cls=cls) as publisher:
+        if cls is Publisher or cls is PublisherBin:
+            # one at a time, but many at once, each awaiting its confirmation
+            async def part(k: int) -> None:
+                for v in values[k::50]:
+                    await publisher.send(v)
+            await asyncio.gather(*(part(k) for k in range(50)))
+        elif cls is PublisherPipelined:
+            for v in values:
+                await publisher.send(v)
+            await publisher.flush()
+        elif cls is PublisherBatchLimit:
+            for v in values:
+                await publisher.batch(v, max_len=1000)
+            await publisher.flush()
+        else:
+            for i, v in enumerate(values):
+                publisher.batch(v)
+                if i % 1000 == 999:
+                    await publisher.flush()
+    received = []
+    offsets = []
+    async for body in client.subscribe(stream, offset=Offset.FIRST, amqp=not binary, timeout=5):
+        received.append(body)
+        offsets.append(get_message_ctx().stream_offset)
+        if len(received) == n:
+            break
+    assert offsets == list(range(n))
+    assert sorted(received) == values  # type: ignore[type-var]
+    if cls is not Publisher and cls is not PublisherBin:
+        assert received == values
+
+async def test_password_not_logged(any_url: str, caplog: pytest.LogCaptureFixture) -> None:
+    """Credentials never appear in logs or errors."""
+    p = urlsplit(any_url)
+    url = urlunsplit((p.scheme, 'guest:s3cr3t-pw@{}:{}'.format(p.hostname, p.port), '/', '', ''))
+    caplog.set_level(logging.DEBUG)
+    client = streams_client(url)
+    with pytest.raises(AuthenticationFailure) as info:
+        await client.create_stream('never-created')
+    assert 's3cr3t-pw' not in caplog.text
+    assert 's3cr3t-pw' not in str(info.value)
+    assert 'guest' in caplog.text  # the user name is fine to log
