@@ -4,6 +4,7 @@ Flow control, cancellation and logging against real brokers.
 
 import asyncio
 import logging
+import typing as tp
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
@@ -91,8 +92,9 @@ async def test_round_trip_100k(client: StreamsClient, stream: str, cls: type) ->
     """100,000 messages through each publisher class come back exactly once."""
     n = 100_000
     binary = cls in (PublisherBin, PublisherBinBatch)
-    values = [b'%010d' % i for i in range(n)] if binary else ['{:010d}'.format(i)
-                                                               for i in range(n)]
+    values: list[tp.Any] = [b'%010d' % i for i in range(n)] if binary \
+        else ['{:010d}'.format(i) for i in range(n)]
+    publisher: tp.Any
     async with client.publisher(stream, cls=cls) as publisher:
         if cls is Publisher or cls is PublisherBin:
             # one at a time, but many at once, each awaiting its confirmation
@@ -101,16 +103,16 @@ async def test_round_trip_100k(client: StreamsClient, stream: str, cls: type) ->
                     await publisher.send(v)
             await asyncio.gather(*(part(k) for k in range(50)))
         elif cls is PublisherPipelined:
-            for v in values:
-                await publisher.send(v)
+            for value in values:
+                await publisher.send(value)
             await publisher.flush()
         elif cls is PublisherBatchLimit:
-            for v in values:
-                await publisher.batch(v, max_len=1000)
+            for value in values:
+                await publisher.batch(value, max_len=1000)
             await publisher.flush()
         else:
-            for i, v in enumerate(values):
-                publisher.batch(v)
+            for i, value in enumerate(values):
+                publisher.batch(value)
                 if i % 1000 == 999:
                     await publisher.flush()
     received = []
