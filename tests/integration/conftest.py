@@ -60,20 +60,7 @@ def stream() -> str:
     """A stream name unique to the test."""
     return 'rbfly-test-{}'.format(uuid.uuid4().hex[:12])
 
-@pytest.fixture
-async def client(any_url: str, stream: str) -> AsyncIterator[StreamsClient]:
-    """Client connected to each broker, with the test's stream created."""
-    c = streams_client(any_url)
-    await c.create_stream(stream)
-    try:
-        yield c
-    finally:
-        await c.delete_stream(stream)
-        await c.disconnect()
-
-@pytest.fixture
-async def client310(url: str, stream: str) -> AsyncIterator[StreamsClient]:
-    """Client of the RabbitMQ 3.10 broker, with the test's stream created."""
+async def _client_with_stream(url: str, stream: str) -> AsyncIterator[StreamsClient]:
     c = streams_client(url)
     await c.create_stream(stream)
     try:
@@ -83,12 +70,19 @@ async def client310(url: str, stream: str) -> AsyncIterator[StreamsClient]:
         await c.disconnect()
 
 @pytest.fixture
+async def client(any_url: str, stream: str) -> AsyncIterator[StreamsClient]:
+    """Client connected to each broker, with the test's stream created."""
+    async for c in _client_with_stream(any_url, stream):
+        yield c
+
+@pytest.fixture
+async def client310(url: str, stream: str) -> AsyncIterator[StreamsClient]:
+    """Client of the RabbitMQ 3.10 broker, with the test's stream created."""
+    async for c in _client_with_stream(url, stream):
+        yield c
+
+@pytest.fixture
 async def client4(url4: str, stream: str) -> AsyncIterator[StreamsClient]:
     """Client of the RabbitMQ 4.x broker, with the test's stream created."""
-    c = streams_client(url4)
-    await c.create_stream(stream)
-    try:
+    async for c in _client_with_stream(url4, stream):
         yield c
-    finally:
-        await c.delete_stream(stream)
-        await c.disconnect()
