@@ -570,8 +570,17 @@ class StreamsClient:
         protocol = self._protocol
         if protocol is None or not protocol.is_open:
             return
-        response = await protocol.request(Metadata([stream]))
-        exists = any(m.stream == stream and m.code == ResponseCode.OK for m in response.streams)
+        # a stream being deleted or electing a leader is "not available"
+        # for a while: ask until it is gone or back
+        code = ResponseCode.STREAM_NOT_AVAILABLE
+        for _ in range(50):
+            response = await protocol.request(Metadata([stream]))
+            code = next((m.code for m in response.streams if m.stream == stream),
+                        ResponseCode.STREAM_DOES_NOT_EXIST)
+            if code != ResponseCode.STREAM_NOT_AVAILABLE:
+                break
+            await asyncio.sleep(0.2)
+        exists = code == ResponseCode.OK
         publishers = [p for p in self._manager.publishers if p.stream == stream]
         subscriptions = [s for s in self._manager.subscriptions if s.stream == stream]
         if not exists:
@@ -584,13 +593,23 @@ class StreamsClient:
                 self._manager.subscriptions.discard(s)
                 s.fail(error)
             return
-        for p in publishers:  # the broker dropped them; declare them again
+        # the broker dropped them; declare them again (when the stream is
+        # being deleted, that fails, and they end with the error)
+        for p in publishers:
             protocol.publishers.pop(p._id, None)
             p.on_connection_lost(ConnectionLost('stream {!r} moved'.format(stream)))
-            await self._restore_publisher(protocol, p)
+            try:
+                await self._restore_publisher(protocol, p)
+            except StreamsError as ex:
+                self._manager.publishers.discard(p)
+                p._fail(ex)
         for s in subscriptions:
             s.detach()
-            await self._restore_subscription(protocol, s)
+            try:
+                await self._restore_subscription(protocol, s)
+            except StreamsError as ex:
+                self._manager.subscriptions.discard(s)
+                s.fail(ex)
 
     async def _unsubscribe(self, protocol: StreamsProtocol, sid: int, ctx: str) -> None:
         with contextlib.suppress(StreamsError):

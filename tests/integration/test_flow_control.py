@@ -138,3 +138,22 @@ async def test_password_not_logged(any_url: str, caplog: pytest.LogCaptureFixtur
     assert 's3cr3t-pw' not in caplog.text
     assert 's3cr3t-pw' not in str(info.value)
     assert 'guest' in caplog.text  # the user name is fine to log
+
+async def test_disconnect_ends_waiting_subscriber(any_url: str, stream: str) -> None:
+    """disconnect() ends a subscriber waiting for messages instead of leaving it hanging."""
+    from rbfly.streams import ConnectionLost
+
+    client = streams_client(any_url)
+    await client.create_stream(stream)
+
+    async def consume() -> None:
+        async for _ in client.subscribe(stream, offset=Offset.NEXT):
+            pass
+
+    task = asyncio.create_task(consume())
+    await asyncio.sleep(0.3)
+    await client.disconnect()
+    with pytest.raises(ConnectionLost, match='disconnected'):
+        await asyncio.wait_for(task, 5)
+    await client.delete_stream(stream)
+    await client.disconnect()

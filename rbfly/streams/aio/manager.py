@@ -163,7 +163,8 @@ class ConnectionManager:
 
     async def close(self) -> None:
         """
-        Close the connection and stop any recovery.
+        Close the connection and stop any recovery; publishers and
+        subscriptions still open end with :py:class:`ConnectionLost`.
         """
         self._closing = True
         recovery = self._recovery
@@ -175,5 +176,9 @@ class ConnectionManager:
         self.protocol = None
         if protocol is not None:
             await protocol.close()
+        # nobody will reconnect: callers still waiting must not hang
+        self._give_up(ConnectionLost('client disconnected'))
+        self.publishers.clear()
+        self.subscriptions.clear()
 
 __all__ = ['ConnectionManager']
