@@ -78,7 +78,10 @@ T = tp.TypeVar('T', bound=PublisherTrait)
 
 MAX_STREAM_NAME = 255
 DEFAULT_CREDIT = 16
-"""Chunks a subscription lets the broker send ahead (bounds its memory)."""
+"""Chunks a subscription lets the broker send ahead at the start, and at least."""
+
+DEFAULT_BUFFER_BYTES = 8 * 1024 * 1024
+"""Bytes of chunks a subscription may hold (bounds its memory)."""
 
 def _version(properties: tp.Mapping[str, str]) -> tuple[int, ...]:
     try:
@@ -132,7 +135,11 @@ class StreamsClient:
     :param connection_info: Where and how to connect.
     :param frame_max: Largest frame to accept (the broker may lower it).
     :param heartbeat: Heartbeat interval asked for, in seconds.
-    :param credit: Chunks a subscription lets the broker send ahead.
+    :param credit: Chunks a subscription lets the broker send ahead at
+        the start, and at least.
+    :param buffer_bytes: Bytes of chunks a subscription may hold, buffered
+        or on their way (it sets how many chunks the broker may send
+        ahead, as chunk sizes vary from bytes to megabytes).
     :param connect_timeout: Seconds to wait for a connection and handshake.
     :param reconnect: Delays between reconnection attempts after the
         connection was lost (while publishers or subscriptions exist).
@@ -144,6 +151,7 @@ class StreamsClient:
             frame_max: int = DEFAULT_FRAME_MAX,
             heartbeat: int = DEFAULT_HEARTBEAT,
             credit: int = DEFAULT_CREDIT,
+            buffer_bytes: int = DEFAULT_BUFFER_BYTES,
             connect_timeout: float = 30,
             reconnect: Backoff = DEFAULT_BACKOFF,
     ) -> None:
@@ -153,6 +161,9 @@ class StreamsClient:
         self._frame_max = frame_max
         self._heartbeat = heartbeat
         self._credit = credit
+        if buffer_bytes < 1:
+            raise ValueError('buffer_bytes must be positive, got {}'.format(buffer_bytes))
+        self._buffer_bytes = buffer_bytes
         self._connect_timeout = connect_timeout
         self._manager = ConnectionManager(
             self._connect, reconnect, self._restore_publisher, self._restore_subscription,
@@ -519,7 +530,9 @@ class StreamsClient:
                 properties['filter.{}'.format(i)] = value
             properties['match-unfiltered'] = 'true' if filter.match_unfiltered else 'false'
         spec, start = await self._offset_spec(protocol, stream, offset)
-        sub = Subscription(stream, spec, start, amqp, self._credit, properties)
+        sub = Subscription(
+            stream, spec, start, amqp, self._credit, properties, self._buffer_bytes,
+        )
         await self._subscribe(protocol, sub, spec)
         self._manager.subscriptions.add(sub)
         wait = timeout if timeout > 0 else None

@@ -2,12 +2,17 @@
 Subscriptions: receive the messages of a stream.
 
 Flow control: the broker sends a chunk only against a credit. A
-subscription starts with ``credit`` credits and earns one back each time
-the application takes a chunk out of the subscription's buffer, so at most
-``credit`` chunks wait in memory however slow the application is. Earned
-credits are returned to the broker in one Credit command when half of the
-credit is earned, or at once when the buffer runs empty: a Credit per chunk
-costs a write system call per chunk.
+subscription bounds the bytes it holds (chunks buffered plus chunks the
+broker may still send) to about ``buffer_bytes``: it starts with
+``credit`` credits, learns the average chunk size, and grants credits as
+the application takes chunks out of its buffer, up to as many chunks as fit
+into ``buffer_bytes`` (at least ``credit``, at most ``MAX_CREDIT``). A slow
+application therefore never makes the client buffer without limit, while a
+stream of small chunks still has enough of them in flight: with a fixed 16
+credits a stream of 100-message chunks was read at 280k msg/s, bound by
+round trips to the broker. Credits go to the broker in one Credit command
+per several chunks (a Credit per chunk costs a write system call per
+chunk), or at once when the buffer runs empty.
 
 Chunks are decoded when the application takes them, in the application's
 task, not in the connection's callback.
@@ -35,6 +40,15 @@ if tp.TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+MAX_CREDIT = 256
+"""
+Most chunks a subscription lets the broker send ahead. More credit reads a
+stream of small chunks faster (RabbitMQ 3.10, 50-message chunks: 215k msg/s
+with 128, 304k with 256, 433k with 1000), but a broker works off its
+outstanding credit before it handles the next Subscribe or Unsubscribe on
+the connection, about 2 ms per credit (measured: a 2 s stall with 1,000).
+"""
+
 class Chunk(list[MessageCtx]):
     """
     Messages of one chunk, as returned by the chunk-level API.
@@ -59,7 +73,9 @@ class Subscription:
     :param offset_spec: Where the subscription started.
     :param start_offset: Records before this offset are dropped.
     :param amqp: Decode messages as AMQP 1.0.
-    :param credit: Chunks the broker may send ahead.
+    :param credit: Chunks the broker may send ahead at the start, and at
+        least.
+    :param buffer_bytes: Bytes the subscription may hold in chunks.
     :param properties: Subscription properties (filters).
     """
     def __init__(
@@ -70,6 +86,7 @@ class Subscription:
             amqp: bool,
             credit: int,
             properties: dict[str, str],
+            buffer_bytes: int = 8 * 1024 * 1024,
     ) -> None:
         self.stream = stream
         self.offset_spec = offset_spec
@@ -85,8 +102,10 @@ class Subscription:
         self._chunks: deque[tuple[bytes | bytearray | memoryview, int | None]] = deque()
         self._waiter: asyncio.Future[None] | None = None
         self._error: Exception | None = None
-        self._earned = 0
-        self._batch = max(1, credit // 2)
+        self.buffer_bytes = buffer_bytes
+        self._inflight = 0  # credits granted and not used by the broker yet
+        self._buffered = 0  # bytes of chunks in the buffer
+        self._chunk_size = 0.0  # moving average of chunk sizes
 
     def resume_spec(self) -> OffsetSpec:
         """
@@ -102,7 +121,7 @@ class Subscription:
         """
         self.protocol = protocol
         self.subscription_id = subscription_id
-        self._earned = 0
+        self._inflight = self.credit  # Subscribe grants the initial credit
         protocol.subscriptions[subscription_id] = self
         self._wake()
 
@@ -116,6 +135,11 @@ class Subscription:
             self, chunk: bytes | bytearray | memoryview, committed_chunk_id: int | None,
     ) -> None:
         self._chunks.append((chunk, committed_chunk_id))
+        size = len(chunk)
+        self._buffered += size
+        self._inflight -= 1
+        avg = self._chunk_size
+        self._chunk_size = size if avg == 0 else avg + (size - avg) / 16
         if committed_chunk_id is not None:
             self.committed_chunk_id = committed_chunk_id
         if len(chunk) >= 32 and chunk[1] == 0:
@@ -152,7 +176,7 @@ class Subscription:
         while not chunks:
             if self._error is not None:
                 raise self._error
-            self._return_credit()
+            self._return_credit(True)
             self._waiter = asyncio.get_running_loop().create_future()
             try:
                 if timeout is None:
@@ -163,9 +187,8 @@ class Subscription:
             finally:
                 self._waiter = None
         data, committed = chunks.popleft()
-        self._earned += 1
-        if self._earned >= self._batch:
-            self._return_credit()
+        self._buffered -= len(data)
+        self._return_credit(False)
         info, messages = decode_chunk(data, self.next_offset, self.amqp)
         if info.chunk_type == 0 and info.next_offset > self.next_offset:
             self.next_offset = info.next_offset
@@ -175,10 +198,27 @@ class Subscription:
         chunk.committed_chunk_id = committed
         return chunk
 
-    def _return_credit(self) -> None:
+    def _target(self) -> int:
+        """
+        Chunks the subscription may hold (buffered and in flight).
+        """
+        if self._chunk_size == 0:
+            return self.credit
+        return int(min(MAX_CREDIT, max(self.credit, self.buffer_bytes // self._chunk_size)))
+
+    def _return_credit(self, empty: bool) -> None:
+        """
+        Grant the broker credits up to the target; when the buffer is not
+        empty, only in groups of a quarter of the target.
+        """
         protocol = self.protocol
-        if self._earned and protocol is not None and protocol.is_open:
-            protocol.send(Credit(self.subscription_id, self._earned))
-            self._earned = 0
+        target = self._target()
+        grant = target - self._inflight - len(self._chunks)
+        if grant <= 0 or protocol is None or not protocol.is_open:
+            return
+        if empty or grant >= max(1, target // 4):
+            grant = min(grant, 0xffff)
+            protocol.send(Credit(self.subscription_id, grant))
+            self._inflight += grant
 
 __all__ = ['Chunk', 'Subscription']

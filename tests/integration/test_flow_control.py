@@ -32,8 +32,8 @@ async def fill(client: StreamsClient, stream: str, n: int, per_batch: int = 10) 
         await publisher.flush()
 
 async def test_slow_consumer_bounded(any_url: str, stream: str) -> None:
-    """A consumer that stops reading holds at most ``credit`` chunks."""
-    client = streams_client(any_url, credit=4)
+    """A consumer that stops reading holds at most ``credit`` chunks when they are big."""
+    client = streams_client(any_url, credit=4, buffer_bytes=1)
     async with client:
         await client.create_stream(stream)
         await fill(client, stream, 1000)  # about 100 chunks
@@ -48,6 +48,25 @@ async def test_slow_consumer_bounded(any_url: str, stream: str) -> None:
             if seen == 1000:
                 break
         assert seen == 1000
+        await client.delete_stream(stream)
+
+async def test_memory_bound_in_bytes(any_url: str, stream: str) -> None:
+    """Small chunks: many in flight, but about buffer_bytes held at most."""
+    client = streams_client(any_url, credit=4, buffer_bytes=20_000)
+    async with client:
+        await client.create_stream(stream)
+        await fill(client, stream, 20_000)  # about 2,000 chunks, 200 kB
+        chunks = client.subscribe_chunks(stream, offset=Offset.FIRST, timeout=5)
+        seen = len(await anext(chunks))
+        await asyncio.sleep(1)
+        [sub] = client._manager.subscriptions
+        held = sum(len(c) for c, _ in sub._chunks)
+        assert 4 < len(sub._chunks)  # more than the initial credit
+        assert held <= 20_000 * 1.5  # the chunk size is a moving average
+        async for chunk in chunks:
+            seen += len(chunk)
+            if seen == 20_000:
+                break
         await client.delete_stream(stream)
 
 async def test_wait_for_around_send(client: StreamsClient, stream: str) -> None:
