@@ -22,6 +22,7 @@ MODULES = [
     'rbfly.amqp._decoder',
     'rbfly.amqp._message',
     'rbfly.streams._chunk',
+    'rbfly.streams._frames',
     'rbfly.streams._publish',
 ]
 

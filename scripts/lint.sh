@@ -10,6 +10,6 @@ status=0
 "$VENV/bin/mypy" || status=1
 # the .pyi stubs of the Cython modules must match what the modules export
 "$VENV/bin/python" -m mypy.stubtest --allowlist .stubtest-allowlist \
-  rbfly.amqp._encoder rbfly.amqp._decoder rbfly.amqp._message rbfly.streams._chunk rbfly.streams._publish || status=1
+  rbfly.amqp._encoder rbfly.amqp._decoder rbfly.amqp._message rbfly.streams._chunk rbfly.streams._frames rbfly.streams._publish || status=1
 "$VENV/bin/cython-lint" $(git ls-files '*.pyx' '*.pxd' 2>/dev/null || find rbfly -name '*.py[xd]') || status=1
 exit $status

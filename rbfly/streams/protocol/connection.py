@@ -50,7 +50,7 @@ from .commands import (
     TuneResponse,
 )
 from .constants import DEFAULT_FRAME_MAX, DEFAULT_HEARTBEAT, ResponseCode
-from .frames import FrameReader
+from .._frames import FrameReader, decode_hot
 
 logger = logging.getLogger(__name__)
 
@@ -336,13 +336,20 @@ class ConnectionCore:
         events: list[Event] = []
         opened = self._state in _RUNNING
         for frame in self._reader:
-            decoded = decode_frame(frame)
-            command = decoded.command
+            command: Command
+            correlation_id: int | None = None
+            hot = decode_hot(frame)  # Deliver, PublishConfirm, Heartbeat
+            if hot is not None:
+                command = hot
+            else:
+                decoded = decode_frame(frame)
+                command = decoded.command
+                correlation_id = decoded.correlation_id
             if opened:
                 if type(command) is Heartbeat:
                     continue
                 if type(command) is Close:
-                    events.append(self._closed_by_broker(command, decoded.correlation_id, now))
+                    events.append(self._closed_by_broker(command, correlation_id, now))
                     continue
                 if type(command) is CloseResponse and self._state is ConnectionState.CLOSING:
                     self._set_state(ConnectionState.CLOSED)
@@ -352,7 +359,7 @@ class ConnectionCore:
             elif self.state is ConnectionState.CLOSED:  # set by an earlier frame
                 break
             else:
-                event = self._handshake(command, decoded.correlation_id, now)
+                event = self._handshake(command, correlation_id, now)
                 if event is not None:
                     events.append(event)
                 opened = self._state in _RUNNING

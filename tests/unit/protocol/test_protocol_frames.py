@@ -29,6 +29,13 @@ STREAM = b''.join(FRAMES)
 BODIES = [frame[4:] for frame in FRAMES]
 
 
+@pytest.fixture(autouse=True, params=['python', 'cython'])
+def implementation(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test runs on the pure Python reader and on the Cython one."""
+    if request.param == 'cython':
+        from rbfly.streams import _frames
+        monkeypatch.setitem(globals(), 'FrameReader', _frames.FrameReader)
+
 def read_all(reader: FrameReader) -> list[bytes]:
     return [bytes(frame) for frame in reader]
 
