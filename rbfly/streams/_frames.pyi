@@ -2,6 +2,8 @@ from collections.abc import Iterator
 
 from typing_extensions import disjoint_base
 
+from .protocol.commands import Deliver, DeliverV2, Heartbeat, PublishConfirm
+
 @disjoint_base
 class FrameReader:
     max_frame_size: int
@@ -13,6 +15,5 @@ class FrameReader:
     def next_frame(self) -> memoryview | None: ...
     def __iter__(self) -> Iterator[memoryview]: ...
 
-from .protocol.commands import Deliver, DeliverV2, Heartbeat, PublishConfirm
 
 def decode_hot(frame: memoryview) -> Deliver | DeliverV2 | Heartbeat | PublishConfirm | None: ...

@@ -24,7 +24,7 @@ spent 33 us of CPU per confirmed message, most of it here.
 from collections import deque
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport uint16_t, uint32_t
 from libc.string cimport memcpy
 
 from .._wire._buffer cimport rbfly_load_u16, rbfly_load_u32, rbfly_load_u64

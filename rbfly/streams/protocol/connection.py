@@ -31,6 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ...error import ProtocolError
+from .._frames import FrameReader, decode_hot
 from ..error import ResponseError, SaslMechanismNotSupported, error_for_code
 from .codec import decode_frame, encode
 from .commands import (
@@ -50,7 +51,6 @@ from .commands import (
     TuneResponse,
 )
 from .constants import DEFAULT_FRAME_MAX, DEFAULT_HEARTBEAT, ResponseCode
-from .._frames import FrameReader, decode_hot
 
 logger = logging.getLogger(__name__)
 
