@@ -156,7 +156,8 @@ async def rs_publish(url: str, stream: str, messages: Sequence[AMQPMessage | byt
         async with asyncio.timeout(10):
             await done.wait()
     assert all(s.is_confirmed and s.response_code == 0 for s in confirmed)
-    return [s.message_id for s in confirmed]
+    # rstream's confirmation callbacks do not always come in publishing order
+    return sorted(s.message_id for s in confirmed)
 
 async def rs_read(
         url: str, stream: str, count: int, decoder: Callable[[bytes], tp.Any] | None = None,
