@@ -13,4 +13,10 @@ scripts/lint.sh
 scripts/brokers.sh start all
 eval "$(scripts/brokers.sh env)"
 export RBFLY_BROKERS_SCRIPT="$PWD/scripts/brokers.sh"
-exec "$VENV/bin/python" -m pytest tests "$@"
+"$VENV/bin/python" -m pytest tests "$@"
+# the benchmarks in quick mode, so they never rot (no timing assertions)
+"$VENV/bin/python" perf/bench_codec.py --count 1000 --rounds 1 >/dev/null
+"$VENV/bin/python" perf/bench_publish.py --quick --url "$RBFLY_URL" \
+  --impl rbfly rbfly-0.10 rstream >/dev/null
+"$VENV/bin/python" perf/bench_consume.py --quick --url "$RBFLY_URL" >/dev/null
+echo "benchmarks: quick mode ran"

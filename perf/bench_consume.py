@@ -1,0 +1,682 @@
+#!/usr/bin/env python3
+"""
+Consuming benchmark: read a stream of ``--count`` messages (default
+1,000,000) from its first offset.
+
+The stream is published once, before the rounds, with the rbfly importable
+here; message ``i`` is the AMQP string ``'{:010d}'.format(i)``.  Variants
+(``--variant``), which differ in the size of the stream's chunks (the unit
+the broker delivers):
+
+``batch``
+    published in batches of 100, each awaited (``PublisherBatchFast``):
+    chunks of about 100 messages
+``pipelined``
+    published with ``PublisherPipelined``: much bigger chunks
+
+Implementations (``--impl``), each decoding the AMQP messages:
+
+``rbfly``
+    ``async for body in client.subscribe(stream, offset=Offset.FIRST)``
+``rbfly-chunks``
+    ``async for chunk in client.subscribe_chunks(stream, offset=Offset.FIRST)``
+    (a list of decoded messages per chunk; the loop adds ``len(chunk)``)
+``rbfly-0.10``
+    RbFly 0.10.0's ``async for`` in ``perf/.venv-rbfly010``, this script run
+    there as a child process per round (``--impl rbfly --child``)
+``rstream``
+    rstream's ``Consumer.subscribe(stream, callback,
+    decoder=amqp_decoder, offset_specification=FIRST)``
+
+A run is timed from the subscription request to the last message (the
+connection is opened before); the client's CPU time and how busy the
+machine was are recorded too.  Every run must see exactly ``--count``
+messages, the last one being message ``count - 1`` (at offset ``count -
+1`` where the API tells the offset).  Rounds are interleaved across
+implementations, starting with a different one each round.
+
+Examples::
+
+    python perf/bench_consume.py --quick
+    python perf/bench_consume.py --rounds 5 --json perf/results/consume.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import functools
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+import _streams
+from _common import (
+    JsonDict,
+    env_metadata,
+    format_rate,
+    format_ratio,
+    format_table,
+    log,
+    package_version,
+    ratio,
+    write_json,
+)
+from _streams import (
+    BASELINE,
+    BASELINE_VERSION,
+    EXIT_USAGE,
+    EXIT_VERIFY,
+    LEGEND,
+    LOOPS,
+    SkipImplementation,
+    Stopwatch,
+    Target,
+    VerificationError,
+    baseline_python,
+    broker_info,
+    broker_pid_args,
+    default_url,
+    endpoint,
+    find_broker,
+    format_share,
+    format_targets,
+    load_average,
+    loop_info,
+    message,
+    rbfly_module_info,
+    redact_url,
+    rotated,
+    run_async,
+    run_child,
+    run_line,
+    run_result,
+    spread,
+    stream_name,
+    summarise,
+)
+
+BENCHMARK = 'consume'
+IMPLEMENTATIONS = ('rbfly', 'rbfly-chunks', BASELINE, 'rstream')
+VARIANTS = ('batch', 'pipelined')
+COUNT = 1_000_000
+QUICK_COUNT = 20_000
+BATCH_SIZE = 100
+CHILD_TIMEOUT = 3600
+RUN_TIMEOUT = 600   # a run that stalls this long fails
+
+# targets of the project, vs RbFly 0.10 in the same run
+SUBSCRIBE_RATIO = 2.0   # async for with AMQP decoding (0.10: 507k msg/s measured here)
+CHUNKS_RATIO = 4.0
+
+SCRIPT = Path(__file__).resolve()
+
+
+class Received:
+    """What a run received: count, last body and its offset (if known)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.last: Any = None
+        self.offset: int | None = None
+
+    def check(self, impl: str, count: int) -> None:
+        body = self.last
+        if isinstance(body, bytes | bytearray | memoryview):
+            body = bytes(body).decode()   # rstream decodes AMQP strings as bytes
+        expected = message(count - 1)
+        if self.count != count or body != expected or self.offset not in (None, count - 1):
+            raise VerificationError(
+                '{}: received {} messages, the last {!r} at offset {}; expected {}'
+                ' messages, the last {!r} at offset {}'.format(
+                    impl, self.count, self.last, self.offset, count, expected, count - 1,
+                )
+            )
+
+
+#
+# rbfly (this version or 0.10; the same code runs in the child process)
+#
+
+async def consume_rbfly(url: str, stream: str, count: int, chunks: bool) -> JsonDict:
+    from rbfly.streams import Offset, get_message_ctx, streams_client
+
+    client = streams_client(url)   # RbFly 0.10 clients are no context managers
+    watch = Stopwatch()
+    received = Received()
+    try:
+        # connect before the timing (RbFly 0.10: get_protocol)
+        connect: Any = getattr(client, '_get_protocol', None) \
+            or getattr(client, 'get_protocol', None)
+        await connect()
+        n = 0
+        watch.start()
+        if chunks:
+            it: Any = client.subscribe_chunks(stream, offset=Offset.FIRST)
+            try:
+                async for chunk in it:
+                    n += len(chunk)
+                    if n >= count:
+                        break
+                watch.stop()
+            finally:
+                await it.aclose()
+            last = chunk[-1]
+            received.last, received.offset = last.body, last.stream_offset
+        else:
+            it = client.subscribe(stream, offset=Offset.FIRST)
+            try:
+                body = None
+                async for body in it:  # noqa: B007 (the last body is checked)
+                    n += 1
+                    if n >= count:
+                        break
+                watch.stop()
+                received.last, received.offset = body, get_message_ctx().stream_offset
+            finally:
+                await it.aclose()
+        received.count = n
+    finally:
+        await client.disconnect()
+    received.check('rbfly', count)
+    return run_result(count, watch)
+
+
+#
+# rstream
+#
+
+async def consume_rstream(url: str, stream: str, count: int) -> JsonDict:
+    from rstream import Consumer, ConsumerOffsetSpecification, OffsetType, amqp_decoder
+
+    ep = endpoint(url)
+    watch = Stopwatch()
+    received = Received()
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+
+    def on_message(msg: Any, ctx: Any) -> None:
+        received.count += 1
+        if received.count == count:
+            received.last, received.offset = msg.value, ctx.offset
+            done.set_result(None)
+
+    consumer = Consumer(
+        ep.host, ep.port, username=ep.username, password=ep.password, vhost=ep.vhost,
+    )
+    await consumer.start()
+    try:
+        watch.start()
+        await consumer.subscribe(
+            stream, on_message, decoder=amqp_decoder,
+            offset_specification=ConsumerOffsetSpecification(OffsetType.FIRST, None),
+        )
+        await done
+        watch.stop()
+    finally:
+        await consumer.close()
+    received.check('rstream', count)
+    return run_result(count, watch)
+
+
+#
+# implementations
+#
+
+class Runner(Protocol):
+    name: str
+
+    def info(self) -> JsonDict:
+        """Version and details of the implementation."""
+
+    async def run(self, stream: str, count: int) -> JsonDict:
+        """Consume ``count`` messages of a stream from its first offset."""
+
+
+class LocalRunner:
+    def __init__(
+            self, name: str, version: str | None,
+            consume: Callable[[str, int], Awaitable[JsonDict]], api: str,
+            profile_dir: Path | None,
+    ) -> None:
+        self.name = name
+        self.version = version
+        self._consume = consume
+        self._api = api
+        self._profile_dir = profile_dir
+        self._profiles = 0
+
+    def info(self) -> JsonDict:
+        return {'version': self.version, 'process': 'parent', 'api': self._api}
+
+    async def run(self, stream: str, count: int) -> JsonDict:
+        if self._profile_dir is None:
+            return await asyncio.wait_for(self._consume(stream, count), RUN_TIMEOUT)
+        prof = cProfile.Profile()
+        prof.enable()
+        try:
+            result = await asyncio.wait_for(self._consume(stream, count), RUN_TIMEOUT)
+        finally:
+            prof.disable()
+        self._profiles += 1
+        path = self._profile_dir / 'consume-{}-{}.pstats'.format(self.name, self._profiles)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        prof.dump_stats(path)
+        result['profile'] = str(path)
+        return result
+
+
+class ChildRunner:
+    """rbfly in a child process (RbFly 0.10's venv, or ``--isolate``)."""
+
+    def __init__(
+            self, name: str, python: Path, version: str, url: str, loop: str,
+            check_prefix: bool, chunks: bool,
+    ) -> None:
+        self.name = name
+        self.python = python
+        self.version = version
+        self.url = url
+        self.loop = loop
+        self.check_prefix = check_prefix
+        self.chunks = chunks
+        self._info: JsonDict = {}
+
+    def info(self) -> JsonDict:
+        return self._info
+
+    async def run(self, stream: str, count: int) -> JsonDict:
+        args = [
+            '--impl', 'rbfly-chunks' if self.chunks else 'rbfly',
+            '--url', self.url, '--loop', self.loop, *broker_pid_args(),
+            '--count', str(count), '--stream', stream,
+        ]
+        doc = await run_child(
+            self.python, SCRIPT, args, CHILD_TIMEOUT,
+            self.version if self.check_prefix else None,
+        )
+        if doc['rbfly_version'] != self.version:
+            raise VerificationError('{}: child ran rbfly {}, expected {}'.format(
+                self.name, doc['rbfly_version'], self.version,
+            ))
+        if not self._info:
+            self._info = {
+                'version': doc['rbfly_version'], 'process': 'child',
+                'module_file': doc['rbfly_file'], 'loop': doc['loop'], 'env': doc['env'],
+            }
+        result: JsonDict = doc['result']
+        return result
+
+
+API = {
+    'rbfly': 'async for body in client.subscribe(stream, offset=Offset.FIRST)',
+    'rbfly-chunks': 'async for chunk in client.subscribe_chunks(stream, offset=Offset.FIRST)',
+    BASELINE: 'async for body in client.subscribe(stream, offset=Offset.FIRST)',
+    'rstream': 'Consumer.subscribe(stream, callback, decoder=amqp_decoder,'
+               ' offset_specification=ConsumerOffsetSpecification(OffsetType.FIRST))',
+}
+
+
+def make_runner(name: str, args: argparse.Namespace) -> Runner:
+    url = args.url
+    if name == BASELINE:
+        return ChildRunner(
+            name, baseline_python(), BASELINE_VERSION, url, args.loop, True, False,
+        )
+    if name in ('rbfly', 'rbfly-chunks'):
+        version, _ = rbfly_module_info()
+        if version is None:
+            raise SkipImplementation('rbfly is not importable; pip install -e .')
+        chunks = name == 'rbfly-chunks'
+        if args.isolate:
+            return ChildRunner(
+                name, Path(sys.executable), version, url, args.loop, False, chunks,
+            )
+        return LocalRunner(
+            name, version, functools.partial(consume_rbfly, url, chunks=chunks),
+            API[name], args.profile,
+        )
+    if name == 'rstream':
+        version = package_version('rstream')
+        if version is None:
+            raise SkipImplementation('rstream is not installed (pip install -e .[perf])')
+        return LocalRunner(
+            name, version, functools.partial(consume_rstream, url), API[name], args.profile,
+        )
+    raise ValueError(name)
+
+
+#
+# the streams
+#
+
+async def publish(url: str, stream: str, variant: str, count: int) -> JsonDict:
+    """Create a stream and publish the messages; return chunk statistics."""
+    from rbfly.streams import Offset, PublisherBatchFast, PublisherPipelined, streams_client
+
+    client = streams_client(url)
+    async with client:
+        await client.create_stream(stream, exist_ok=False)
+        watch = Stopwatch()
+        watch.start()
+        if variant == 'batch':
+            async with client.publisher(stream, cls=PublisherBatchFast) as p:
+                for start in range(0, count, BATCH_SIZE):
+                    for i in range(start, min(start + BATCH_SIZE, count)):
+                        p.batch(message(i))
+                    await p.flush()
+        else:
+            async with client.publisher(stream, cls=PublisherPipelined) as pp:
+                for i in range(count):
+                    await pp.send(message(i))
+                await pp.flush()
+        watch.stop()
+
+        sizes = []
+        n = 0
+        async for chunk in client.subscribe_chunks(
+                stream, offset=Offset.FIRST, amqp=False, timeout=30):
+            sizes.append(len(chunk))
+            n += len(chunk)
+            if n >= count:
+                break
+    if n != count:
+        raise VerificationError('stream {}: {} messages, expected {}'.format(stream, n, count))
+    return {
+        'stream': stream,
+        'publish_rate': count / watch.seconds,
+        'chunks': len(sizes),
+        'chunk_mean': count / len(sizes),
+        'chunk_max': max(sizes),
+    }
+
+
+async def delete_streams(url: str, streams: Sequence[str]) -> None:
+    from rbfly.streams import streams_client
+
+    client = streams_client(url)
+    async with client:
+        for stream in streams:
+            await client.delete_stream(stream)
+
+
+async def benchmark(args: argparse.Namespace) -> JsonDict:
+    broker = await broker_info(args.url)
+    log('broker: {} {} at {}'.format(broker['product'], broker['version'], broker['url']))
+    runners: list[Runner] = []
+    skipped: dict[str, str] = {}
+    for name in args.impl:
+        try:
+            runners.append(make_runner(name, args))
+        except SkipImplementation as ex:
+            log('{}: skipped: {}'.format(name, ex))
+            skipped[name] = str(ex)
+
+    count = args.count or (QUICK_COUNT if args.quick else COUNT)
+    streams: dict[str, JsonDict] = {}
+    runs: dict[str, dict[str, list[JsonDict]]] = {v: {} for v in args.variant}
+    load_before = load_average()
+    try:
+        for variant in args.variant:
+            stream = stream_name('consume', variant)
+            streams[variant] = {'stream': stream}
+            log('publishing {:,} messages to {} ({})'.format(count, stream, variant))
+            streams[variant] = await publish(args.url, stream, variant, count)
+            log('  {chunks:,} chunks, {chunk_mean:,.0f} messages per chunk on average,'
+                ' at most {chunk_max:,}'.format(**streams[variant]))
+        for variant in args.variant if args.warmup else []:
+            for runner in runners:
+                result = await runner.run(streams[variant]['stream'], count)
+                log('warm-up {:<10} {:<13} {}'.format(variant, runner.name, run_line(result)))
+        for i in range(args.rounds):
+            for variant in args.variant:
+                for runner in rotated(runners, i):
+                    result = await runner.run(streams[variant]['stream'], count)
+                    runs[variant].setdefault(runner.name, []).append(result)
+                    log('round {}/{} {:<10} {:<13} {}'.format(
+                        i + 1, args.rounds, variant, runner.name, run_line(result),
+                    ))
+    finally:
+        if not args.keep:
+            await delete_streams(args.url, [s['stream'] for s in streams.values()])
+
+    results: dict[str, JsonDict] = {}
+    for variant in args.variant:
+        per_impl: JsonDict = {}
+        for name in args.impl:
+            found = next((r for r in runners if r.name == name), None)
+            if found is None:
+                per_impl[name] = {'status': 'skipped', 'reason': skipped.get(name, '')}
+                continue
+            per_impl[name] = {
+                'status': 'ok', **found.info(), 'api': API[name],
+                **summarise(runs[variant][name]), 'runs': runs[variant][name],
+            }
+        results[variant] = {
+            'variant': variant, 'count': count, **streams[variant],
+            'implementations': per_impl,
+        }
+    return {
+        'broker': broker, 'results': results,
+        'load_average': {'before': load_before, 'after': load_average()},
+    }
+
+
+
+#
+# report
+#
+
+def _rate(entry: JsonDict | None) -> float | None:
+    if not entry or entry.get('status') != 'ok':
+        return None
+    value: float = entry['median_rate']
+    return value
+
+
+def report(doc: JsonDict, rounds: int) -> str:
+    lines = []
+    for variant, res in doc['results'].items():
+        impls = res['implementations']
+        lines.append(
+            'consume {:,} AMQP messages from the first offset; stream published {}'
+            ' ({:,} chunks, {:,.0f} messages per chunk); median of {} rounds'.format(
+                res['count'],
+                'in batches of 100' if variant == 'batch' else 'pipelined',
+                res['chunks'], res['chunk_mean'], rounds,
+            )
+        )
+        base = _rate(impls.get(BASELINE))
+        peer = _rate(impls.get('rstream'))
+        headers = [
+            'implementation', 'version', 'msg/s', 'spread', 'CPU us/msg', 'sys', 'client',
+            'broker', 'machine', 'vs ' + BASELINE, 'vs rstream',
+        ]
+        rows = []
+        for name, r in impls.items():
+            if r['status'] != 'ok':
+                continue
+            rows.append([
+                name, str(r['version']), format_rate(r['median_rate']), spread(r),
+                '{:.2f}'.format(r['cpu_us_per_msg']), '{:.2f}'.format(r['sys_us_per_msg']),
+                format_share(r['cpu_share']),
+                format_share(r.get('broker_cpu_share')), format_share(r.get('machine_busy')),
+                format_ratio(ratio(r['median_rate'], base)) if name != BASELINE else '',
+                format_ratio(ratio(r['median_rate'], peer)) if name != 'rstream' else '',
+            ])
+        if rows:
+            lines.append(format_table(headers, rows))
+        for name, r in impls.items():
+            if r['status'] != 'ok':
+                lines.append('{}: skipped: {}'.format(name, r['reason']))
+        lines.append('')
+    lines.append(LEGEND)
+    return '\n'.join(lines)
+
+
+def targets(doc: JsonDict) -> list[Target]:
+    result = []
+    for variant, res in doc['results'].items():
+        impls = res['implementations']
+        base = _rate(impls.get(BASELINE))
+        note = 'same run; stream published {}'.format(
+            'in batches of 100' if variant == 'batch' else 'pipelined',
+        )
+        result.extend([
+            Target(
+                'consume async for ({}), rbfly / {}'.format(variant, BASELINE),
+                SUBSCRIBE_RATIO, 'x', ratio(_rate(impls.get('rbfly')), base), note,
+            ),
+            Target(
+                'consume chunks ({}), rbfly-chunks / {}'.format(variant, BASELINE),
+                CHUNKS_RATIO, 'x', ratio(_rate(impls.get('rbfly-chunks')), base), note,
+            ),
+        ])
+    return result
+
+
+#
+# command line
+#
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description='Consuming benchmark: RbFly, RbFly chunk API, RbFly 0.10, rstream',
+        epilog='Progress goes to stderr, the result table to stdout.',
+    )
+    parser.add_argument(
+        '--count', type=int,
+        help='messages in the stream (default: {:,})'.format(COUNT),
+    )
+    parser.add_argument(
+        '--variant', nargs='+', choices=VARIANTS, default=list(VARIANTS),
+        help='how the stream is published: in batches of 100 (small chunks) or'
+             ' pipelined (big chunks) (default: both)',
+    )
+    parser.add_argument(
+        '--impl', nargs='+', choices=IMPLEMENTATIONS, metavar='NAME',
+        help='implementations, of {} (default: all)'.format(', '.join(IMPLEMENTATIONS)),
+    )
+    parser.add_argument(
+        '--rounds', type=int, default=5,
+        help='rounds; medians are reported (default: %(default)s)',
+    )
+    parser.add_argument(
+        '--no-warmup', dest='warmup', action='store_false',
+        help='no untimed run of every implementation before the rounds (always with --quick)',
+    )
+    parser.add_argument(
+        '--quick', action='store_true',
+        help='{:,} messages and 1 round, to check that the script works (CI)'.format(
+            QUICK_COUNT,
+        ),
+    )
+    parser.add_argument('--loop', choices=LOOPS, default='uvloop', help='event loop')
+    parser.add_argument(
+        '--url', default=default_url(),
+        help='RabbitMQ Streams broker (default: $RBFLY_PERF_URL, $RBFLY_URL4, $RBFLY_URL'
+             ' or %(default)s)',
+    )
+    parser.add_argument(
+        '--isolate', action='store_true',
+        help='run rbfly in a child process per round too, as rbfly-0.10 is',
+    )
+    parser.add_argument(
+        '--keep', action='store_true', help='do not delete the published streams',
+    )
+    parser.add_argument(
+        '--profile', type=Path, metavar='DIR',
+        help='profile the in-process runs with cProfile, writing DIR/*.pstats'
+             ' (timings are distorted)',
+    )
+    parser.add_argument('--json', metavar='PATH', help='write results and environment to PATH')
+    parser.add_argument('--child', action='store_true', help=argparse.SUPPRESS)
+    parser.add_argument('--stream', help=argparse.SUPPRESS)
+    parser.add_argument('--broker-pid', type=int, help=argparse.SUPPRESS)
+
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.rounds = 1
+        args.warmup = False
+    if args.rounds < 1 or (args.count is not None and args.count < 1):
+        parser.error('--rounds and --count must be positive')
+    args.impl = list(dict.fromkeys(args.impl or IMPLEMENTATIONS))
+    if args.child and (args.impl not in (['rbfly'], ['rbfly-chunks']) or not args.stream
+                       or not args.json or args.count is None):
+        parser.error('--child needs --impl rbfly or rbfly-chunks, --count, --stream, --json')
+    return args
+
+
+def child_main(args: argparse.Namespace) -> int:
+    """One run of the importable rbfly; the parent reads the JSON."""
+    chunks = args.impl == ['rbfly-chunks']
+    _streams.BROKER_PID = args.broker_pid
+    version, module = rbfly_module_info()
+    result = run_async(
+        lambda: consume_rbfly(args.url, args.stream, args.count, chunks), args.loop,
+    )
+    write_json(args.json, {
+        'rbfly_version': version,
+        'rbfly_file': module,
+        'loop': loop_info(args.loop),
+        'env': env_metadata(('rbfly', 'uvloop', 'Cython')),
+        'result': result,
+    })
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.child:
+        try:
+            return child_main(args)
+        except VerificationError as ex:
+            log('error: {}'.format(ex))
+            return EXIT_VERIFY
+
+    env = env_metadata()
+    env['loop'] = loop_info(args.loop)
+    broker_pid = find_broker(args.url)
+    log('broker process: {}'.format(broker_pid or 'not found (broker CPU is not measured)'))
+    try:
+        doc = run_async(lambda: benchmark(args), args.loop)
+    except VerificationError as ex:
+        log('error: {}'.format(ex))
+        return EXIT_VERIFY
+    except SkipImplementation as ex:
+        log('error: {}'.format(ex))
+        return EXIT_USAGE
+
+    env['broker'] = doc.pop('broker')
+    env['load_average'] = doc.pop('load_average')
+    print(report(doc, args.rounds))
+    checks = targets(doc)
+    print()
+    print(format_targets(checks))
+    print('load average (1, 5, 15 min) before: {}, after: {}'.format(
+        env['load_average']['before'], env['load_average']['after'],
+    ))
+    if args.json:
+        out: JsonDict = {
+            'benchmark': BENCHMARK,
+            'params': {
+                'variants': args.variant, 'rounds': args.rounds, 'quick': args.quick,
+                'warmup': args.warmup,
+                'isolate': args.isolate, 'loop': args.loop, 'url': redact_url(args.url),
+                'message': "'{:010d}'.format(i) as an AMQP string",
+                'schedule': 'streams published once; rounds interleaved across'
+                            ' implementations, rotating the start',
+            },
+            'env': env,
+            'results': doc['results'],
+            'targets': [t.as_json() for t in checks],
+        }
+        path = write_json(args.json, out)
+        log('results written to {}'.format(path))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

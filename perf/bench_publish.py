@@ -1,0 +1,1049 @@
+#!/usr/bin/env python3
+"""
+Publishing benchmark (sections 1 and 2 of the RbFly 0.10 performance
+report, and pipelined publishing).
+
+Scenarios (``--scenario``):
+
+``single``
+    Publish 200,000 messages one at a time, awaiting the broker's
+    confirmation of each (rbfly ``Publisher.send``, rstream
+    ``Producer.send_wait``, aiokafka ``send_and_wait``).  The latency of
+    every ``send`` is recorded (p50, p95, p99).
+``batch``
+    Publish 1,000,000 messages in batches of 100, awaiting the confirmation
+    of each batch (rbfly ``PublisherBatchFast``: ``batch`` x 100, ``await
+    flush()``; rstream ``send_batch`` with a confirmation callback, the
+    batch awaited until all its messages are confirmed; aiokafka
+    ``send_batch`` of a ``create_batch()`` batch).  The latency of every
+    batch is recorded.
+``pipelined``
+    Publish 1,000,000 messages without waiting for each confirmation, then
+    wait for all of them (rbfly ``PublisherPipelined``: ``await send(m)``
+    for each, ``await flush()``, at most ``--window`` unconfirmed; rstream
+    ``send`` with a confirmation callback; aiokafka ``send``, then
+    ``flush``).
+
+Messages (``--format``): message ``i`` is the string ``'{:010d}'.format(i)``
+sent as an AMQP 1.0 message (``amqp``: an amqp-value string section,
+rstream ``AMQPMessage(value=...)``, the same bytes) or as the 10 byte
+binary string ``'{:010d}'.format(i).encode()`` (``binary``: rbfly
+``PublisherBin``/``PublisherBinBatch``, rstream raw ``bytes``).  aiokafka
+sends ``msgpack.packb('{:010d}'.format(i))`` and runs with ``--format amqp``
+only, as in section 1 of the report.
+
+Implementations (``--impl``):
+
+``rbfly``
+    The rbfly importable by this interpreter (the work tree, once installed
+    with ``pip install -e .``); runs in this process, or in a child process
+    per round with ``--isolate``.
+``rbfly-0.10``
+    RbFly 0.10.0 in ``perf/.venv-rbfly010`` (created on first use, with
+    uvloop); every round runs this script there as a child process with
+    ``--impl rbfly --child``.  RbFly 0.10 has no pipelined publisher.
+``rstream``
+    rstream's ``Producer`` (connects before the timing; the publisher is
+    declared by its first send, which is timed).
+``aiokafka``
+    ``AIOKafkaProducer`` with ``acks='all'`` (see ``scripts/kafka.sh``),
+    one topic with one partition per round; skipped when no Kafka broker
+    answers at ``--kafka``.
+
+Every round of every implementation publishes to a fresh stream (topic),
+which is checked afterwards (its last message must be message ``count -
+1`` at offset ``count - 1``, so nothing is missing or repeated) and
+deleted.  Rounds are interleaved: round ``i`` runs every implementation
+once, starting with a different one each round, so slow and fast periods of
+a shared machine hit all implementations alike.  The time of a run is from
+the first message to the last confirmation; connecting and declaring the
+publisher are not timed.  For every run the client's CPU time
+(``time.process_time`` of its process) and the CPU use of the whole machine
+(``/proc/stat``) are recorded too: a client using far less CPU than the wall
+time waits on the broker.
+
+Examples::
+
+    python perf/bench_publish.py --quick
+    python perf/bench_publish.py --scenario batch --rounds 5 --json perf/results/publish.json
+    python perf/bench_publish.py --format amqp binary --impl rbfly rbfly-0.10   # section 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import functools
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, Protocol
+
+import _streams
+from _common import (
+    JsonDict,
+    env_metadata,
+    format_rate,
+    format_ratio,
+    format_table,
+    log,
+    package_version,
+    ratio,
+    write_json,
+)
+from _streams import (
+    BASELINE,
+    BASELINE_VERSION,
+    EXIT_USAGE,
+    EXIT_VERIFY,
+    LEGEND,
+    LOOPS,
+    SkipImplementation,
+    Stopwatch,
+    Target,
+    VerificationError,
+    baseline_python,
+    broker_info,
+    broker_pid_args,
+    default_url,
+    endpoint,
+    find_broker,
+    format_share,
+    format_targets,
+    listening_pid,
+    load_average,
+    loop_info,
+    message,
+    percentiles,
+    rbfly_module_info,
+    redact_url,
+    rotated,
+    run_async,
+    run_child,
+    run_line,
+    run_result,
+    spread,
+    stream_name,
+    summarise,
+)
+
+BENCHMARK = 'publish'
+IMPLEMENTATIONS = ('rbfly', BASELINE, 'rstream', 'aiokafka')
+SCENARIOS = ('single', 'batch', 'pipelined')
+FORMATS = ('amqp', 'binary')
+COUNTS = {'single': 200_000, 'batch': 1_000_000, 'pipelined': 1_000_000}
+QUICK_COUNTS = {'single': 1_000, 'batch': 10_000, 'pipelined': 10_000}
+BATCH_SIZE = 100
+DEFAULT_KAFKA = '127.0.0.1:9092'
+CHILD_TIMEOUT = 3600
+
+# targets of the project (see README of perf/ and doc/perf.rst)
+JAVA_SINGLE_RATE = 10_700   # official Java stream-perf-test tool, single publish
+BATCH_RATIO = 1.5           # batches of 100, vs RbFly 0.10 (251k msg/s measured here)
+PIPELINED_RATE = 700_000
+
+SCRIPT = Path(__file__).resolve()
+
+
+@dataclass(frozen=True)
+class Case:
+    """What one run publishes."""
+    scenario: str
+    fmt: str
+    count: int
+    batch: int = BATCH_SIZE
+    window: int | None = None
+
+    @property
+    def key(self) -> str:
+        return '{}/{}'.format(self.scenario, self.fmt)
+
+
+def make_message(fmt: str) -> Callable[[int], Any]:
+    """Message ``i`` as an rbfly message (str for AMQP, bytes for binary)."""
+    if fmt == 'binary':
+        return lambda i: message(i).encode()
+    return message
+
+
+def expected_body(case: Case) -> str | bytes:
+    last = message(case.count - 1)
+    return last.encode() if case.fmt == 'binary' else last
+
+
+#
+# rbfly (this version or 0.10; the same code runs in the child process)
+#
+
+def rbfly_class(case: Case) -> Any:
+    """rbfly publisher class of a case; works with RbFly 0.10 too."""
+    import rbfly.streams as rs
+
+    if case.scenario == 'pipelined':
+        if case.fmt == 'binary':
+            raise SkipImplementation('rbfly has no binary pipelined publisher')
+        cls = getattr(rs, 'PublisherPipelined', None)
+        if cls is None:
+            raise SkipImplementation('this rbfly has no pipelined publisher')
+        return cls
+    if case.fmt == 'amqp':
+        return rs.Publisher if case.scenario == 'single' else rs.PublisherBatchFast
+    name = 'PublisherBin' if case.scenario == 'single' else 'PublisherBinBatch'
+    cls = getattr(rs, name, None)
+    if cls is None:   # RbFly 0.10 does not export the binary publishers
+        from rbfly.streams import _client
+        cls = getattr(_client, name)
+    return cls
+
+
+async def publish_rbfly(url: str, stream: str, case: Case) -> JsonDict:
+    from rbfly.streams import streams_client
+
+    cls = rbfly_class(case)
+    watch = Stopwatch()
+    lat: list[int] = []
+    kw: dict[str, Any] = {'cls': cls}
+    if case.window is not None:
+        kw['window'] = case.window
+    client = streams_client(url)   # RbFly 0.10 clients are no context managers
+    try:
+        async with client.publisher(stream, **kw) as p:
+            await _publish_rbfly(p, case, watch, lat)
+    finally:
+        await client.disconnect()
+    return run_result(case.count, watch, latency_of(lat, case))
+
+
+async def _publish_rbfly(p: Any, case: Case, watch: Stopwatch, lat: list[int]) -> None:
+    make = make_message(case.fmt)
+    clock = time.perf_counter_ns
+    count = case.count
+    if case.scenario == 'single':
+        send = p.send
+        append = lat.append
+        watch.start()
+        for i in range(count):
+            t0 = clock()
+            await send(make(i))
+            append(clock() - t0)
+        watch.stop()
+    elif case.scenario == 'batch':
+        batch = p.batch
+        flush = p.flush
+        size = case.batch
+        watch.start()
+        for start in range(0, count, size):
+            t0 = clock()
+            for i in range(start, min(start + size, count)):
+                batch(make(i))
+            await flush()
+            lat.append(clock() - t0)
+        watch.stop()
+    else:
+        send = p.send
+        watch.start()
+        for i in range(count):
+            await send(make(i))
+        await p.flush()
+        watch.stop()
+
+
+def latency_of(lat: Sequence[int], case: Case) -> JsonDict | None:
+    result = percentiles(lat)
+    if result is not None:
+        result['unit'] = 'message' if case.scenario == 'single' else 'batch'
+    return result
+
+
+#
+# rstream
+#
+
+class _Confirmations:
+    """Counts rstream's confirmation callbacks; a future waits for a number."""
+
+    def __init__(self) -> None:
+        self.confirmed = 0
+        self.failed = 0
+        self._goal = 0
+        self._future: asyncio.Future[None] | None = None
+
+    def wait_for(self, goal: int) -> asyncio.Future[None]:
+        self._goal = goal
+        self._future = asyncio.get_running_loop().create_future()
+        self._check()
+        return self._future
+
+    def __call__(self, status: Any) -> None:
+        if status.is_confirmed:
+            self.confirmed += 1
+        else:
+            self.failed += 1
+        self._check()
+
+    def _check(self) -> None:
+        f = self._future
+        if f is not None and not f.done() and self.confirmed + self.failed >= self._goal:
+            if self.failed:
+                f.set_exception(VerificationError(
+                    'rstream: {} messages rejected'.format(self.failed)
+                ))
+            else:
+                f.set_result(None)
+
+
+def rstream_message(fmt: str) -> Callable[[int], Any]:
+    if fmt == 'binary':
+        return lambda i: message(i).encode()
+    from rstream import AMQPMessage
+    return lambda i: AMQPMessage(value=message(i))
+
+
+async def publish_rstream(url: str, stream: str, case: Case) -> JsonDict:
+    from rstream import Producer
+
+    ep = endpoint(url)
+    make = rstream_message(case.fmt)
+    watch = Stopwatch()
+    lat: list[int] = []
+    clock = time.perf_counter_ns
+    count = case.count
+    async with Producer(
+            ep.host, ep.port, username=ep.username, password=ep.password, vhost=ep.vhost,
+    ) as producer:
+        if case.scenario == 'single':
+            send_wait = functools.partial(producer.send_wait, stream)
+            append = lat.append
+            watch.start()
+            for i in range(count):
+                t0 = clock()
+                await send_wait(make(i))
+                append(clock() - t0)
+            watch.stop()
+        elif case.scenario == 'batch':
+            confirmations = _Confirmations()
+            size = case.batch
+            watch.start()
+            for start in range(0, count, size):
+                t0 = clock()
+                msgs = [make(i) for i in range(start, min(start + size, count))]
+                await producer.send_batch(stream, msgs, on_publish_confirm=confirmations)
+                await confirmations.wait_for(start + len(msgs))
+                lat.append(clock() - t0)
+            watch.stop()
+        else:
+            confirmations = _Confirmations()
+            send = functools.partial(producer.send, stream, on_publish_confirm=confirmations)
+            watch.start()
+            for i in range(count):
+                await send(make(i))
+            await confirmations.wait_for(count)
+            watch.stop()
+    return run_result(count, watch, latency_of(lat, case))
+
+
+#
+# aiokafka
+#
+
+async def publish_aiokafka(bootstrap: str, topic: str, case: Case) -> JsonDict:
+    import msgpack
+    from aiokafka import AIOKafkaProducer
+
+    watch = Stopwatch(kafka_pid(bootstrap))
+    lat: list[int] = []
+    clock = time.perf_counter_ns
+    count = case.count
+    pack = msgpack.packb
+    producer = AIOKafkaProducer(
+        bootstrap_servers=bootstrap, acks='all', linger_ms=0, enable_idempotence=False,
+    )
+    await producer.start()
+    try:
+        await producer.partitions_for(topic)   # metadata, not timed
+        if case.scenario == 'single':
+            send_and_wait = functools.partial(producer.send_and_wait, topic, partition=0)
+            append = lat.append
+            watch.start()
+            for i in range(count):
+                t0 = clock()
+                await send_and_wait(pack(message(i)))
+                append(clock() - t0)
+            watch.stop()
+        elif case.scenario == 'batch':
+            size = case.batch
+            watch.start()
+            for start in range(0, count, size):
+                t0 = clock()
+                batch = producer.create_batch()
+                for i in range(start, min(start + size, count)):
+                    if batch.append(key=None, value=pack(message(i)), timestamp=None) is None:
+                        raise VerificationError('aiokafka: batch of {} is full'.format(size))
+                future = await producer.send_batch(batch, topic, partition=0)
+                await future
+                lat.append(clock() - t0)
+            watch.stop()
+        else:
+            send = functools.partial(producer.send, topic, partition=0)
+            futures = []
+            watch.start()
+            for i in range(count):
+                futures.append(await send(pack(message(i))))
+            await producer.flush()
+            watch.stop()
+            failed = [f for f in futures if f.exception() is not None]
+            if failed:
+                raise VerificationError('aiokafka: {} sends failed: {!r}'.format(
+                    len(failed), failed[0].exception(),
+                ))
+    finally:
+        await producer.stop()
+    return run_result(count, watch, latency_of(lat, case))
+
+
+#
+# targets of a run: RabbitMQ streams and Kafka topics
+#
+
+class StreamAdmin:
+    """Creates, checks and deletes the streams of the runs (current rbfly)."""
+
+    def __init__(self, url: str) -> None:
+        from rbfly.streams import streams_client
+        self.url = url
+        self.client = streams_client(url)
+
+    async def create(self, case: Case, impl: str) -> str:
+        stream = stream_name(case.scenario, case.fmt, impl)
+        await self.client.create_stream(stream, exist_ok=False)
+        return stream
+
+    async def check(self, stream: str, case: Case, impl: str) -> None:
+        """The last message of the stream is the last one published."""
+        from rbfly.streams import Offset
+
+        last = None
+        async for chunk in self.client.subscribe_chunks(
+                stream, offset=Offset.LAST, amqp=case.fmt == 'amqp', timeout=30):
+            last = chunk[-1]
+            break
+        expected = expected_body(case)
+        if last is None or last.stream_offset != case.count - 1 or last.body != expected:
+            found = None if last is None else (last.stream_offset, last.body)
+            raise VerificationError(
+                '{} {}: stream {} ends with {!r}, expected offset {} with {!r}'.format(
+                    impl, case.key, stream, found, case.count - 1, expected,
+                )
+            )
+
+    async def delete(self, stream: str) -> None:
+        await self.client.delete_stream(stream)
+
+    async def close(self) -> None:
+        await self.client.disconnect()
+
+
+class TopicAdmin:
+    """Creates, checks and deletes the Kafka topics of the runs."""
+
+    def __init__(self, bootstrap: str) -> None:
+        self.bootstrap = bootstrap
+
+    async def create(self, case: Case, impl: str) -> str:
+        from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+
+        topic = stream_name(case.scenario, case.fmt, impl)
+        admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap)
+        await admin.start()
+        try:
+            await admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])
+        finally:
+            await admin.close()
+        return topic
+
+    async def check(self, topic: str, case: Case, impl: str) -> None:
+        import msgpack
+        from aiokafka import AIOKafkaConsumer, TopicPartition
+
+        tp = TopicPartition(topic, 0)
+        consumer = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, enable_auto_commit=False)
+        await consumer.start()
+        try:
+            consumer.assign([tp])
+            end = (await consumer.end_offsets([tp]))[tp]
+            consumer.seek(tp, max(0, end - 1))
+            record = await asyncio.wait_for(consumer.getone(), 30)
+        finally:
+            await consumer.stop()
+        body = msgpack.unpackb(record.value)
+        if end != case.count or record.offset != case.count - 1 or body != message(case.count - 1):
+            raise VerificationError(
+                '{} {}: topic {} has {} records ending with {!r} at {}'.format(
+                    impl, case.key, topic, end, body, record.offset,
+                )
+            )
+
+    async def delete(self, topic: str) -> None:
+        from aiokafka.admin import AIOKafkaAdminClient
+
+        admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap)
+        await admin.start()
+        try:
+            await admin.delete_topics([topic])
+        finally:
+            await admin.close()
+
+    async def close(self) -> None:
+        pass
+
+
+class Admin(Protocol):
+    async def create(self, case: Case, impl: str) -> str: ...
+    async def check(self, target: str, case: Case, impl: str) -> None: ...
+    async def delete(self, target: str) -> None: ...
+    async def close(self) -> None: ...
+
+
+#
+# implementations
+#
+
+class Runner(Protocol):
+    name: str
+    admin: Admin
+
+    def unsupported(self, case: Case) -> str | None:
+        """Why a case cannot be run (``None``: it can)."""
+
+    def info(self) -> JsonDict:
+        """Version and details of the implementation."""
+
+    async def run(self, case: Case, target: str) -> JsonDict:
+        """Publish the messages of a case to a stream (topic); a run result."""
+
+
+class LocalRunner:
+    """An implementation running in this process."""
+
+    def __init__(
+            self, name: str, version: str | None, admin: Admin,
+            publish: Callable[[str, Case], Any], api: dict[str, str],
+            profile_dir: Path | None = None,
+    ) -> None:
+        self.name = name
+        self.version = version
+        self.admin = admin
+        self._publish = publish
+        self._api = api
+        self._profile_dir = profile_dir
+        self._profiles = 0
+
+    def unsupported(self, case: Case) -> str | None:
+        if self.name == 'rbfly':
+            try:
+                rbfly_class(case)
+            except SkipImplementation as ex:
+                return str(ex)
+        if self.name == 'aiokafka' and case.fmt != 'amqp':
+            return 'aiokafka sends msgpack messages; it is compared under --format amqp'
+        return None
+
+    def info(self) -> JsonDict:
+        return {'version': self.version, 'process': 'parent', 'api': self._api}
+
+    async def run(self, case: Case, target: str) -> JsonDict:
+        if self._profile_dir is None:
+            result: JsonDict = await self._publish(target, case)
+            return result
+        prof = cProfile.Profile()
+        prof.enable()
+        try:
+            result = await self._publish(target, case)
+        finally:
+            prof.disable()
+        self._profiles += 1
+        path = self._profile_dir / 'publish-{}-{}-{}-{}.pstats'.format(
+            case.scenario, case.fmt, self.name, self._profiles,
+        )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        prof.dump_stats(path)
+        result['profile'] = str(path)
+        return result
+
+
+class ChildRunner:
+    """rbfly in a child process (RbFly 0.10's venv, or ``--isolate``)."""
+
+    def __init__(
+            self, name: str, python: Path, version: str, admin: Admin, url: str,
+            loop: str, check_prefix: bool,
+    ) -> None:
+        self.name = name
+        self.python = python
+        self.version = version
+        self.admin = admin
+        self.url = url
+        self.loop = loop
+        self.check_prefix = check_prefix
+        self._info: JsonDict = {}
+
+    def unsupported(self, case: Case) -> str | None:
+        if case.scenario == 'pipelined' and self.version == BASELINE_VERSION:
+            return 'RbFly 0.10 has no pipelined publisher'
+        if case.scenario == 'pipelined' and case.fmt == 'binary':
+            return 'rbfly has no binary pipelined publisher'
+        return None
+
+    def info(self) -> JsonDict:
+        return self._info
+
+    async def run(self, case: Case, target: str) -> JsonDict:
+        args = [
+            '--impl', 'rbfly', '--url', self.url, '--loop', self.loop, *broker_pid_args(),
+            '--scenario', case.scenario, '--format', case.fmt,
+            '--count', str(case.count), '--stream', target,
+        ]
+        if case.window is not None:
+            args.extend(['--window', str(case.window)])
+        doc = await run_child(
+            self.python, SCRIPT, args, CHILD_TIMEOUT,
+            self.version if self.check_prefix else None,
+        )
+        if doc['rbfly_version'] != self.version:
+            raise VerificationError('{}: child ran rbfly {}, expected {}'.format(
+                self.name, doc['rbfly_version'], self.version,
+            ))
+        if not self._info:
+            self._info = {
+                'version': doc['rbfly_version'],
+                'process': 'child',
+                'module_file': doc['rbfly_file'],
+                'loop': doc['loop'],
+                'env': doc['env'],
+            }
+        result: JsonDict = doc['result']
+        return result
+
+
+RBFLY_API = {
+    'single': 'Publisher.send (amqp), PublisherBin.send (binary)',
+    'batch': 'PublisherBatchFast.batch x 100 + await flush() (amqp),'
+             ' PublisherBinBatch (binary)',
+    'pipelined': 'PublisherPipelined: await send(m) for each, await flush()',
+}
+RSTREAM_API = {
+    'single': 'Producer.send_wait(stream, AMQPMessage(value=m) | bytes)',
+    'batch': 'Producer.send_batch(stream, 100 messages, on_publish_confirm=cb),'
+             ' then wait until cb counted the batch',
+    'pipelined': 'Producer.send(stream, m, on_publish_confirm=cb) for each,'
+                 ' then wait until cb counted all',
+}
+AIOKAFKA_API = {
+    'single': "AIOKafkaProducer(acks='all').send_and_wait(topic, msgpack.packb(m))",
+    'batch': 'create_batch() + 100 x append + await (await send_batch(...))',
+    'pipelined': 'await send(topic, msgpack.packb(m)) for each, await flush()',
+}
+
+
+def make_runner(name: str, args: argparse.Namespace, admin: StreamAdmin) -> Runner:
+    url = args.url
+    if name == BASELINE:
+        python = baseline_python()
+        return ChildRunner(name, python, BASELINE_VERSION, admin, url, args.loop, True)
+    if name == 'rbfly':
+        version, _ = rbfly_module_info()
+        if version is None:
+            raise SkipImplementation('rbfly is not importable; pip install -e .')
+        if args.isolate:
+            return ChildRunner(
+                name, Path(sys.executable), version, admin, url, args.loop, False,
+            )
+        runner = LocalRunner(
+            name, version, admin, functools.partial(publish_rbfly, url), RBFLY_API,
+            args.profile,
+        )
+        return runner
+    if name == 'rstream':
+        version = package_version('rstream')
+        if version is None:
+            raise SkipImplementation('rstream is not installed (pip install -e .[perf])')
+        return LocalRunner(
+            name, version, admin, functools.partial(publish_rstream, url), RSTREAM_API,
+            args.profile,
+        )
+    if name == 'aiokafka':
+        version = package_version('aiokafka')
+        if version is None or package_version('msgpack') is None:
+            raise SkipImplementation('aiokafka or msgpack is not installed')
+        return LocalRunner(
+            name, version, TopicAdmin(args.kafka),
+            functools.partial(publish_aiokafka, args.kafka), AIOKAFKA_API, args.profile,
+        )
+    raise ValueError(name)
+
+
+@functools.cache
+def kafka_pid(bootstrap: str) -> int | None:
+    """Process of a local Kafka broker (its CPU time is measured)."""
+    host, _, port = bootstrap.rpartition(':')
+    if host not in ('localhost', '127.0.0.1', '::1') or not port.isdigit():
+        return None
+    return listening_pid(int(port))
+
+
+async def kafka_available(bootstrap: str) -> str | None:
+    """``None`` if a Kafka broker answers at ``bootstrap``, else why not."""
+    host, _, port = bootstrap.rpartition(':')
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(host, int(port)), 3)
+    except (OSError, TimeoutError, ValueError) as ex:
+        return 'no Kafka broker at {} ({}); start one with scripts/kafka.sh start'.format(
+            bootstrap, ex,
+        )
+    writer.close()
+    return None
+
+
+#
+# the benchmark
+#
+
+def cases(args: argparse.Namespace) -> list[Case]:
+    result = []
+    for scenario in args.scenario:
+        count = args.count or (QUICK_COUNTS if args.quick else COUNTS)[scenario]
+        window = args.window if scenario == 'pipelined' else None
+        for fmt in args.format:
+            result.append(Case(scenario, fmt, count, window=window))
+    return result
+
+
+async def run_one(runner: Runner, case: Case) -> JsonDict:
+    target = await runner.admin.create(case, runner.name)
+    try:
+        result = await runner.run(case, target)
+        await runner.admin.check(target, case, runner.name)
+    finally:
+        await runner.admin.delete(target)
+    return result
+
+
+async def benchmark(args: argparse.Namespace) -> JsonDict:
+    admin = StreamAdmin(args.url)
+    broker = await broker_info(args.url)
+    log('broker: {} {} at {}'.format(broker['product'], broker['version'], broker['url']))
+    runners: list[Runner] = []
+    skipped: dict[str, str] = {}
+    for name in args.impl:
+        try:
+            if name == 'aiokafka':
+                reason = await kafka_available(args.kafka)
+                if reason is not None:
+                    raise SkipImplementation(reason)
+            runners.append(make_runner(name, args, admin))
+        except SkipImplementation as ex:
+            log('{}: skipped: {}'.format(name, ex))
+            skipped[name] = str(ex)
+
+    all_cases = cases(args)
+    runs: dict[str, dict[str, list[JsonDict]]] = {c.key: {} for c in all_cases}
+    load_before = load_average()
+    try:
+        for case in all_cases if args.warmup else []:
+            for runner in runners:
+                if runner.unsupported(case) is None:
+                    warm = replace(case, count=max(1, case.count * args.warmup // 100))
+                    result = await run_one(runner, warm)
+                    log('warm-up {:<15} {:<10} {}'.format(case.key, runner.name, run_line(result)))
+        for i in range(args.rounds):
+            for case in all_cases:
+                for runner in rotated(runners, i):
+                    if runner.unsupported(case) is not None:
+                        continue
+                    result = await run_one(runner, case)
+                    runs[case.key].setdefault(runner.name, []).append(result)
+                    log('round {}/{} {:<15} {:<10} {}'.format(
+                        i + 1, args.rounds, case.key, runner.name, run_line(result),
+                    ))
+    finally:
+        await admin.close()
+
+    results: dict[str, JsonDict] = {}
+    for case in all_cases:
+        per_impl: JsonDict = {}
+        for name in args.impl:
+            runner_obj = next((r for r in runners if r.name == name), None)
+            if name in skipped or runner_obj is None:
+                per_impl[name] = {'status': 'skipped', 'reason': skipped.get(name, '')}
+                continue
+            reason = runner_obj.unsupported(case)
+            if reason is not None:
+                per_impl[name] = {'status': 'skipped', 'reason': reason}
+                continue
+            per_impl[name] = {
+                'status': 'ok',
+                **runner_obj.info(),
+                **summarise(runs[case.key][name]),
+                'runs': runs[case.key][name],
+            }
+        results[case.key] = {
+            'scenario': case.scenario, 'format': case.fmt, 'count': case.count,
+            'batch': case.batch if case.scenario == 'batch' else None,
+            'window': case.window, 'implementations': per_impl,
+        }
+    return {
+        'broker': broker,
+        'results': results,
+        'load_average': {'before': load_before, 'after': load_average()},
+    }
+
+
+
+#
+# report
+#
+
+TITLES = {
+    'single': 'single message publishing, each confirmation awaited',
+    'batch': 'batches of {batch} messages, each batch confirmation awaited',
+    'pipelined': 'pipelined publishing, confirmations awaited at the end',
+}
+
+
+def _rate(entry: JsonDict | None) -> float | None:
+    if not entry or entry.get('status') != 'ok':
+        return None
+    value: float = entry['median_rate']
+    return value
+
+
+def report(doc: JsonDict, rounds: int) -> str:
+    lines = []
+    for key, res in doc['results'].items():
+        impls = res['implementations']
+        title = TITLES[res['scenario']].format(batch=res['batch'])
+        lines.append('{} ({}): {}, {:,} messages, median of {} rounds'.format(
+            key, res['format'], title, res['count'], rounds,
+        ))
+        base = _rate(impls.get(BASELINE))
+        peer = _rate(impls.get('rstream'))
+        headers = [
+            'implementation', 'version', 'msg/s', 'spread', 'CPU us/msg', 'sys', 'client',
+            'broker', 'machine', 'p50 us', 'p95 us', 'p99 us', 'vs ' + BASELINE,
+            'vs rstream',
+        ]
+        rows = []
+        for name, r in impls.items():
+            if r['status'] != 'ok':
+                continue
+            lat = r.get('latency') or {}
+            rows.append([
+                name, str(r['version']), format_rate(r['median_rate']), spread(r),
+                '{:.2f}'.format(r['cpu_us_per_msg']), '{:.2f}'.format(r['sys_us_per_msg']),
+                format_share(r['cpu_share']),
+                format_share(r.get('broker_cpu_share')), format_share(r.get('machine_busy')),
+                _lat(lat, 'p50_us'), _lat(lat, 'p95_us'), _lat(lat, 'p99_us'),
+                format_ratio(ratio(r['median_rate'], base)) if name != BASELINE else '',
+                format_ratio(ratio(r['median_rate'], peer)) if name != 'rstream' else '',
+            ])
+        if rows:
+            lines.append(format_table(headers, rows))
+        for name, r in impls.items():
+            if r['status'] != 'ok':
+                lines.append('{}: skipped: {}'.format(name, r['reason']))
+        lines.append('')
+    lines.append(
+        LEGEND + '; latency of each message (single) or batch (batch)'
+    )
+    return '\n'.join(lines)
+
+
+def _lat(lat: JsonDict, key: str) -> str:
+    value = lat.get(key)
+    return '-' if value is None else '{:,.0f}'.format(value)
+
+
+def targets(doc: JsonDict) -> list[Target]:
+    res = doc['results']
+
+    def impl(key: str, name: str) -> JsonDict | None:
+        entry: JsonDict | None = res.get(key, {}).get('implementations', {}).get(name)
+        return entry
+
+    batch_ratio = ratio(_rate(impl('batch/amqp', 'rbfly')), _rate(impl('batch/amqp', BASELINE)))
+    return [
+        Target(
+            'single publish (AMQP), rbfly', JAVA_SINGLE_RATE, 'msg/s',
+            _rate(impl('single/amqp', 'rbfly')), 'official Java stream-perf-test tool',
+        ),
+        Target(
+            'batches of 100 (AMQP), rbfly / ' + BASELINE, BATCH_RATIO, 'x', batch_ratio,
+            'same run',
+        ),
+        Target(
+            'pipelined (AMQP), rbfly', PIPELINED_RATE, 'msg/s',
+            _rate(impl('pipelined/amqp', 'rbfly')),
+        ),
+    ]
+
+
+#
+# command line
+#
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description='Publishing benchmark: RbFly, RbFly 0.10, rstream, aiokafka',
+        epilog='Progress goes to stderr, the result table to stdout.',
+    )
+    parser.add_argument(
+        '--scenario', nargs='+', choices=SCENARIOS, default=list(SCENARIOS),
+        help='scenarios to run (default: all)',
+    )
+    parser.add_argument(
+        '--format', nargs='+', choices=FORMATS, default=['amqp'],
+        help='message formats (default: amqp; "amqp binary" compares them, report section 2)',
+    )
+    parser.add_argument(
+        '--impl', nargs='+', choices=IMPLEMENTATIONS, metavar='NAME',
+        help='implementations, of {} (default: all)'.format(', '.join(IMPLEMENTATIONS)),
+    )
+    parser.add_argument(
+        '--count', type=int,
+        help='messages per run, for every scenario (default: single {single:,},'
+             ' batch {batch:,}, pipelined {pipelined:,})'.format(**COUNTS),
+    )
+    parser.add_argument(
+        '--rounds', type=int, default=5,
+        help='rounds; medians are reported (default: %(default)s; the 0.10 report used 100)',
+    )
+    parser.add_argument(
+        '--warmup', type=int, default=10, metavar='PERCENT',
+        help='before the rounds, an untimed run of every implementation and case with'
+             ' PERCENT of the messages (default: %(default)s; 0 with --quick)',
+    )
+    parser.add_argument(
+        '--window', type=int,
+        help='unconfirmed messages a pipelined publisher allows (default: the library default)',
+    )
+    parser.add_argument(
+        '--quick', action='store_true',
+        help='small counts ({single:,} / {batch:,} / {pipelined:,}) and 1 round,'
+             ' to check that the script works (CI)'.format(**QUICK_COUNTS),
+    )
+    parser.add_argument('--loop', choices=LOOPS, default='uvloop', help='event loop')
+    parser.add_argument(
+        '--url', default=default_url(),
+        help='RabbitMQ Streams broker (default: $RBFLY_PERF_URL, $RBFLY_URL4, $RBFLY_URL'
+             ' or %(default)s)',
+    )
+    parser.add_argument(
+        '--kafka', default=os.environ.get('RBFLY_KAFKA') or DEFAULT_KAFKA,
+        help='Kafka bootstrap server for aiokafka (default: $RBFLY_KAFKA or'
+             ' {}; scripts/kafka.sh start runs one)'.format(DEFAULT_KAFKA),
+    )
+    parser.add_argument(
+        '--isolate', action='store_true',
+        help='run rbfly in a child process per round too, as rbfly-0.10 is',
+    )
+    parser.add_argument(
+        '--profile', type=Path, metavar='DIR',
+        help='profile the in-process runs with cProfile, writing DIR/*.pstats'
+             ' (timings are distorted)',
+    )
+    parser.add_argument('--json', metavar='PATH', help='write results and environment to PATH')
+    # child mode: one run of --impl rbfly to --stream, result as JSON
+    parser.add_argument('--child', action='store_true', help=argparse.SUPPRESS)
+    parser.add_argument('--stream', help=argparse.SUPPRESS)
+    parser.add_argument('--broker-pid', type=int, help=argparse.SUPPRESS)
+
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.rounds = 1
+        args.warmup = 0
+    if args.rounds < 1 or (args.count is not None and args.count < 1):
+        parser.error('--rounds and --count must be positive')
+    if not 0 <= args.warmup <= 100:
+        parser.error('--warmup must be 0..100')
+    if args.window is not None and args.window < 1:
+        parser.error('--window must be positive')
+    args.impl = list(dict.fromkeys(args.impl or IMPLEMENTATIONS))
+    if args.child and (args.impl != ['rbfly'] or not args.stream or not args.json
+                       or len(args.scenario) != 1 or len(args.format) != 1
+                       or args.count is None):
+        parser.error('--child needs --impl rbfly, one --scenario and --format,'
+                     ' --count, --stream and --json')
+    return args
+
+
+def child_main(args: argparse.Namespace) -> int:
+    """One run of the importable rbfly; the parent reads the JSON."""
+    case = Case(args.scenario[0], args.format[0], args.count, window=args.window)
+    _streams.BROKER_PID = args.broker_pid
+    version, module = rbfly_module_info()
+    result = run_async(lambda: publish_rbfly(args.url, args.stream, case), args.loop)
+    write_json(args.json, {
+        'rbfly_version': version,
+        'rbfly_file': module,
+        'loop': loop_info(args.loop),
+        'env': env_metadata(('rbfly', 'uvloop', 'Cython')),
+        'result': result,
+    })
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.child:
+        return child_main(args)
+
+    env = env_metadata()
+    env['loop'] = loop_info(args.loop)
+    broker_pid = find_broker(args.url)
+    log('broker process: {}'.format(broker_pid or 'not found (broker CPU is not measured)'))
+    try:
+        doc = run_async(lambda: benchmark(args), args.loop)
+    except VerificationError as ex:
+        log('error: {}'.format(ex))
+        return EXIT_VERIFY
+    except SkipImplementation as ex:
+        log('error: {}'.format(ex))
+        return EXIT_USAGE
+
+    env['broker'] = doc.pop('broker')
+    env['load_average'] = doc.pop('load_average')
+    print(report(doc, args.rounds))
+    checks = targets(doc)
+    print()
+    print(format_targets(checks))
+    print('load average (1, 5, 15 min) before: {}, after: {}'.format(
+        env['load_average']['before'], env['load_average']['after'],
+    ))
+    if args.json:
+        out: JsonDict = {
+            'benchmark': BENCHMARK,
+            'params': {
+                'scenarios': args.scenario, 'formats': args.format,
+                'rounds': args.rounds, 'quick': args.quick, 'window': args.window,
+                'warmup_percent': args.warmup,
+                'batch': BATCH_SIZE, 'isolate': args.isolate, 'loop': args.loop,
+                'url': redact_url(args.url), 'kafka': args.kafka,
+                'message': "'{:010d}'.format(i) (amqp: AMQP string; binary: .encode())",
+                'schedule': 'rounds interleaved across implementations, rotating the start;'
+                            ' fresh stream per run, checked and deleted afterwards',
+            },
+            'env': env,
+            'results': doc['results'],
+            'targets': [t.as_json() for t in checks],
+        }
+        path = write_json(args.json, out)
+        log('results written to {}'.format(path))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
