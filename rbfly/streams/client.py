@@ -19,9 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
-import functools
-import inspect
 import logging
 import platform
 import ssl as _ssl
@@ -29,7 +26,7 @@ import typing as tp
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator
 
-from ..amqp import MessageCtx, get_message_ctx, set_message_ctx
+from ..amqp import get_message_ctx, set_message_ctx
 from ..error import RbFlyError
 from ..types import AMQPBody
 from ._publish import PublishEncoder
@@ -69,6 +66,7 @@ from .publisher import BloomFilterExtract, Publisher, PublisherPipelined, Publis
 from .subscriber import Chunk, Subscription
 from .types import MessageFilter
 from .url import ConnectionInfo, parse_uri
+from .util import StreamInfo, check_name, connection, post_filter, version
 
 logger = logging.getLogger(__name__)
 
@@ -76,52 +74,11 @@ DEFAULT_BACKOFF = Backoff()
 
 T = tp.TypeVar('T', bound=PublisherTrait)
 
-MAX_STREAM_NAME = 255
 DEFAULT_CREDIT = 16
 """Chunks a subscription lets the broker send ahead at the start, and at least."""
 
 DEFAULT_BUFFER_BYTES = 8 * 1024 * 1024
 """Bytes of chunks a subscription may hold (bounds its memory)."""
-
-def _version(properties: tp.Mapping[str, str]) -> tuple[int, ...]:
-    try:
-        return tuple(int(v) for v in properties.get('version', '0').split('+')[0].split('.')[:3])
-    except ValueError:
-        return (0,)
-
-def _check_name(what: str, name: str) -> None:
-    if not isinstance(name, str) or not name:
-        raise ValueError('{} name must be a non-empty str, got {!r}'.format(what, name))
-    if len(name.encode('utf-8')) > MAX_STREAM_NAME:
-        raise ValueError('{} name longer than {} bytes: {!r}...'.format(
-            what, MAX_STREAM_NAME, name[:32]
-        ))
-
-@dataclasses.dataclass(frozen=True)
-class StreamInfo:
-    """
-    Location of a stream.
-
-    :param stream: Stream name.
-    :param leader: Host and port of the stream's leader (None while it has
-        none).
-    :param replicas: Hosts and ports of its replicas.
-    """
-    stream: str
-    leader: tuple[str, int] | None
-    replicas: list[tuple[str, int]]
-
-def _post_filter(flt: MessageFilter, messages: list[MessageCtx]) -> list[MessageCtx]:
-    # the broker filters chunks with a Bloom filter; drop its false positives
-    extract = flt.extract
-    values = flt.values
-    unfiltered = flt.match_unfiltered
-    result = []
-    for m in messages:
-        value = extract(m)
-        if value in values or (unfiltered and value is None):
-            result.append(m)
-    return result
 
 class StreamsClient:
     """
@@ -223,7 +180,7 @@ class StreamsClient:
         )
         protocol.publish_encoder = PublishEncoder(core.frame_max)  # type: ignore[attr-defined]
         protocol.on_metadata_update = self._on_metadata_update
-        protocol.broker_version = _version(protocol.server_properties)  # type: ignore[attr-defined]
+        protocol.broker_version = version(protocol.server_properties)  # type: ignore[attr-defined]
         if protocol.broker_version >= (3, 11):  # type: ignore[attr-defined]
             await protocol.request(ExchangeCommandVersions([
                 CommandVersion(Key.PUBLISH, 1, 2),
@@ -294,7 +251,7 @@ class StreamsClient:
         :param exist_ok: Do not fail when the stream exists (with the same
             arguments), as RbFly 0.10 did.
         """
-        _check_name('stream', stream)
+        check_name('stream', stream)
         args: dict[str, str] = dict(arguments or {})
         for key, value in (
                 ('max-length-bytes', max_length_bytes),
@@ -317,7 +274,7 @@ class StreamsClient:
 
         :param missing_ok: Do not fail when the stream does not exist.
         """
-        _check_name('stream', stream)
+        check_name('stream', stream)
         try:
             await self._call(Delete(stream), 'stream {!r}'.format(stream))
         except StreamDoesNotExist:
@@ -332,7 +289,7 @@ class StreamsClient:
 
         :raises rbfly.streams.FeatureNotSupported: On older brokers.
         """
-        _check_name('stream', stream)
+        check_name('stream', stream)
         protocol = await self._get_protocol()
         self._require(protocol, (3, 11), 'stream statistics')
         response = await self._call(StreamStats(stream), 'stream {!r}'.format(stream))
@@ -345,7 +302,7 @@ class StreamsClient:
         :raises rbfly.streams.error.StreamDoesNotExist: When there is no
             such stream.
         """
-        _check_name('stream', stream)
+        check_name('stream', stream)
         response = await self._call(Metadata([stream]), 'stream {!r}'.format(stream))
         brokers = {b.reference: (b.host, b.port) for b in response.brokers}
         for m in response.streams:
@@ -397,9 +354,9 @@ class StreamsClient:
         :param window: Messages a :py:class:`PublisherPipelined` lets wait
             for confirmation.
         """
-        _check_name('stream', stream)
+        check_name('stream', stream)
         if name is not None:
-            _check_name('publisher', name)
+            check_name('publisher', name)
         return self._publisher(stream, name, filter_extract, cls, window)
 
     @contextlib.asynccontextmanager
@@ -521,7 +478,7 @@ class StreamsClient:
         :param timeout: Raise ``TimeoutError`` when no chunk arrives for
             this many seconds (0: wait forever).
         """
-        _check_name('stream', stream)
+        check_name('stream', stream)
         protocol = await self._get_protocol()
         properties: dict[str, str] = {}
         if filter is not None:
@@ -540,7 +497,7 @@ class StreamsClient:
             while True:
                 chunk = await sub.next_chunk(wait)
                 if filter is not None:
-                    chunk[:] = _post_filter(filter, chunk)
+                    chunk[:] = post_filter(filter, chunk)
                 if chunk:
                     yield chunk
         finally:
@@ -677,8 +634,8 @@ class StreamsClient:
 
         :raises rbfly.streams.error.NoOffset: When nothing is stored.
         """
-        _check_name('stream', stream)
-        _check_name('offset reference', reference)
+        check_name('stream', stream)
+        check_name('offset reference', reference)
         return await self._query_offset(stream, reference)
 
     async def write_offset(self, stream: str, reference: str, value: int | None = None) -> None:
@@ -689,8 +646,8 @@ class StreamsClient:
         :param value: Offset to store; by default the offset of the message
             being processed (:py:func:`get_message_ctx`).
         """
-        _check_name('stream', stream)
-        _check_name('offset reference', reference)
+        check_name('stream', stream)
+        check_name('offset reference', reference)
         if value is None:
             value = get_message_ctx().stream_offset
         if not 0 <= value < 2 ** 64:
@@ -715,31 +672,5 @@ def streams_client(
     :param options: Options of :py:class:`StreamsClient`.
     """
     return StreamsClient(parse_uri(uri, ssl), **options)
-
-F = tp.TypeVar('F', bound=tp.Callable[..., tp.Any])
-
-def connection(func: F) -> F:
-    """
-    Decorate a coroutine function or an async generator function whose
-    first argument is a :py:class:`StreamsClient`, so the client is
-    disconnected when it returns.
-    """
-    if inspect.isasyncgenfunction(func):
-        @functools.wraps(func)
-        async def wrapper_gen(client: StreamsClient, *args: tp.Any, **kw: tp.Any) -> tp.Any:
-            try:
-                async for value in func(client, *args, **kw):
-                    yield value
-            finally:
-                await client.disconnect()
-        return tp.cast(F, wrapper_gen)
-
-    @functools.wraps(func)
-    async def wrapper(client: StreamsClient, *args: tp.Any, **kw: tp.Any) -> tp.Any:
-        try:
-            return await func(client, *args, **kw)
-        finally:
-            await client.disconnect()
-    return tp.cast(F, wrapper)
 
 __all__ = ['StreamInfo', 'StreamsClient', 'connection', 'streams_client']
