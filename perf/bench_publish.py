@@ -77,9 +77,8 @@ import cProfile
 import functools
 import os
 import sys
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -103,29 +102,24 @@ from _streams import (
     LEGEND,
     LOOPS,
     SkipImplementation,
-    Stopwatch,
     Target,
     VerificationError,
     baseline_python,
     broker_info,
     broker_pid_args,
     default_url,
-    endpoint,
     find_broker,
     format_share,
     format_targets,
-    listening_pid,
     load_average,
     loop_info,
     message,
-    percentiles,
     rbfly_module_info,
     redact_url,
     rotated,
     run_async,
     run_child,
     run_line,
-    run_result,
     spread,
     stream_name,
     summarise,
@@ -148,262 +142,14 @@ PIPELINED_RATE = 700_000
 
 SCRIPT = Path(__file__).resolve()
 
-
-@dataclass(frozen=True)
-class Case:
-    """What one run publishes."""
-    scenario: str
-    fmt: str
-    count: int
-    batch: int = BATCH_SIZE
-    window: int | None = None
-
-    @property
-    def key(self) -> str:
-        return '{}/{}'.format(self.scenario, self.fmt)
-
-
-def make_message(fmt: str) -> Callable[[int], Any]:
-    """Message ``i`` as an rbfly message (str for AMQP, bytes for binary)."""
-    if fmt == 'binary':
-        return lambda i: message(i).encode()
-    return message
-
-
-def expected_body(case: Case) -> str | bytes:
-    last = message(case.count - 1)
-    return last.encode() if case.fmt == 'binary' else last
-
-
-#
-# rbfly (this version or 0.10; the same code runs in the child process)
-#
-
-def rbfly_class(case: Case) -> Any:
-    """rbfly publisher class of a case; works with RbFly 0.10 too."""
-    import rbfly.streams as rs
-
-    if case.scenario == 'pipelined':
-        if case.fmt == 'binary':
-            raise SkipImplementation('rbfly has no binary pipelined publisher')
-        cls = getattr(rs, 'PublisherPipelined', None)
-        if cls is None:
-            raise SkipImplementation('this rbfly has no pipelined publisher')
-        return cls
-    if case.fmt == 'amqp':
-        return rs.Publisher if case.scenario == 'single' else rs.PublisherBatchFast
-    name = 'PublisherBin' if case.scenario == 'single' else 'PublisherBinBatch'
-    cls = getattr(rs, name, None)
-    if cls is None:   # RbFly 0.10 does not export the binary publishers
-        from rbfly.streams import _client
-        cls = getattr(_client, name)
-    return cls
-
-
-async def publish_rbfly(url: str, stream: str, case: Case) -> JsonDict:
-    from rbfly.streams import streams_client
-
-    cls = rbfly_class(case)
-    watch = Stopwatch()
-    lat: list[int] = []
-    kw: dict[str, Any] = {'cls': cls}
-    if case.window is not None:
-        kw['window'] = case.window
-    client = streams_client(url)   # RbFly 0.10 clients are no context managers
-    try:
-        async with client.publisher(stream, **kw) as p:
-            await _publish_rbfly(p, case, watch, lat)
-    finally:
-        await client.disconnect()
-    return run_result(case.count, watch, latency_of(lat, case))
-
-
-async def _publish_rbfly(p: Any, case: Case, watch: Stopwatch, lat: list[int]) -> None:
-    make = make_message(case.fmt)
-    clock = time.perf_counter_ns
-    count = case.count
-    if case.scenario == 'single':
-        send = p.send
-        append = lat.append
-        watch.start()
-        for i in range(count):
-            t0 = clock()
-            await send(make(i))
-            append(clock() - t0)
-        watch.stop()
-    elif case.scenario == 'batch':
-        batch = p.batch
-        flush = p.flush
-        size = case.batch
-        watch.start()
-        for start in range(0, count, size):
-            t0 = clock()
-            for i in range(start, min(start + size, count)):
-                batch(make(i))
-            await flush()
-            lat.append(clock() - t0)
-        watch.stop()
-    else:
-        send = p.send
-        watch.start()
-        for i in range(count):
-            await send(make(i))
-        await p.flush()
-        watch.stop()
-
-
-def latency_of(lat: Sequence[int], case: Case) -> JsonDict | None:
-    result = percentiles(lat)
-    if result is not None:
-        result['unit'] = 'message' if case.scenario == 'single' else 'batch'
-    return result
-
-
-#
-# rstream
-#
-
-class _Confirmations:
-    """Counts rstream's confirmation callbacks; a future waits for a number."""
-
-    def __init__(self) -> None:
-        self.confirmed = 0
-        self.failed = 0
-        self._goal = 0
-        self._future: asyncio.Future[None] | None = None
-
-    def wait_for(self, goal: int) -> asyncio.Future[None]:
-        self._goal = goal
-        self._future = asyncio.get_running_loop().create_future()
-        self._check()
-        return self._future
-
-    def __call__(self, status: Any) -> None:
-        if status.is_confirmed:
-            self.confirmed += 1
-        else:
-            self.failed += 1
-        self._check()
-
-    def _check(self) -> None:
-        f = self._future
-        if f is not None and not f.done() and self.confirmed + self.failed >= self._goal:
-            if self.failed:
-                f.set_exception(VerificationError(
-                    'rstream: {} messages rejected'.format(self.failed)
-                ))
-            else:
-                f.set_result(None)
-
-
-def rstream_message(fmt: str) -> Callable[[int], Any]:
-    if fmt == 'binary':
-        return lambda i: message(i).encode()
-    from rstream import AMQPMessage
-    return lambda i: AMQPMessage(value=message(i))
-
-
-async def publish_rstream(url: str, stream: str, case: Case) -> JsonDict:
-    from rstream import Producer
-
-    ep = endpoint(url)
-    make = rstream_message(case.fmt)
-    watch = Stopwatch()
-    lat: list[int] = []
-    clock = time.perf_counter_ns
-    count = case.count
-    async with Producer(
-            ep.host, ep.port, username=ep.username, password=ep.password, vhost=ep.vhost,
-    ) as producer:
-        if case.scenario == 'single':
-            send_wait = functools.partial(producer.send_wait, stream)
-            append = lat.append
-            watch.start()
-            for i in range(count):
-                t0 = clock()
-                await send_wait(make(i))
-                append(clock() - t0)
-            watch.stop()
-        elif case.scenario == 'batch':
-            confirmations = _Confirmations()
-            size = case.batch
-            watch.start()
-            for start in range(0, count, size):
-                t0 = clock()
-                msgs = [make(i) for i in range(start, min(start + size, count))]
-                await producer.send_batch(stream, msgs, on_publish_confirm=confirmations)
-                await confirmations.wait_for(start + len(msgs))
-                lat.append(clock() - t0)
-            watch.stop()
-        else:
-            confirmations = _Confirmations()
-            send = functools.partial(producer.send, stream, on_publish_confirm=confirmations)
-            watch.start()
-            for i in range(count):
-                await send(make(i))
-            await confirmations.wait_for(count)
-            watch.stop()
-    return run_result(count, watch, latency_of(lat, case))
-
-
-#
-# aiokafka
-#
-
-async def publish_aiokafka(bootstrap: str, topic: str, case: Case) -> JsonDict:
-    import msgpack
-    from aiokafka import AIOKafkaProducer
-
-    watch = Stopwatch(kafka_pid(bootstrap))
-    lat: list[int] = []
-    clock = time.perf_counter_ns
-    count = case.count
-    pack = msgpack.packb
-    producer = AIOKafkaProducer(
-        bootstrap_servers=bootstrap, acks='all', linger_ms=0, enable_idempotence=False,
-    )
-    await producer.start()
-    try:
-        await producer.partitions_for(topic)   # metadata, not timed
-        if case.scenario == 'single':
-            send_and_wait = functools.partial(producer.send_and_wait, topic, partition=0)
-            append = lat.append
-            watch.start()
-            for i in range(count):
-                t0 = clock()
-                await send_and_wait(pack(message(i)))
-                append(clock() - t0)
-            watch.stop()
-        elif case.scenario == 'batch':
-            size = case.batch
-            watch.start()
-            for start in range(0, count, size):
-                t0 = clock()
-                batch = producer.create_batch()
-                for i in range(start, min(start + size, count)):
-                    if batch.append(key=None, value=pack(message(i)), timestamp=None) is None:
-                        raise VerificationError('aiokafka: batch of {} is full'.format(size))
-                future = await producer.send_batch(batch, topic, partition=0)
-                await future
-                lat.append(clock() - t0)
-            watch.stop()
-        else:
-            send = functools.partial(producer.send, topic, partition=0)
-            futures = []
-            watch.start()
-            for i in range(count):
-                futures.append(await send(pack(message(i))))
-            await producer.flush()
-            watch.stop()
-            failed = [f for f in futures if f.exception() is not None]
-            if failed:
-                raise VerificationError('aiokafka: {} sends failed: {!r}'.format(
-                    len(failed), failed[0].exception(),
-                ))
-    finally:
-        await producer.stop()
-    return run_result(count, watch, latency_of(lat, case))
-
+from _publishers import (  # noqa: E402
+    Case,
+    expected_body,
+    publish_aiokafka,
+    publish_rbfly,
+    publish_rstream,
+    rbfly_class,
+)
 
 #
 # targets of a run: RabbitMQ streams and Kafka topics
@@ -687,14 +433,6 @@ def make_runner(name: str, args: argparse.Namespace, admin: StreamAdmin) -> Runn
 
 
 @functools.cache
-def kafka_pid(bootstrap: str) -> int | None:
-    """Process of a local Kafka broker (its CPU time is measured)."""
-    host, _, port = bootstrap.rpartition(':')
-    if host not in ('localhost', '127.0.0.1', '::1') or not port.isdigit():
-        return None
-    return listening_pid(int(port))
-
-
 async def kafka_available(bootstrap: str) -> str | None:
     """``None`` if a Kafka broker answers at ``bootstrap``, else why not."""
     host, _, port = bootstrap.rpartition(':')
