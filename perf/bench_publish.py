@@ -113,7 +113,6 @@ from _streams import (
     format_targets,
     load_average,
     loop_info,
-    message,
     rbfly_module_info,
     redact_url,
     rotated,
@@ -121,7 +120,6 @@ from _streams import (
     run_child,
     run_line,
     spread,
-    stream_name,
     summarise,
 )
 
@@ -143,116 +141,15 @@ PIPELINED_RATE = 700_000
 SCRIPT = Path(__file__).resolve()
 
 from _publishers import (  # noqa: E402
+    Admin,
     Case,
-    expected_body,
+    StreamAdmin,
+    TopicAdmin,
     publish_aiokafka,
     publish_rbfly,
     publish_rstream,
     rbfly_class,
 )
-
-#
-# targets of a run: RabbitMQ streams and Kafka topics
-#
-
-class StreamAdmin:
-    """Creates, checks and deletes the streams of the runs (current rbfly)."""
-
-    def __init__(self, url: str) -> None:
-        from rbfly.streams import streams_client
-        self.url = url
-        self.client = streams_client(url)
-
-    async def create(self, case: Case, impl: str) -> str:
-        stream = stream_name(case.scenario, case.fmt, impl)
-        await self.client.create_stream(stream, exist_ok=False)
-        return stream
-
-    async def check(self, stream: str, case: Case, impl: str) -> None:
-        """The last message of the stream is the last one published."""
-        from rbfly.streams import Offset
-
-        last = None
-        async for chunk in self.client.subscribe_chunks(
-                stream, offset=Offset.LAST, amqp=case.fmt == 'amqp', timeout=30):
-            last = chunk[-1]
-            break
-        expected = expected_body(case)
-        if last is None or last.stream_offset != case.count - 1 or last.body != expected:
-            found = None if last is None else (last.stream_offset, last.body)
-            raise VerificationError(
-                '{} {}: stream {} ends with {!r}, expected offset {} with {!r}'.format(
-                    impl, case.key, stream, found, case.count - 1, expected,
-                )
-            )
-
-    async def delete(self, stream: str) -> None:
-        await self.client.delete_stream(stream)
-
-    async def close(self) -> None:
-        await self.client.disconnect()
-
-
-class TopicAdmin:
-    """Creates, checks and deletes the Kafka topics of the runs."""
-
-    def __init__(self, bootstrap: str) -> None:
-        self.bootstrap = bootstrap
-
-    async def create(self, case: Case, impl: str) -> str:
-        from aiokafka.admin import AIOKafkaAdminClient, NewTopic
-
-        topic = stream_name(case.scenario, case.fmt, impl)
-        admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap)
-        await admin.start()
-        try:
-            await admin.create_topics([NewTopic(topic, num_partitions=1, replication_factor=1)])
-        finally:
-            await admin.close()
-        return topic
-
-    async def check(self, topic: str, case: Case, impl: str) -> None:
-        import msgpack
-        from aiokafka import AIOKafkaConsumer, TopicPartition
-
-        tp = TopicPartition(topic, 0)
-        consumer = AIOKafkaConsumer(bootstrap_servers=self.bootstrap, enable_auto_commit=False)
-        await consumer.start()
-        try:
-            consumer.assign([tp])
-            end = (await consumer.end_offsets([tp]))[tp]
-            consumer.seek(tp, max(0, end - 1))
-            record = await asyncio.wait_for(consumer.getone(), 30)
-        finally:
-            await consumer.stop()
-        body = msgpack.unpackb(record.value)
-        if end != case.count or record.offset != case.count - 1 or body != message(case.count - 1):
-            raise VerificationError(
-                '{} {}: topic {} has {} records ending with {!r} at {}'.format(
-                    impl, case.key, topic, end, body, record.offset,
-                )
-            )
-
-    async def delete(self, topic: str) -> None:
-        from aiokafka.admin import AIOKafkaAdminClient
-
-        admin = AIOKafkaAdminClient(bootstrap_servers=self.bootstrap)
-        await admin.start()
-        try:
-            await admin.delete_topics([topic])
-        finally:
-            await admin.close()
-
-    async def close(self) -> None:
-        pass
-
-
-class Admin(Protocol):
-    async def create(self, case: Case, impl: str) -> str: ...
-    async def check(self, target: str, case: Case, impl: str) -> None: ...
-    async def delete(self, target: str) -> None: ...
-    async def close(self) -> None: ...
-
 
 #
 # implementations
