@@ -1,6 +1,6 @@
 # Convenience targets; each one is a script in scripts/ that also works
 # without make (a fresh Debian 12 machine has no make).
-.PHONY: setup demo test unit lint brokers brokers-stop perf-codec doc clean
+.PHONY: setup demo test unit lint brokers brokers-stop perf-codec perf-report doc clean
 
 setup:
 	scripts/setup.sh
@@ -33,4 +33,7 @@ clean:
 
 doc: setup
 	.venv/bin/pip install -q -e '.[doc]'
-	.venv/bin/python -m sphinx -W -b html doc doc/_build/html
+	.venv/bin/python -m sphinx -b html doc doc/_build/html
+
+perf-report:
+	scripts/perf-report.sh $(PERF_OPTIONS)
