@@ -518,6 +518,19 @@ def _child_result(
     return doc
 
 
+def source_info() -> JsonDict:
+    """
+    Commit of the work tree and its uncommitted changes to ``rbfly/``
+    (the benchmarks measure the work tree as it is).
+    """
+    root = PERF_DIR.parent
+    rc, commit = _run(['git', '-C', root, 'rev-parse', 'HEAD'], 30)
+    if rc != 0:
+        return {'commit': None}
+    _, status = _run(['git', '-C', root, 'status', '--porcelain', '--', 'rbfly'], 30)
+    return {'commit': commit, 'rbfly_changes': [line for line in status.splitlines() if line]}
+
+
 def rbfly_module_info() -> tuple[str | None, str | None]:
     """Version and package path of the importable rbfly."""
     from _common import package_version

@@ -93,6 +93,7 @@ from _streams import (
     run_child,
     run_line,
     run_result,
+    source_info,
     spread,
     stream_name,
     summarise,
@@ -638,6 +639,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     env = env_metadata()
     env['loop'] = loop_info(args.loop)
+    env['source'] = source_info()
     broker_pid = find_broker(args.url)
     log('broker process: {}'.format(broker_pid or 'not found (broker CPU is not measured)'))
     try:

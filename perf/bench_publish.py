@@ -119,6 +119,7 @@ from _streams import (
     run_async,
     run_child,
     run_line,
+    source_info,
     spread,
     summarise,
 )
@@ -638,6 +639,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     env = env_metadata()
     env['loop'] = loop_info(args.loop)
+    env['source'] = source_info()
     broker_pid = find_broker(args.url)
     log('broker process: {}'.format(broker_pid or 'not found (broker CPU is not measured)'))
     try:
