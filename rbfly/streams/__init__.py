@@ -18,6 +18,7 @@ if tp.TYPE_CHECKING:
         ConnectionLost,
         FeatureNotSupported,
         MessageRejected,
+        NoRoute,
         ResponseError,
         StreamsError,
     )
@@ -33,6 +34,7 @@ if tp.TYPE_CHECKING:
         PublisherPipelined,
         stream_message_ctx,
     )
+    from .superstream import SuperStreamPublisher
     from .types import BloomFilterExtract, MessageFilter
 
 _EXPORTS = {
@@ -50,6 +52,8 @@ _EXPORTS = {
     'ConnectionLost': '.error',
     'FeatureNotSupported': '.error',
     'MessageRejected': '.error',
+    'NoRoute': '.error',
+    'SuperStreamPublisher': '.superstream',
     'ResponseError': '.error',
     'StreamsError': '.error',
     'Offset': '.offset',
@@ -92,6 +96,7 @@ __all__ = [  # the names of _EXPORTS
     'MessageCtx',
     'MessageFilter',
     'MessageRejected',
+    'NoRoute',
     'Offset',
     'OffsetType',
     'Publisher',
@@ -105,6 +110,7 @@ __all__ = [  # the names of _EXPORTS
     'ResponseError',
     'StreamsClient',
     'StreamsError',
+    'SuperStreamPublisher',
     'Symbol',
     'connection',
     'get_message_ctx',

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import inspect
 import logging
 import platform
 import ssl as _ssl
@@ -46,15 +48,19 @@ from .offset import Offset, OffsetType
 from .protocol.commands import (
     CommandVersion,
     Create,
+    CreateSuperStream,
     DeclarePublisher,
     Delete,
     DeletePublisher,
+    DeleteSuperStream,
     ExchangeCommandVersions,
     Metadata,
     MetadataUpdate,
     OffsetSpec,
+    Partitions,
     QueryOffset,
     QueryPublisherSequence,
+    Route,
     StoreOffset,
     StreamStats,
     Subscribe,
@@ -64,6 +70,7 @@ from .protocol.connection import ConnectionCore
 from .protocol.constants import DEFAULT_FRAME_MAX, DEFAULT_HEARTBEAT, Key, ResponseCode
 from .publisher import BloomFilterExtract, Publisher, PublisherPipelined, PublisherTrait
 from .subscriber import Chunk, Subscription
+from .superstream import RoutingKey, SuperStreamPublisher, partition_names
 from .types import MessageFilter
 from .url import ConnectionInfo, parse_uri
 from .util import StreamInfo, check_name, connection, post_filter, version
@@ -71,6 +78,13 @@ from .util import StreamInfo, check_name, connection, post_filter, version
 logger = logging.getLogger(__name__)
 
 DEFAULT_BACKOFF = Backoff()
+
+ConsumerUpdateCallback = tp.Callable[[bool], 'Offset | tp.Awaitable[Offset | None] | None']
+"""
+Called when the broker makes a single active consumer active (``True``) or
+inactive (``False``); returns the offset to start at when active, or
+``None`` for the subscription's offset.
+"""
 
 T = tp.TypeVar('T', bound=PublisherTrait)
 
@@ -318,6 +332,131 @@ class StreamsClient:
         raise StreamDoesNotExist('stream {!r}'.format(stream))
 
     #
+    # super streams
+    #
+
+    async def create_super_stream(
+            self,
+            super_stream: str,
+            partitions: int | None = None,
+            *,
+            binding_keys: tp.Sequence[str] | None = None,
+            arguments: tp.Mapping[str, str] | None = None,
+            exist_ok: bool = True,
+    ) -> list[str]:
+        """
+        Create a super stream (RabbitMQ 3.13+): its partition streams, an
+        exchange of its name and the bindings between them. Return the
+        names of the partitions.
+
+        :param partitions: Number of partitions, named
+            ``<super stream>-0`` ... and bound with keys ``0`` ...
+        :param binding_keys: Or binding keys, one partition each, named
+            ``<super stream>-<key>``.
+        :param arguments: Stream arguments of the partitions (e.g.
+            ``max-age``, ``max-length-bytes``).
+        :param exist_ok: Do not fail when the super stream exists.
+        """
+        check_name('super stream', super_stream)
+        names, keys = partition_names(super_stream, partitions, binding_keys)
+        for name in names:
+            check_name('partition', name)
+        protocol = await self._get_protocol()
+        self._require(protocol, (3, 13), 'creating super streams')
+        try:
+            await self._call(
+                CreateSuperStream(super_stream, names, keys, dict(arguments or {})),
+                'super stream {!r}'.format(super_stream),
+            )
+        except StreamAlreadyExists:
+            if not exist_ok:
+                raise
+        return names
+
+    async def delete_super_stream(self, super_stream: str, *, missing_ok: bool = True) -> None:
+        """
+        Delete a super stream and its partitions (RabbitMQ 3.13+).
+
+        :param missing_ok: Do not fail when it does not exist.
+        """
+        check_name('super stream', super_stream)
+        protocol = await self._get_protocol()
+        self._require(protocol, (3, 13), 'deleting super streams')
+        try:
+            await self._call(
+                DeleteSuperStream(super_stream), 'super stream {!r}'.format(super_stream),
+            )
+        except StreamDoesNotExist:
+            if not missing_ok:
+                raise
+
+    async def super_stream_partitions(self, super_stream: str) -> list[str]:
+        """
+        The partitions of a super stream (RabbitMQ 3.11+), in order.
+
+        :raises rbfly.streams.error.StreamDoesNotExist: When there is no
+            such super stream.
+        """
+        check_name('super stream', super_stream)
+        protocol = await self._get_protocol()
+        self._require(protocol, (3, 11), 'super streams')
+        response = await self._call(
+            Partitions(super_stream), 'super stream {!r}'.format(super_stream),
+        )
+        return list(response.streams)
+
+    async def route(self, super_stream: str, routing_key: str) -> list[str]:
+        """
+        The partitions the broker binds a routing key to (RabbitMQ 3.11+).
+        """
+        check_name('super stream', super_stream)
+        protocol = await self._get_protocol()
+        self._require(protocol, (3, 11), 'super streams')
+        response = await self._call(
+            Route(routing_key, super_stream),
+            'routing key {!r} of super stream {!r}'.format(routing_key, super_stream),
+        )
+        return list(response.streams)
+
+    @contextlib.asynccontextmanager
+    async def super_stream_publisher(
+            self,
+            super_stream: str,
+            routing_key: RoutingKey,
+            *,
+            routing: tp.Literal['hash', 'key'] = 'hash',
+            name: str | None = None,
+            cls: type[PublisherTrait] = Publisher,
+            **options: tp.Any,
+    ) -> AsyncIterator[SuperStreamPublisher]:
+        """
+        Create a publisher of a super stream (an async context manager):
+        a publisher of class ``cls`` per partition, and each message sent
+        to the partition of its routing key.
+
+        :param routing_key: Function returning a message's routing key.
+        :param routing: ``hash`` (MurmurHash3 of the key, as the other
+            clients) or ``key`` (the broker's bindings decide).
+        :param name: Publisher name, for deduplication; the publishers of
+            all partitions use it (sequences are kept per stream).
+        :param options: Other options of :py:meth:`publisher`.
+        """
+        if routing not in ('hash', 'key'):
+            raise ValueError('routing must be hash or key, got {!r}'.format(routing))
+        partitions = await self.super_stream_partitions(super_stream)
+        if not partitions:
+            raise StreamDoesNotExist('super stream {!r} has no partitions'.format(super_stream))
+        name = name or 'rbfly-{}'.format(uuid.uuid4().hex)
+        async with contextlib.AsyncExitStack() as stack:
+            publishers: dict[str, PublisherTrait] = {}
+            for partition in partitions:
+                publishers[partition] = await stack.enter_async_context(
+                    self.publisher(partition, name=name, cls=cls, **options),
+                )
+            route = functools.partial(self.route, super_stream) if routing == 'key' else None
+            yield SuperStreamPublisher(super_stream, partitions, publishers, routing_key, route)
+
+    #
     # publishers
     #
 
@@ -461,6 +600,9 @@ class StreamsClient:
             filter: MessageFilter | None = None,
             amqp: bool = True,
             timeout: float = 0,
+            name: str | None = None,
+            single_active: bool = False,
+            consumer_update: ConsumerUpdateCallback | None = None,
     ) -> AsyncGenerator[Chunk, None]:
         """
         Subscribe to a stream and receive its messages a chunk at a time.
@@ -477,37 +619,156 @@ class StreamsClient:
             bytes.
         :param timeout: Raise ``TimeoutError`` when no chunk arrives for
             this many seconds (0: wait forever).
+        :param name: Consumer name, the group of a single active consumer.
+        :param single_active: Single active consumer (RabbitMQ 3.11+): of
+            the subscriptions with this ``name``, the broker sends messages
+            to one at a time; when it ends, the next one becomes active and
+            starts at ``offset`` (use ``Offset.reference(name)`` with
+            :py:meth:`write_offset` to continue where the previous one
+            stopped).
+        :param consumer_update: Called with ``True`` when the broker makes
+            this single active consumer active and with ``False`` when it
+            makes it inactive; may return (or be a coroutine returning) the
+            :py:class:`Offset` to start at instead of ``offset``.
         """
         check_name('stream', stream)
         protocol = await self._get_protocol()
+        sub = await self._new_subscription(
+            protocol, stream, offset, filter, amqp, name, single_active, consumer_update, None,
+        )
+        async for chunk in self._consume([sub], filter, timeout):
+            yield chunk
+
+    async def _new_subscription(
+            self,
+            protocol: StreamsProtocol,
+            stream: str,
+            offset: Offset,
+            filter: MessageFilter | None,
+            amqp: bool,
+            name: str | None,
+            single_active: bool,
+            consumer_update: ConsumerUpdateCallback | None,
+            super_stream: str | None,
+    ) -> Subscription:
+        """
+        Check the options of a subscription against the broker and build it.
+        """
         properties: dict[str, str] = {}
         if filter is not None:
             self._require(protocol, (3, 13), 'stream filtering')
             for i, value in enumerate(sorted(filter.values)):
                 properties['filter.{}'.format(i)] = value
             properties['match-unfiltered'] = 'true' if filter.match_unfiltered else 'false'
+        if name is not None:
+            check_name('consumer', name)
+            properties['name'] = name
+        if single_active:
+            if name is None:
+                raise ValueError('a single active consumer needs a name')
+            self._require(protocol, (3, 11), 'single active consumer')
+            properties['single-active-consumer'] = 'true'
+            if super_stream is not None:
+                properties['super-stream'] = super_stream
+        elif consumer_update is not None:
+            raise ValueError('consumer_update is an option of a single active consumer')
         spec, start = await self._offset_spec(protocol, stream, offset)
         sub = Subscription(
             stream, spec, start, amqp, self._credit, properties, self._buffer_bytes,
         )
-        await self._subscribe(protocol, sub, spec)
-        self._manager.subscriptions.add(sub)
+        if single_active:
+            sub.activation = functools.partial(
+                self._activation, stream, offset, consumer_update,
+            )
+        return sub
+
+    async def _activation(
+            self, stream: str, offset: Offset,
+            consumer_update: ConsumerUpdateCallback | None, active: bool,
+    ) -> OffsetSpec:
+        """
+        Offset a single active consumer starts at when it becomes active.
+        """
+        if consumer_update is not None:
+            result = consumer_update(active)
+            if inspect.isawaitable(result):
+                result = await result
+            if active and result is not None:
+                if not isinstance(result, Offset):
+                    raise TypeError('consumer_update must return an Offset or None,'
+                                    ' got {!r}'.format(result))
+                offset = result
+        if not active:
+            return OffsetSpec.none()
+        protocol = await self._get_protocol()
+        spec, _ = await self._offset_spec(protocol, stream, offset)
+        return spec
+
+    async def _consume(
+            self,
+            subs: list[Subscription],
+            filter: MessageFilter | None,
+            timeout: float,
+    ) -> AsyncGenerator[Chunk, None]:
+        """
+        Subscribe, and yield the chunks of the subscriptions as they come
+        (taking them in turn when several have chunks); unsubscribe at the
+        end.
+        """
         wait = timeout if timeout > 0 else None
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] | None = None
+
+        def wake() -> None:
+            if waiter is not None and not waiter.done():
+                waiter.set_result(None)
+
         try:
+            for sub in subs:
+                protocol = await self._get_protocol()
+                self._manager.subscriptions.add(sub)
+                await self._subscribe(protocol, sub, sub.offset_spec)
+                if len(subs) > 1:
+                    sub.notify = wake
+            if len(subs) == 1:  # the common case, without the round robin
+                sub = subs[0]
+                while True:
+                    chunk = await sub.next_chunk(wait)
+                    if filter is not None:
+                        chunk[:] = post_filter(filter, chunk)
+                    if chunk:
+                        yield chunk
+            turn = 0
             while True:
-                chunk = await sub.next_chunk(wait)
+                for i in range(len(subs)):
+                    taken = subs[(turn + i) % len(subs)].poll()
+                    if taken is not None:
+                        turn = (turn + i + 1) % len(subs)
+                        chunk = taken
+                        break
+                else:
+                    waiter = loop.create_future()
+                    try:
+                        async with asyncio.timeout(wait):
+                            await waiter
+                    finally:
+                        waiter = None
+                    continue
                 if filter is not None:
                     chunk[:] = post_filter(filter, chunk)
                 if chunk:
                     yield chunk
         finally:
-            self._manager.subscriptions.discard(sub)
-            protocol = sub.protocol  # type: ignore[assignment]
-            sub.detach()
-            if protocol is not None and protocol.is_open:
-                self._spawn(self._unsubscribe(
-                    protocol, sub.subscription_id, 'subscription to stream {!r}'.format(stream),
-                ))
+            for sub in subs:
+                self._manager.subscriptions.discard(sub)
+                protocol = sub.protocol  # type: ignore[assignment]
+                sub.detach()
+                sub.notify = None
+                if protocol is not None and protocol.is_open:
+                    self._spawn(self._unsubscribe(
+                        protocol, sub.subscription_id,
+                        'subscription to stream {!r}'.format(sub.stream),
+                    ))
 
     async def _subscribe(
             self, protocol: StreamsProtocol, sub: Subscription, spec: OffsetSpec,
@@ -593,6 +854,9 @@ class StreamsClient:
             filter: MessageFilter | None = None,
             timeout: float = 0,
             amqp: bool = True,
+            name: str | None = None,
+            single_active: bool = False,
+            consumer_update: ConsumerUpdateCallback | None = None,
     ) -> AsyncIterator[AMQPBody]:
         """
         Subscribe to a stream and iterate over its messages' bodies.
@@ -605,9 +869,84 @@ class StreamsClient:
         :param timeout: Raise ``TimeoutError`` when no message arrives for
             this many seconds (0: wait forever).
         :param amqp: Decode AMQP 1.0 messages; otherwise bodies are bytes.
+        :param name: Consumer name (see :py:meth:`subscribe_chunks`).
+        :param single_active: Single active consumer (RabbitMQ 3.11+; see
+            :py:meth:`subscribe_chunks`).
+        :param consumer_update: Called when the broker makes this single
+            active consumer active or inactive (see
+            :py:meth:`subscribe_chunks`).
         """
         chunks = self.subscribe_chunks(
             stream, offset=offset, filter=filter, amqp=amqp, timeout=timeout,
+            name=name, single_active=single_active, consumer_update=consumer_update,
+        )
+        try:
+            async for messages in chunks:
+                for msg in messages:
+                    set_message_ctx(msg)
+                    yield msg.body
+        finally:
+            await chunks.aclose()
+
+    async def subscribe_super_stream_chunks(
+            self,
+            super_stream: str,
+            *,
+            offset: Offset = Offset.NEXT,
+            filter: MessageFilter | None = None,
+            amqp: bool = True,
+            timeout: float = 0,
+            name: str | None = None,
+            single_active: bool = False,
+            consumer_update: ConsumerUpdateCallback | None = None,
+    ) -> AsyncGenerator[Chunk, None]:
+        """
+        Subscribe to every partition of a super stream and receive their
+        chunks as they come (``chunk.stream`` is the partition).
+
+        With ``single_active`` (RabbitMQ 3.11+), the subscriptions named
+        ``name`` in all clients share the partitions: the broker makes one
+        subscription per partition active and moves partitions as
+        consumers come and go. An ``Offset.reference(name)`` offset is read
+        per partition: store offsets with
+        ``write_offset(chunk.stream, name, ...)``.
+
+        The other parameters are those of :py:meth:`subscribe_chunks`.
+        """
+        partitions = await self.super_stream_partitions(super_stream)
+        if not partitions:
+            raise StreamDoesNotExist('super stream {!r} has no partitions'.format(super_stream))
+        protocol = await self._get_protocol()
+        subs = [
+            await self._new_subscription(
+                protocol, partition, offset, filter, amqp, name, single_active,
+                consumer_update, super_stream,
+            )
+            for partition in partitions
+        ]
+        async for chunk in self._consume(subs, filter, timeout):
+            yield chunk
+
+    async def subscribe_super_stream(
+            self,
+            super_stream: str,
+            *,
+            offset: Offset = Offset.NEXT,
+            filter: MessageFilter | None = None,
+            timeout: float = 0,
+            amqp: bool = True,
+            name: str | None = None,
+            single_active: bool = False,
+            consumer_update: ConsumerUpdateCallback | None = None,
+    ) -> AsyncIterator[AMQPBody]:
+        """
+        Subscribe to every partition of a super stream and iterate over
+        their messages' bodies (see :py:meth:`subscribe_super_stream_chunks`;
+        messages of one partition come in order).
+        """
+        chunks = self.subscribe_super_stream_chunks(
+            super_stream, offset=offset, filter=filter, amqp=amqp, timeout=timeout,
+            name=name, single_active=single_active, consumer_update=consumer_update,
         )
         try:
             async for messages in chunks:

@@ -233,6 +233,13 @@ class FeatureNotSupported(StreamsError):
     """
 
 
+class NoRoute(StreamsError):
+    """
+    A super stream has no partition for a message's routing key (key
+    routing: no binding matches the key).
+    """
+
+
 class MessageRejected(StreamsError):
     """
     The broker rejected a published message (PublishError).
@@ -263,6 +270,7 @@ __all__ = [
     'InternalError',
     'MessageRejected',
     'NoOffset',
+    'NoRoute',
     'PreconditionFailed',
     'PublisherDoesNotExist',
     'ResponseError',

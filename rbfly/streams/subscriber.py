@@ -31,10 +31,13 @@ import asyncio
 import logging
 import typing as tp
 from collections import deque
+from collections.abc import Awaitable, Callable
 
 from ..amqp import MessageCtx
 from ._chunk import decode_chunk
+from .error import ConnectionLost
 from .protocol.commands import Credit, OffsetSpec
+from .protocol.constants import OffsetType
 
 if tp.TYPE_CHECKING:
     from .aio.protocol import StreamsProtocol
@@ -54,14 +57,17 @@ class Chunk(list[MessageCtx]):
     """
     Messages of one chunk, as returned by the chunk-level API.
 
+    :ivar stream: Stream of the chunk (a partition, when consuming a super
+        stream).
     :ivar first_offset: Offset of the chunk's first record (messages before
         the subscription's start offset are not in the list).
     :ivar timestamp: Chunk timestamp, in seconds since the Unix epoch.
     :ivar committed_chunk_id: Id of the last chunk committed (replicated) by
         the stream when this chunk was sent (RabbitMQ 3.11+, else None).
     """
-    __slots__ = ('committed_chunk_id', 'first_offset', 'timestamp')
+    __slots__ = ('committed_chunk_id', 'first_offset', 'stream', 'timestamp')
 
+    stream: str
     first_offset: int
     timestamp: float
     committed_chunk_id: int | None
@@ -107,6 +113,14 @@ class Subscription:
         self._inflight = 0  # credits granted and not used by the broker yet
         self._buffered = 0  # bytes of chunks in the buffer
         self._chunk_size = 0.0  # moving average of chunk sizes
+        # single active consumer: whether the broker sends to this one, and
+        # what finds the offset to resume from when it becomes active
+        self.active = True
+        self.activation: Callable[[bool], Awaitable[OffsetSpec]] | None = None
+        self._tasks: set[asyncio.Future[None]] = set()
+        # called when a chunk arrives or the subscription ends (a consumer
+        # of several subscriptions waits on all of them)
+        self.notify: Callable[[], None] | None = None
 
     def resume_spec(self) -> OffsetSpec:
         """
@@ -135,6 +149,10 @@ class Subscription:
     def on_chunk(
             self, chunk: bytes | bytearray | memoryview, committed_chunk_id: int | None,
     ) -> None:
+        if not self.active:  # sent before the broker made us inactive
+            self._inflight -= 1
+            self._return_credit(False)
+            return
         self._chunks.append((chunk, committed_chunk_id))
         size = len(chunk)
         self._buffered += size
@@ -165,20 +183,44 @@ class Subscription:
         waiter = self._waiter
         if waiter is not None and not waiter.done():
             waiter.set_result(None)
+        if self.notify is not None:
+            self.notify()
+
+    def poll(self) -> Chunk | None:
+        """
+        Take the next buffered chunk, if any, and return its messages
+        (those at or after the subscription's next offset; possibly none).
+
+        :raises Exception: The error that ended the subscription, once its
+            buffered chunks are taken.
+        """
+        chunks = self._chunks
+        if not chunks:
+            if self._error is not None:
+                raise self._error
+            self._return_credit(True)
+            return None
+        data, committed = chunks.popleft()
+        self._buffered -= len(data)
+        self._return_credit(False)
+        info, messages = decode_chunk(data, self.next_offset, self.amqp)
+        if info.chunk_type == 0 and info.next_offset > self.next_offset:
+            self.next_offset = info.next_offset
+        chunk = Chunk(messages)
+        chunk.stream = self.stream
+        chunk.first_offset = info.first_offset
+        chunk.timestamp = info.timestamp
+        chunk.committed_chunk_id = committed
+        return chunk
 
     async def next_chunk(self, timeout: float | None = None) -> Chunk:
         """
-        Wait for the next chunk and return its messages (those at or after
-        the subscription's next offset; possibly none).
+        Wait for the next chunk and return its messages (see :py:meth:`poll`).
 
         :param timeout: Seconds to wait for a chunk (``None``: forever).
         :raises TimeoutError: When no chunk arrives in time.
         """
-        chunks = self._chunks
-        while not chunks:
-            if self._error is not None:
-                raise self._error
-            self._return_credit(True)
+        while (chunk := self.poll()) is None:
             self._waiter = asyncio.get_running_loop().create_future()
             try:
                 if timeout is None:
@@ -188,17 +230,50 @@ class Subscription:
                         await self._waiter
             finally:
                 self._waiter = None
-        data, committed = chunks.popleft()
-        self._buffered -= len(data)
-        self._return_credit(False)
-        info, messages = decode_chunk(data, self.next_offset, self.amqp)
-        if info.chunk_type == 0 and info.next_offset > self.next_offset:
-            self.next_offset = info.next_offset
-        chunk = Chunk(messages)
-        chunk.first_offset = info.first_offset
-        chunk.timestamp = info.timestamp
-        chunk.committed_chunk_id = committed
         return chunk
+
+    #
+    # single active consumer
+    #
+
+    def on_consumer_update(
+            self, protocol: StreamsProtocol, correlation_id: int, active: bool,
+    ) -> None:
+        """
+        The broker made this single active consumer active or inactive;
+        find the offset to resume from and answer.
+        """
+        task = asyncio.ensure_future(self._consumer_update(protocol, correlation_id, active))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _consumer_update(
+            self, protocol: StreamsProtocol, correlation_id: int, active: bool,
+    ) -> None:
+        logger.info('subscription %d to stream %r is %s', self.subscription_id,
+                    self.stream, 'active' if active else 'inactive')
+        if not active:
+            # the next active consumer continues from the stored offset;
+            # chunks not taken yet are for it, not for this one
+            self.active = False
+            self._chunks.clear()
+            self._buffered = 0
+        spec = OffsetSpec.none()
+        try:
+            if self.activation is not None:
+                spec = await self.activation(active)
+        except ConnectionLost:
+            return  # subscribed again on a new connection, and asked again
+        except Exception as ex:  # noqa: BLE001 - also the application's callback; the iterator raises it
+            logger.error('consumer update of stream %r failed: %s', self.stream, ex)
+            self.fail(ex)
+            spec = OffsetSpec.none()
+        if active and self._error is None:
+            self.active = True
+            self.next_offset = spec.value if spec.type == OffsetType.OFFSET else 0  # type: ignore[assignment]
+            self.received_offset = None
+        if protocol.is_open:
+            protocol.answer_consumer_update(correlation_id, spec)
 
     def _target(self) -> int:
         """

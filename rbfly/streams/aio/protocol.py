@@ -17,9 +17,9 @@ from collections.abc import Callable, Mapping
 
 from ...error import ProtocolError
 from ..error import ConnectionLost, error_for_code
+from ..protocol.base import OffsetSpec
 from ..protocol.commands import (
     Command,
-    ConsumerUpdate,
     CreditResponse,
     Deliver,
     DeliverV2,
@@ -31,6 +31,7 @@ from ..protocol.connection import (
     ConnectionClosed,
     ConnectionCore,
     ConnectionState,
+    ConsumerUpdateRequested,
     HandshakeFailed,
     HeartbeatTimeout,
     Opened,
@@ -51,6 +52,9 @@ class SubscriptionHandler(tp.Protocol):
         self, chunk: bytes | bytearray | memoryview, committed_chunk_id: int | None,
     ) -> None: ...
     def on_connection_lost(self, error: Exception) -> None: ...
+    def on_consumer_update(
+        self, protocol: StreamsProtocol, correlation_id: int, active: bool,
+    ) -> None: ...
 
 class StreamsProtocol(asyncio.Protocol):
     """
@@ -197,6 +201,15 @@ class StreamsProtocol(asyncio.Protocol):
         self.core.send_frame(frame, self.loop.time())
         self.flush()
 
+    def answer_consumer_update(self, correlation_id: int, spec: OffsetSpec) -> None:
+        """
+        Answer the broker's ConsumerUpdate: the offset a single active
+        consumer resumes from (``OffsetSpec.none()`` when deactivated).
+        """
+        self.check_open()
+        self.core.answer_consumer_update(correlation_id, spec, self.loop.time())
+        self.flush()
+
     async def close(self, timeout: float = 5) -> None:
         """
         Close the connection gracefully, or abort it after ``timeout``
@@ -274,10 +287,17 @@ class StreamsProtocol(asyncio.Protocol):
             cr = tp.cast(CreditResponse, event)
             logger.warning('credit refused for subscription %d: code %d',
                            cr.subscription_id, cr.code)
-        elif t is ConsumerUpdate:
-            logger.warning('consumer update not supported yet: %s', event)
+        elif t is ConsumerUpdateRequested:
+            self._consumer_update(tp.cast(ConsumerUpdateRequested, event))
         else:
             self._resolve(event)
+
+    def _consumer_update(self, update: ConsumerUpdateRequested) -> None:
+        sub = self.subscriptions.get(update.subscription_id)
+        if sub is not None:
+            sub.on_consumer_update(self, update.correlation_id, update.active)
+        else:  # unsubscribed meanwhile; the broker still wants an answer
+            self.answer_consumer_update(update.correlation_id, OffsetSpec.none())
 
     def _resolve(self, response: object) -> None:
         correlation_id = getattr(response, 'correlation_id', None)

@@ -33,11 +33,14 @@ from dataclasses import dataclass
 from ...error import ProtocolError
 from .._frames import FrameReader, decode_hot
 from ..error import ResponseError, SaslMechanismNotSupported, error_for_code
+from .base import OffsetSpec
 from .codec import decode_frame, encode
 from .commands import (
     Close,
     CloseResponse,
     Command,
+    ConsumerUpdate,
+    ConsumerUpdateResponse,
     Heartbeat,
     Open,
     OpenResponse,
@@ -128,7 +131,21 @@ class ConnectionClosed:
     reason: str
     by_broker: bool
 
-Event = Command | Opened | HandshakeFailed | HeartbeatTimeout | ConnectionClosed
+@dataclass(frozen=True, slots=True)
+class ConsumerUpdateRequested:
+    """
+    Event: the broker tells a single active consumer whether it is active,
+    and waits for an answer with the offset to resume from
+    (:py:meth:`ConnectionCore.answer_consumer_update`).
+    """
+    correlation_id: int
+    subscription_id: int
+    active: bool
+
+Event = (
+    Command | Opened | HandshakeFailed | HeartbeatTimeout | ConnectionClosed
+    | ConsumerUpdateRequested
+)
 
 def _negotiate(ours: int, theirs: int) -> int:
     if ours == 0:
@@ -258,6 +275,19 @@ class ConnectionCore:
         self._check_open()
         self._send(frame, now)
 
+    def answer_consumer_update(
+            self, correlation_id: int, offset_spec: OffsetSpec, now: float,
+    ) -> None:
+        """
+        Answer a :py:class:`ConsumerUpdateRequested` event: where the
+        consumer starts reading when it becomes active
+        (``OffsetSpec.none()`` when it becomes inactive).
+        """
+        self._check_open()
+        self._send(encode(ConsumerUpdateResponse(
+            correlation_id, ResponseCode.OK, offset_spec,
+        )), now)
+
     def close(self, now: float, code: int = ResponseCode.OK, reason: str = 'OK') -> int | None:
         """
         Start closing the connection; return the Close request's
@@ -351,6 +381,11 @@ class ConnectionCore:
                 if type(command) is Close:
                     events.append(self._closed_by_broker(command, correlation_id, now))
                     continue
+                if type(command) is ConsumerUpdate and correlation_id is not None:
+                    events.append(ConsumerUpdateRequested(
+                        correlation_id, command.subscription_id, command.active,
+                    ))
+                    continue
                 if type(command) is CloseResponse and self._state is ConnectionState.CLOSING:
                     self._set_state(ConnectionState.CLOSED)
                     events.append(ConnectionClosed(ResponseCode.OK, 'OK', False))
@@ -440,6 +475,7 @@ __all__ = [
     'ConnectionCore',
     'ConnectionState',
     'ConnectionStateError',
+    'ConsumerUpdateRequested',
     'Event',
     'HandshakeFailed',
     'HeartbeatTimeout',

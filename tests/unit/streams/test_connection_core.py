@@ -8,6 +8,8 @@ from rbfly.streams.error import AuthenticationFailure, SaslMechanismNotSupported
 from rbfly.streams.protocol import (
     Close,
     CloseResponse,
+    ConsumerUpdate,
+    ConsumerUpdateResponse,
     Create,
     CreateResponse,
     FrameReader,
@@ -26,11 +28,13 @@ from rbfly.streams.protocol import (
     decode_frame,
     encode,
 )
+from rbfly.streams.protocol.base import OffsetSpec
 from rbfly.streams.protocol.connection import (
     ConnectionClosed,
     ConnectionCore,
     ConnectionState,
     ConnectionStateError,
+    ConsumerUpdateRequested,
     HandshakeFailed,
     HeartbeatTimeout,
     Opened,
@@ -104,6 +108,21 @@ def test_requests_and_responses() -> None:
         2,
     )
     assert events == [CreateResponse(cid, OK), PublishConfirm(0, (1, 2))]
+
+@pytest.mark.parametrize('mode', ['whole', 'bytes', 'split'])
+def test_consumer_update(mode: str) -> None:
+    """
+    The broker's ConsumerUpdate request becomes an event with its
+    correlation id, and the answer carries it back with the offset.
+    """
+    core = make_core()
+    handshake(core)
+    events = feed(core, encode(ConsumerUpdate(3, True), 77) + encode(Heartbeat()), mode)
+    assert events == [ConsumerUpdateRequested(77, 3, True)]
+    core.answer_consumer_update(77, OffsetSpec.offset(12), 1)
+    assert sent(core) == [(ConsumerUpdateResponse(77, OK, OffsetSpec.offset(12)), 77)]
+    core.answer_consumer_update(78, OffsetSpec.none(), 1)
+    assert sent(core) == [(ConsumerUpdateResponse(78, OK, OffsetSpec.none()), 78)]
 
 def test_trailing_partial_frame() -> None:
     """A partial frame stays buffered until the rest arrives."""

@@ -1,0 +1,198 @@
+"""
+Super streams on the RabbitMQ 4.x broker (created over the protocol since
+3.13; partitions and routes since 3.11): management, hash and key routing,
+consuming all partitions, and single active consumers sharing partitions.
+"""
+
+import asyncio
+import collections
+import typing as tp
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+
+from rbfly.streams import (
+    FeatureNotSupported,
+    NoRoute,
+    Offset,
+    PublisherBatchFast,
+    PublisherPipelined,
+    StreamsClient,
+    streams_client,
+)
+from rbfly.streams.error import StreamDoesNotExist
+from rbfly.streams.superstream import hash_partition
+
+@pytest.fixture
+def super_stream() -> str:
+    return 'rbfly-super-{}'.format(uuid.uuid4().hex[:12])
+
+@pytest.fixture
+async def client(url4: str, super_stream: str) -> AsyncIterator[StreamsClient]:
+    c = streams_client(url4)
+    try:
+        yield c
+    finally:
+        await c.delete_super_stream(super_stream)
+        await c.disconnect()
+
+def _key(message: object) -> str:
+    return tp.cast(str, message).split(':')[0]
+
+async def test_needs_rabbitmq_313(url: str) -> None:
+    c = streams_client(url)
+    try:
+        with pytest.raises(FeatureNotSupported, match='creating super streams'):
+            await c.create_super_stream('rbfly-never', 3)
+    finally:
+        await c.disconnect()
+
+async def test_create_partitions_route_delete(client: StreamsClient, super_stream: str) -> None:
+    names = await client.create_super_stream(super_stream, 3, arguments={'max-age': '1h'})
+    assert names == ['{}-{}'.format(super_stream, i) for i in range(3)]
+    assert await client.super_stream_partitions(super_stream) == names
+    assert await client.route(super_stream, '1') == [names[1]]
+    assert await client.route(super_stream, 'nothing') == []
+    assert await client.create_super_stream(super_stream, 3) == names  # exist_ok
+    info = await client.stream_metadata(names[0])
+    assert info.leader is not None
+
+    await client.delete_super_stream(super_stream)
+    with pytest.raises(StreamDoesNotExist):
+        await client.stream_metadata(names[0])
+    with pytest.raises(StreamDoesNotExist):
+        await client.delete_super_stream(super_stream, missing_ok=False)
+
+async def test_bad_arguments(client: StreamsClient, super_stream: str) -> None:
+    with pytest.raises(ValueError, match='either'):
+        await client.create_super_stream(super_stream)
+    with pytest.raises(ValueError, match='at least 1'):
+        await client.create_super_stream(super_stream, 0)
+    with pytest.raises(ValueError, match='unique'):
+        await client.create_super_stream(super_stream, binding_keys=['a', 'a'])
+    with pytest.raises(StreamDoesNotExist):
+        async with client.super_stream_publisher('rbfly-no-such-super', _key):
+            pass
+
+@pytest.mark.parametrize('cls', ['send', 'batch', 'pipelined'])
+async def test_hash_routing_round_trip(
+        client: StreamsClient, super_stream: str, cls: str,
+) -> None:
+    """
+    Every message lands in the partition its key hashes to (as the other
+    clients route it), and reading all partitions gives each message once,
+    in order per key.
+    """
+    partitions = await client.create_super_stream(super_stream, 3)
+    messages = ['k{}:{}'.format(i % 50, i) for i in range(600)]
+    if cls == 'batch':
+        async with client.super_stream_publisher(
+                super_stream, _key, cls=PublisherBatchFast) as publisher:
+            for i, m in enumerate(messages):
+                publisher.batch(m)
+                if i % 100 == 99:
+                    await publisher.flush()
+    elif cls == 'pipelined':
+        async with client.super_stream_publisher(
+                super_stream, _key, cls=PublisherPipelined) as publisher:
+            for m in messages:
+                await publisher.send(m)
+            await publisher.flush()
+    else:
+        async with client.super_stream_publisher(super_stream, _key) as publisher:
+            assert repr(publisher).startswith('SuperStreamPublisher(')
+            for m in messages:
+                await publisher.send(m)
+
+    got: dict[str, list[str]] = collections.defaultdict(list)
+    count = 0
+    async for chunk in client.subscribe_super_stream_chunks(
+            super_stream, offset=Offset.FIRST, timeout=10):
+        for msg in chunk:
+            body = tp.cast(str, msg.body)
+            assert hash_partition(_key(body), partitions) == chunk.stream
+            got[_key(body)].append(body)
+            count += 1
+        if count == len(messages):
+            break
+    expected: dict[str, list[str]] = collections.defaultdict(list)
+    for m in messages:
+        expected[_key(m)].append(m)
+    assert got == expected
+    # each partition got a share
+    for partition in partitions:
+        assert any(hash_partition(k, partitions) == partition for k in expected)
+
+async def test_key_routing(client: StreamsClient, super_stream: str) -> None:
+    names = await client.create_super_stream(super_stream, binding_keys=['eu', 'us'])
+    assert names == ['{}-eu'.format(super_stream), '{}-us'.format(super_stream)]
+    async with client.super_stream_publisher(
+            super_stream, _key, routing='key', cls=PublisherBatchFast) as publisher:
+        assert await publisher.partition('us:x') == names[1]
+        publisher.batch('eu:1')
+        publisher.batch('us:2')
+        publisher.batch('eu:3')
+        await publisher.flush()
+        with pytest.raises(NoRoute, match="'asia'"):
+            await publisher.send('asia:4')
+        publisher.batch('asia:5')
+        with pytest.raises(NoRoute):
+            await publisher.flush()
+    for name, expected in ((names[0], ['eu:1', 'eu:3']), (names[1], ['us:2'])):
+        got = []
+        async for body in client.subscribe(name, offset=Offset.FIRST, timeout=10):
+            got.append(body)
+            if len(got) == len(expected):
+                break
+        assert got == expected
+
+async def test_single_active_consumers_share_partitions(
+        url4: str, client: StreamsClient, super_stream: str,
+) -> None:
+    """
+    Two single active consumers of one group on a super stream of three
+    partitions: the broker gives each partition to exactly one of them
+    (moving one from the first to the second when it joins), and together
+    they read every message once.
+    """
+    partitions = await client.create_super_stream(super_stream, 3)
+    other = streams_client(url4)
+    received: dict[str, list[tuple[str, str]]] = {'a': [], 'b': []}
+    total = 300
+
+    async def consume(c: StreamsClient, who: str) -> None:
+        async for chunk in c.subscribe_super_stream_chunks(
+                super_stream, name='group', single_active=True, offset=Offset.NEXT):
+            received[who].extend((chunk.stream, tp.cast(str, m.body)) for m in chunk)
+            if len(received['a']) + len(received['b']) >= total:
+                return
+
+    tasks = [asyncio.create_task(consume(client, 'a'))]
+    await asyncio.sleep(1)
+    tasks.append(asyncio.create_task(consume(other, 'b')))
+    await asyncio.sleep(2)  # the broker moves a partition to the second consumer
+    try:
+        async with client.super_stream_publisher(
+                super_stream, _key, cls=PublisherBatchFast) as publisher:
+            for i in range(total):
+                publisher.batch('k{}:{}'.format(i, i))
+            await publisher.flush()
+        done, _ = await asyncio.wait(tasks, timeout=20, return_when=asyncio.FIRST_COMPLETED)
+        assert done, 'messages missing: {} of {}'.format(
+            len(received['a']) + len(received['b']), total,
+        )
+        await asyncio.sleep(0.5)  # nothing more arrives
+    finally:
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await other.disconnect()
+
+    bodies = [b for who in 'ab' for _, b in received[who]]
+    assert sorted(bodies) == sorted('k{}:{}'.format(i, i) for i in range(total))
+    parts_a = {p for p, _ in received['a']}
+    parts_b = {p for p, _ in received['b']}
+    assert parts_a and parts_b, 'one consumer got all partitions'
+    assert not parts_a & parts_b
+    assert parts_a | parts_b == set(partitions)

@@ -1,0 +1,48 @@
+"""
+Routing of super stream messages: MurmurHash3 as the other clients use it
+(checked against the mmh3 package, which rstream routes with), and the
+partition names of a new super stream.
+"""
+
+import mmh3
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rbfly.streams.superstream import HASH_SEED, hash_partition, murmur3_32, partition_names
+
+@pytest.mark.parametrize(('data', 'seed', 'expected'), [
+    (b'', 0, 0),
+    (b'', HASH_SEED, 3329588566),
+    (b'a', HASH_SEED, 1086686554),
+    (b'ab', HASH_SEED, 398604456),
+    (b'abc', HASH_SEED, 3409700625),
+    (b'abcd', HASH_SEED, 3421720556),
+    (b'hello world', 0, 1586663183),
+    ('zażółć'.encode(), HASH_SEED, 1911769601),
+])
+def test_murmur3_vectors(data: bytes, seed: int, expected: int) -> None:
+    assert murmur3_32(data, seed) == expected
+
+@given(st.binary(max_size=64), st.integers(0, 2 ** 32 - 1))
+def test_murmur3_matches_mmh3(data: bytes, seed: int) -> None:
+    assert murmur3_32(data, seed) == mmh3.hash(data, seed, signed=False)
+
+@given(st.text(max_size=40))
+def test_hash_partition_as_rstream(key: str) -> None:
+    """rstream picks partition mmh3(key, 104729) % n, as Java and Go do."""
+    partitions = ['p0', 'p1', 'p2', 'p3', 'p4']
+    expected = partitions[mmh3.hash(key, HASH_SEED, signed=False) % 5]
+    assert hash_partition(key, partitions) == expected
+
+def test_partition_names() -> None:
+    assert partition_names('inv', 3, None) == (['inv-0', 'inv-1', 'inv-2'], ['0', '1', '2'])
+    assert partition_names('inv', None, ['eu', 'us']) == (['inv-eu', 'inv-us'], ['eu', 'us'])
+    with pytest.raises(ValueError, match='either'):
+        partition_names('inv', 2, ['a'])
+    with pytest.raises(ValueError, match='either'):
+        partition_names('inv', None, None)
+    with pytest.raises(ValueError, match='at least 1'):
+        partition_names('inv', 0, None)
+    with pytest.raises(ValueError, match='unique'):
+        partition_names('inv', None, [])
