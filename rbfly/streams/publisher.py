@@ -38,8 +38,8 @@ from .error import ConnectionLost, MessageRejected
 from .types import BloomFilterExtract
 
 if tp.TYPE_CHECKING:
+    from ._client_base import ClientBase
     from .aio.protocol import StreamsProtocol
-    from .client import StreamsClient
 
 logger = logging.getLogger(__name__)
 
@@ -83,7 +83,7 @@ class PublisherTrait:
 
     def __init__(
             self,
-            client: StreamsClient,
+            client: ClientBase,
             stream: str,
             publisher_id: int,
             name: str,

@@ -1,0 +1,186 @@
+"""
+The connection side of :py:class:`~rbfly.streams.StreamsClient`: options,
+the lazy connection and its recovery, requests with one retry, and the
+checks of broker features.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import platform
+import typing as tp
+
+from ..error import RbFlyError
+from ._publish import PublishEncoder
+from .aio.manager import ConnectionManager
+from .aio.protocol import StreamsProtocol, open_connection
+from .backoff import Backoff
+from .error import (
+    ConnectionLost,
+    FeatureNotSupported,
+)
+from .protocol.commands import (
+    CommandVersion,
+    ExchangeCommandVersions,
+    MetadataUpdate,
+)
+from .protocol.connection import ConnectionCore
+from .protocol.constants import DEFAULT_FRAME_MAX, DEFAULT_HEARTBEAT, Key
+from .publisher import PublisherTrait
+from .url import ConnectionInfo
+from .util import version
+
+logger = logging.getLogger('rbfly.streams.client')
+
+DEFAULT_BACKOFF = Backoff()
+
+DEFAULT_CREDIT = 16
+"""Chunks a subscription lets the broker send ahead at the start, and at least."""
+
+DEFAULT_BUFFER_BYTES = 8 * 1024 * 1024
+"""Bytes of chunks a subscription may hold (bounds its memory)."""
+
+class ClientBase:
+    """
+    Connection of a client (see :py:class:`~rbfly.streams.StreamsClient`
+    for the parameters).
+    """
+    def __init__(
+            self,
+            connection_info: ConnectionInfo,
+            *,
+            frame_max: int = DEFAULT_FRAME_MAX,
+            heartbeat: int = DEFAULT_HEARTBEAT,
+            credit: int = DEFAULT_CREDIT,
+            buffer_bytes: int = DEFAULT_BUFFER_BYTES,
+            connect_timeout: float = 30,
+            reconnect: Backoff = DEFAULT_BACKOFF,
+    ) -> None:
+        if not 1 <= credit <= 0xffff:
+            raise ValueError('credit must be 1..65535, got {}'.format(credit))
+        self._info = connection_info
+        self._frame_max = frame_max
+        self._heartbeat = heartbeat
+        self._credit = credit
+        if buffer_bytes < 1:
+            raise ValueError('buffer_bytes must be positive, got {}'.format(buffer_bytes))
+        self._buffer_bytes = buffer_bytes
+        self._connect_timeout = connect_timeout
+        self._manager = ConnectionManager(
+            self._connect, reconnect, self._restore_publisher, self._restore_subscription,
+        )
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def __repr__(self) -> str:
+        return '{}({})'.format(type(self).__name__, self._info)
+
+    #
+    # connection
+    #
+
+    @property
+    def _protocol(self) -> StreamsProtocol | None:
+        return self._manager.protocol
+
+    async def _get_protocol(self) -> StreamsProtocol:
+        return await self._manager.get()
+
+    async def _call(self, command: tp.Any, context: str = '') -> tp.Any:
+        """
+        Send an idempotent request (stream management, queries); when the
+        connection is lost before the response, send it once more on a new
+        connection.
+        """
+        protocol = await self._get_protocol()
+        try:
+            return await protocol.request(command, context)
+        except ConnectionLost:
+            logger.info('connection lost during %s; retrying', type(command).__name__)
+        protocol = await self._get_protocol()
+        return await protocol.request(command, context)
+
+    async def _wait_recovery(self, publisher: PublisherTrait) -> None:
+        await self._manager.wait_recovery()
+
+    async def _connect(self) -> StreamsProtocol:
+        info = self._info
+        external = info.ssl is not None and info.username is None
+        core = ConnectionCore(
+            virtual_host=info.virtual_host,
+            username=info.username or 'guest',
+            password=info.password if info.password is not None else 'guest',
+            mechanism='EXTERNAL' if external else 'PLAIN',
+            frame_max=self._frame_max,
+            heartbeat=self._heartbeat,
+            client_properties={
+                'product': 'rbfly',
+                'platform': 'Python {}'.format(platform.python_version()),
+                'information': 'https://pypi.org/project/rbfly/',
+            },
+        )
+        logger.info('connecting to %s', info)
+        protocol = await open_connection(
+            info.host, info.port, core, ssl=info.ssl, timeout=self._connect_timeout,
+        )
+        protocol.publish_encoder = PublishEncoder(core.frame_max)  # type: ignore[attr-defined]
+        protocol.on_metadata_update = self._on_metadata_update
+        protocol.broker_version = version(protocol.server_properties)  # type: ignore[attr-defined]
+        if protocol.broker_version >= (3, 11):  # type: ignore[attr-defined]
+            await protocol.request(ExchangeCommandVersions([
+                CommandVersion(Key.PUBLISH, 1, 2),
+                CommandVersion(Key.DELIVER, 1, 2),
+            ]))
+        logger.info('connected to %s (RabbitMQ %s)', info,
+                    protocol.server_properties.get('version', 'unknown'))
+        return protocol
+
+    async def disconnect(self) -> None:
+        """
+        Close the connection to the broker (the client connects again on
+        its next call).
+        """
+        if self._tasks:
+            await asyncio.wait(self._tasks)
+        await self._manager.close()
+
+    async def __aenter__(self) -> tp.Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.disconnect()
+
+    def _spawn(self, coro: tp.Coroutine[tp.Any, tp.Any, None]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _require(self, protocol: StreamsProtocol, version: tuple[int, ...], feature: str) -> None:
+        have = protocol.broker_version  # type: ignore[attr-defined]
+        if have < version:
+            raise FeatureNotSupported('{} needs RabbitMQ {} or later; the broker is {}'.format(
+                feature, '.'.join(map(str, version)),
+                protocol.server_properties.get('version', 'unknown'),
+            ))
+
+    @staticmethod
+    def _free_id(used: tp.Mapping[int, object], what: str) -> int:
+        for i in range(256):
+            if i not in used:
+                return i
+        raise RbFlyError('too many {} on one connection (256)'.format(what))
+
+    #
+    # implemented by the client's parts
+    #
+
+    async def _restore_publisher(self, protocol: StreamsProtocol, publisher: tp.Any) -> None:
+        raise NotImplementedError
+
+    async def _restore_subscription(self, protocol: StreamsProtocol, sub: tp.Any) -> None:
+        raise NotImplementedError
+
+    def _on_metadata_update(self, update: MetadataUpdate) -> None:
+        raise NotImplementedError
+
+__all__ = ['DEFAULT_BACKOFF', 'DEFAULT_BUFFER_BYTES', 'DEFAULT_CREDIT', 'ClientBase']

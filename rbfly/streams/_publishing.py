@@ -1,0 +1,131 @@
+"""
+Publishers of :py:class:`~rbfly.streams.StreamsClient`: declaring them
+with their publishing sequence, and declaring them again on a new
+connection.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import typing as tp
+import uuid
+from collections.abc import AsyncIterator
+
+from ._client_base import ClientBase
+from .aio.protocol import StreamsProtocol
+from .error import (
+    StreamsError,
+)
+from .protocol.commands import (
+    DeclarePublisher,
+    DeletePublisher,
+    QueryPublisherSequence,
+)
+from .publisher import BloomFilterExtract, Publisher, PublisherPipelined, PublisherTrait
+from .util import check_name
+
+T = tp.TypeVar('T', bound=PublisherTrait)
+
+class PublishersMixin(ClientBase):
+    """Creating publishers."""
+
+    @tp.overload
+    def publisher(
+            self, stream: str, *, name: str | None = None,
+            filter_extract: BloomFilterExtract | None = None,
+    ) -> contextlib.AbstractAsyncContextManager[Publisher]: ...
+
+    @tp.overload
+    def publisher(
+            self, stream: str, *, name: str | None = None,
+            filter_extract: BloomFilterExtract | None = None, cls: type[T],
+            window: int | None = None,
+    ) -> contextlib.AbstractAsyncContextManager[T]: ...
+
+    def publisher(
+            self, stream: str, *, name: str | None = None,
+            filter_extract: BloomFilterExtract | None = None,
+            cls: type[PublisherTrait] = Publisher,
+            window: int | None = None,
+    ) -> contextlib.AbstractAsyncContextManager[PublisherTrait]:
+        """
+        Create a publisher for a stream (an async context manager).
+
+        :param stream: Stream name.
+        :param name: Publisher reference name; the publisher continues from
+            the last publishing id stored for the name, and the broker drops
+            messages sent again with an id it already has. A unique name is
+            generated when not given.
+        :param filter_extract: Function returning a message's filter value
+            (RabbitMQ 3.13+).
+        :param cls: Publisher class, e.g. :py:class:`PublisherBatchFast`.
+        :param window: Messages a :py:class:`PublisherPipelined` lets wait
+            for confirmation.
+        """
+        check_name('stream', stream)
+        if name is not None:
+            check_name('publisher', name)
+        return self._publisher(stream, name, filter_extract, cls, window)
+
+    @contextlib.asynccontextmanager
+    async def _publisher(
+            self, stream: str, name: str | None,
+            filter_extract: BloomFilterExtract | None, cls: type[T], window: int | None,
+    ) -> AsyncIterator[T]:
+        protocol = await self._get_protocol()
+        if filter_extract is not None:
+            self._require(protocol, (3, 13), 'stream filtering')
+        name = name or 'rbfly-{}'.format(uuid.uuid4().hex)
+        publisher = cls(self, stream, -1, name, 0, filter_extract)
+        if window is not None:
+            if not isinstance(publisher, PublisherPipelined):
+                raise ValueError('window is an option of PublisherPipelined only')
+            if window < 1:
+                raise ValueError('window must be at least 1, got {}'.format(window))
+            publisher.window = window
+        publisher_id, sequence = await self._declare(protocol, publisher)
+        publisher.message_id = sequence
+        publisher._attach(protocol, publisher_id)
+        self._manager.publishers.add(publisher)
+        try:
+            yield publisher
+        finally:
+            publisher._closed = True
+            self._manager.publishers.discard(publisher)
+            protocol = publisher._protocol  # type: ignore[assignment]
+            if protocol is not None:
+                protocol.publishers.pop(publisher._id, None)
+                if protocol.is_open:
+                    with contextlib.suppress(StreamsError):
+                        await protocol.request(
+                            DeletePublisher(publisher._id),
+                            'publisher {!r} of stream {!r}'.format(name, stream),
+                        )
+
+    async def _declare(
+            self, protocol: StreamsProtocol, publisher: PublisherTrait,
+    ) -> tuple[int, int]:
+        """
+        Declare a publisher on a connection; return its id and the last
+        publishing id the stream stored for its name.
+        """
+        name = publisher.name
+        stream = publisher.stream
+        ctx = 'publisher {!r} of stream {!r}'.format(name, stream)
+        response = await protocol.request(QueryPublisherSequence(name, stream), ctx)
+        publisher_id = self._free_id(protocol.publishers, 'publishers')
+        protocol.publishers[publisher_id] = publisher  # reserve the id
+        declared = False
+        try:
+            await protocol.request(DeclarePublisher(publisher_id, name, stream), ctx)
+            declared = True
+        finally:
+            if not declared:
+                protocol.publishers.pop(publisher_id, None)
+        return publisher_id, response.sequence
+
+    async def _restore_publisher(self, protocol: StreamsProtocol, publisher: tp.Any) -> None:
+        publisher_id, sequence = await self._declare(protocol, publisher)
+        publisher._restore(protocol, publisher_id, sequence)
+
+__all__ = ['PublishersMixin']

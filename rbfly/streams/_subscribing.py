@@ -1,0 +1,349 @@
+"""
+Subscriptions of :py:class:`~rbfly.streams.StreamsClient`: offsets to
+start at, single active consumers, consuming one or several streams,
+subscribing again on a new connection, and stored offsets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import inspect
+import typing as tp
+from collections.abc import AsyncGenerator, AsyncIterator
+
+from ..amqp import get_message_ctx, set_message_ctx
+from ..types import AMQPBody
+from ._client_base import ClientBase
+from .aio.protocol import StreamsProtocol
+from .error import (
+    NoOffset,
+    StreamsError,
+)
+from .offset import Offset, OffsetType
+from .protocol.commands import (
+    OffsetSpec,
+    QueryOffset,
+    StoreOffset,
+    Subscribe,
+    Unsubscribe,
+)
+from .subscriber import Chunk, Subscription
+from .types import MessageFilter
+from .util import check_name, post_filter
+
+ConsumerUpdateCallback = tp.Callable[[bool], 'Offset | tp.Awaitable[Offset | None] | None']
+"""
+Called when the broker makes a single active consumer active (``True``) or
+inactive (``False``); returns the offset to start at when active, or
+``None`` for the subscription's offset.
+"""
+
+class SubscriptionsMixin(ClientBase):
+    """Subscribing to streams, and offsets."""
+
+    async def subscribe(
+            self,
+            stream: str,
+            *,
+            offset: Offset = Offset.NEXT,
+            filter: MessageFilter | None = None,
+            timeout: float = 0,
+            amqp: bool = True,
+            name: str | None = None,
+            single_active: bool = False,
+            consumer_update: ConsumerUpdateCallback | None = None,
+    ) -> AsyncIterator[AMQPBody]:
+        """
+        Subscribe to a stream and iterate over its messages' bodies.
+
+        Call :py:func:`rbfly.streams.get_message_ctx` inside the loop for
+        the current message's offset, timestamp and AMQP sections.
+
+        :param offset: Where to start reading (default: new messages only).
+        :param filter: Filter values (RabbitMQ 3.13+).
+        :param timeout: Raise ``TimeoutError`` when no message arrives for
+            this many seconds (0: wait forever).
+        :param amqp: Decode AMQP 1.0 messages; otherwise bodies are bytes.
+        :param name: Consumer name (see :py:meth:`subscribe_chunks`).
+        :param single_active: Single active consumer (RabbitMQ 3.11+; see
+            :py:meth:`subscribe_chunks`).
+        :param consumer_update: Called when the broker makes this single
+            active consumer active or inactive (see
+            :py:meth:`subscribe_chunks`).
+        """
+        chunks = self.subscribe_chunks(
+            stream, offset=offset, filter=filter, amqp=amqp, timeout=timeout,
+            name=name, single_active=single_active, consumer_update=consumer_update,
+        )
+        try:
+            async for messages in chunks:
+                for msg in messages:
+                    set_message_ctx(msg)
+                    yield msg.body
+        finally:
+            await chunks.aclose()
+
+    async def subscribe_chunks(
+            self,
+            stream: str,
+            *,
+            offset: Offset = Offset.NEXT,
+            filter: MessageFilter | None = None,
+            amqp: bool = True,
+            timeout: float = 0,
+            name: str | None = None,
+            single_active: bool = False,
+            consumer_update: ConsumerUpdateCallback | None = None,
+    ) -> AsyncGenerator[Chunk, None]:
+        """
+        Subscribe to a stream and receive its messages a chunk at a time.
+
+        Each item is a :py:class:`~rbfly.streams.subscriber.Chunk`: a list
+        of messages with their stream offset and timestamp set, plus the
+        chunk's first offset and the stream's committed chunk id. The
+        cheapest way to consume a stream.
+
+        :param offset: Where to start reading.
+        :param filter: Filter values (RabbitMQ 3.13+); only messages with
+            these values are returned.
+        :param amqp: Decode AMQP 1.0 messages; otherwise bodies are the raw
+            bytes.
+        :param timeout: Raise ``TimeoutError`` when no chunk arrives for
+            this many seconds (0: wait forever).
+        :param name: Consumer name, the group of a single active consumer.
+        :param single_active: Single active consumer (RabbitMQ 3.11+): of
+            the subscriptions with this ``name``, the broker sends messages
+            to one at a time; when it ends, the next one becomes active and
+            starts at ``offset`` (use ``Offset.reference(name)`` with
+            :py:meth:`write_offset` to continue where the previous one
+            stopped).
+        :param consumer_update: Called with ``True`` when the broker makes
+            this single active consumer active and with ``False`` when it
+            makes it inactive; may return (or be a coroutine returning) the
+            :py:class:`Offset` to start at instead of ``offset``.
+        """
+        check_name('stream', stream)
+        protocol = await self._get_protocol()
+        sub = await self._new_subscription(
+            protocol, stream, offset, filter, amqp, name, single_active, consumer_update, None,
+        )
+        async for chunk in self._consume([sub], filter, timeout):
+            yield chunk
+
+    async def _offset_spec(
+            self, protocol: StreamsProtocol, stream: str, offset: Offset,
+    ) -> tuple[OffsetSpec, int]:
+        t = offset.type
+        if t == OffsetType.FIRST:
+            return OffsetSpec.first(), 0
+        if t == OffsetType.LAST:
+            return OffsetSpec.last(), 0
+        if t == OffsetType.NEXT:
+            return OffsetSpec.next(), 0
+        if t == OffsetType.OFFSET:
+            value = tp.cast(int, offset.value)
+            return OffsetSpec.offset(value), value
+        if t == OffsetType.TIMESTAMP:
+            return OffsetSpec.timestamp(int(tp.cast(float, offset.value) * 1000)), 0
+        reference = tp.cast(str, offset.value)
+        try:
+            stored = await self._query_offset(stream, reference)
+        except NoOffset:
+            return OffsetSpec.first(), 0
+        return OffsetSpec.offset(stored + 1), stored + 1
+
+    async def _new_subscription(
+            self,
+            protocol: StreamsProtocol,
+            stream: str,
+            offset: Offset,
+            filter: MessageFilter | None,
+            amqp: bool,
+            name: str | None,
+            single_active: bool,
+            consumer_update: ConsumerUpdateCallback | None,
+            super_stream: str | None,
+    ) -> Subscription:
+        """
+        Check the options of a subscription against the broker and build it.
+        """
+        properties: dict[str, str] = {}
+        if filter is not None:
+            self._require(protocol, (3, 13), 'stream filtering')
+            for i, value in enumerate(sorted(filter.values)):
+                properties['filter.{}'.format(i)] = value
+            properties['match-unfiltered'] = 'true' if filter.match_unfiltered else 'false'
+        if name is not None:
+            check_name('consumer', name)
+            properties['name'] = name
+        if single_active:
+            if name is None:
+                raise ValueError('a single active consumer needs a name')
+            self._require(protocol, (3, 11), 'single active consumer')
+            properties['single-active-consumer'] = 'true'
+            if super_stream is not None:
+                properties['super-stream'] = super_stream
+        elif consumer_update is not None:
+            raise ValueError('consumer_update is an option of a single active consumer')
+        spec, start = await self._offset_spec(protocol, stream, offset)
+        sub = Subscription(
+            stream, spec, start, amqp, self._credit, properties, self._buffer_bytes,
+        )
+        if single_active:
+            sub.activation = functools.partial(
+                self._activation, stream, offset, consumer_update,
+            )
+        return sub
+
+    async def _activation(
+            self, stream: str, offset: Offset,
+            consumer_update: ConsumerUpdateCallback | None, active: bool,
+    ) -> OffsetSpec:
+        """
+        Offset a single active consumer starts at when it becomes active.
+        """
+        if consumer_update is not None:
+            result = consumer_update(active)
+            if inspect.isawaitable(result):
+                result = await result
+            if active and result is not None:
+                if not isinstance(result, Offset):
+                    raise TypeError('consumer_update must return an Offset or None,'
+                                    ' got {!r}'.format(result))
+                offset = result
+        if not active:
+            return OffsetSpec.none()
+        protocol = await self._get_protocol()
+        spec, _ = await self._offset_spec(protocol, stream, offset)
+        return spec
+
+    async def _consume(
+            self,
+            subs: list[Subscription],
+            filter: MessageFilter | None,
+            timeout: float,
+    ) -> AsyncGenerator[Chunk, None]:
+        """
+        Subscribe, and yield the chunks of the subscriptions as they come
+        (taking them in turn when several have chunks); unsubscribe at the
+        end.
+        """
+        wait = timeout if timeout > 0 else None
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] | None = None
+
+        def wake() -> None:
+            if waiter is not None and not waiter.done():
+                waiter.set_result(None)
+
+        try:
+            for sub in subs:
+                protocol = await self._get_protocol()
+                self._manager.subscriptions.add(sub)
+                await self._subscribe(protocol, sub, sub.offset_spec)
+                if len(subs) > 1:
+                    sub.notify = wake
+            if len(subs) == 1:  # the common case, without the round robin
+                sub = subs[0]
+                while True:
+                    chunk = await sub.next_chunk(wait)
+                    if filter is not None:
+                        chunk[:] = post_filter(filter, chunk)
+                    if chunk:
+                        yield chunk
+            turn = 0
+            while True:
+                for i in range(len(subs)):
+                    taken = subs[(turn + i) % len(subs)].poll()
+                    if taken is not None:
+                        turn = (turn + i + 1) % len(subs)
+                        chunk = taken
+                        break
+                else:
+                    waiter = loop.create_future()
+                    try:
+                        async with asyncio.timeout(wait):
+                            await waiter
+                    finally:
+                        waiter = None
+                    continue
+                if filter is not None:
+                    chunk[:] = post_filter(filter, chunk)
+                if chunk:
+                    yield chunk
+        finally:
+            for sub in subs:
+                self._manager.subscriptions.discard(sub)
+                protocol = sub.protocol  # type: ignore[assignment]
+                sub.detach()
+                sub.notify = None
+                if protocol is not None and protocol.is_open:
+                    self._spawn(self._unsubscribe(
+                        protocol, sub.subscription_id,
+                        'subscription to stream {!r}'.format(sub.stream),
+                    ))
+
+    async def _subscribe(
+            self, protocol: StreamsProtocol, sub: Subscription, spec: OffsetSpec,
+    ) -> None:
+        sid = self._free_id(protocol.subscriptions, 'subscriptions')
+        sub.attach(protocol, sid)
+        subscribed = False
+        try:
+            await protocol.request(
+                Subscribe(sid, sub.stream, spec, sub.credit, sub.properties),
+                'subscription to stream {!r}'.format(sub.stream),
+            )
+            subscribed = True
+        finally:
+            if not subscribed:
+                sub.detach()
+
+    async def _restore_subscription(self, protocol: StreamsProtocol, sub: tp.Any) -> None:
+        await self._subscribe(protocol, sub, sub.resume_spec())
+
+    async def _unsubscribe(self, protocol: StreamsProtocol, sid: int, ctx: str) -> None:
+        with contextlib.suppress(StreamsError):
+            await protocol.request(Unsubscribe(sid), ctx)
+
+    #
+    # offsets
+    #
+
+    async def _query_offset(self, stream: str, reference: str) -> int:
+        response = await self._call(
+            QueryOffset(reference, stream),
+            'offset reference {!r} of stream {!r}'.format(reference, stream),
+        )
+        return tp.cast(int, response.offset)
+
+    async def query_offset(self, stream: str, reference: str) -> int:
+        """
+        Read the offset stored under a reference name.
+
+        :raises rbfly.streams.error.NoOffset: When nothing is stored.
+        """
+        check_name('stream', stream)
+        check_name('offset reference', reference)
+        return await self._query_offset(stream, reference)
+
+    async def write_offset(self, stream: str, reference: str, value: int | None = None) -> None:
+        """
+        Store an offset under a reference name, to resume from it later
+        with ``Offset.reference(reference)``.
+
+        :param value: Offset to store; by default the offset of the message
+            being processed (:py:func:`get_message_ctx`).
+        """
+        check_name('stream', stream)
+        check_name('offset reference', reference)
+        if value is None:
+            value = get_message_ctx().stream_offset
+        if not 0 <= value < 2 ** 64:
+            raise ValueError('offset must be 0..2**64-1, got {}'.format(value))
+        protocol = await self._get_protocol()
+        protocol.send(StoreOffset(reference, stream, value))
+
+__all__ = ['ConsumerUpdateCallback', 'SubscriptionsMixin']
