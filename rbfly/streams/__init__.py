@@ -12,8 +12,10 @@ import typing as tp
 if tp.TYPE_CHECKING:
     from ..amqp import AMQPHeader, MessageCtx, get_message_ctx
     from ..types import AMQPAnnotations, AMQPAppProperties, AMQPBody, AMQPScalar, Symbol
+    from ._publish import SubEntryBatch
     from .backoff import Backoff
     from .client import StreamsClient, connection, streams_client
+    from .compression import Compression
     from .error import (
         ConnectionLost,
         FeatureNotSupported,
@@ -67,6 +69,8 @@ _EXPORTS = {
     'PublisherBinBatch': '.publisher',
     'PublisherPipelined': '.publisher',
     'Backoff': '.backoff',
+    'Compression': '.compression',
+    'SubEntryBatch': '._publish',
     'stream_message_ctx': '.publisher',
     'BloomFilterExtract': '.types',
     'MessageFilter': '.types',
@@ -91,6 +95,7 @@ __all__ = [  # the names of _EXPORTS
     'AMQPScalar',
     'Backoff',
     'BloomFilterExtract',
+    'Compression',
     'ConnectionLost',
     'FeatureNotSupported',
     'MessageCtx',
@@ -110,6 +115,7 @@ __all__ = [  # the names of _EXPORTS
     'ResponseError',
     'StreamsClient',
     'StreamsError',
+    'SubEntryBatch',
     'SuperStreamPublisher',
     'Symbol',
     'connection',

@@ -33,6 +33,8 @@ offset and decodes each record into a :py:class:`rbfly.amqp.MessageCtx`.
 
 import zlib
 
+from .compression import decompress as codec_decompress
+
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.ref cimport PyObject
@@ -143,8 +145,27 @@ cdef class _Decoder:
                 ), at)
             sub.data = <const unsigned char*> PyBytes_AS_STRING(data)
             sub.end = uncompressed
-        else:
-            chunk_error('unsupported sub-batch compression {}'.format(compression), at)
+        else:  # a codec registered by the application
+            if uncompressed > MAX_UNCOMPRESSED:
+                chunk_error('sub-batch declares {} uncompressed bytes'.format(uncompressed), at)
+            try:
+                data = codec_decompress(
+                    compression, PyBytes_FromStringAndSize(<const char*> body, length),
+                    uncompressed,
+                )
+            except KeyError:
+                chunk_error('unsupported sub-batch compression {} (no codec registered, see'
+                            ' rbfly.streams.compression)'.format(compression), at)
+            except Exception as ex:  # noqa: BLE001 - a codec's own error
+                chunk_error('invalid sub-batch of compression {}: {}'.format(compression, ex), at)
+            if type(data) is not bytes:
+                data = bytes(data)
+            if PyBytes_GET_SIZE(data) != uncompressed:
+                chunk_error('sub-batch size {} does not match declared {}'.format(
+                    PyBytes_GET_SIZE(data), uncompressed
+                ), at)
+            sub.data = <const unsigned char*> PyBytes_AS_STRING(data)
+            sub.end = uncompressed
         sub.pos = 0
         sub.error = <PyObject*> ChunkError
         for _ in range(n):

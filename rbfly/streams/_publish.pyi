@@ -3,6 +3,14 @@ import typing as tp
 from typing_extensions import disjoint_base
 
 @disjoint_base
+class SubEntryBatch:
+    messages: list[tp.Any]
+    compression: int
+
+    def __init__(self, messages: tp.Iterable[tp.Any], compression: int | str = 'none') -> None: ...
+    def __len__(self) -> int: ...
+
+@disjoint_base
 class PublishEncoder:
     frame_max: int
 

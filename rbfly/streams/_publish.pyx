@@ -18,6 +18,16 @@ Grammar (PROTOCOL.adoc "Publish")::
 AMQP messages are encoded straight into the frame buffer (no intermediate
 ``bytes`` per message); the message's length prefix is filled in after its
 bytes are written.
+
+A :py:class:`SubEntryBatch` is one entry of many messages (a sub-entry
+batch, one publishing id)::
+
+    PublishedMessage => PublishingId EntryType Count Uncompressed Length Data
+      EntryType => uint8 // 0x80 | compression << 4
+      Count => uint16
+      Uncompressed => uint32 // size of Data before compression
+      Length => uint32
+      Data => [Size Message], compressed as a whole
 """
 
 from cpython.bytearray cimport PyByteArray_AS_STRING, PyByteArray_GET_SIZE
@@ -31,6 +41,40 @@ from ..amqp._encoder cimport enc_bytes_like
 from ..amqp._message cimport MessageCtx, enc_message
 
 from ..error import MessageTooLarge, RbFlyError
+from .compression import compress as codec_compress
+from .compression import compression_code
+
+
+cdef class SubEntryBatch:
+    """
+    Messages published as one sub-entry batch: one entry of the stream,
+    one publishing id and one confirmation for all of them, optionally
+    compressed. The broker's per-message work is done once per batch;
+    consumers unpack it (deduplication covers the batch as a whole).
+
+    :param messages: Messages (AMQP bodies or messages, or bytes for the
+        binary publishers), at most 65535.
+    :param compression: ``'none'``, ``'gzip'``, or a codec registered
+        with :py:func:`rbfly.streams.compression.register_codec`.
+    """
+    cdef public list messages
+    cdef public int compression
+
+    def __init__(self, messages, compression='none') -> None:
+        self.messages = list(messages)
+        if not 0 < len(self.messages) <= 0xffff:
+            raise ValueError('a sub-entry batch holds 1..65535 messages, got {}'.format(
+                len(self.messages)
+            ))
+        self.compression = compression_code(compression)
+
+    def __len__(self) -> int:
+        return len(self.messages)
+
+    def __repr__(self) -> str:
+        return 'SubEntryBatch({} messages, compression={})'.format(
+            len(self.messages), self.compression,
+        )
 
 cdef enum:
     KEY_PUBLISH = 0x0002
@@ -45,11 +89,44 @@ cdef class PublishEncoder:
         (0 means no limit).
     """
     cdef bytearray buffer
+    cdef bytearray scratch
     cdef public Py_ssize_t frame_max
 
     def __init__(self, Py_ssize_t frame_max=0) -> None:
         self.buffer = bytearray(64 * 1024)
+        self.scratch = bytearray(64 * 1024)
         self.frame_max = frame_max
+
+    cdef int enc_sub(self, Writer *w, SubEntryBatch batch, bint amqp) except -1:
+        cdef Writer s
+        cdef unsigned char *p
+        cdef const char *data
+        cdef Py_ssize_t length
+        cdef bytes compressed
+        s.data = <unsigned char*> PyByteArray_AS_STRING(self.scratch)
+        s.cap = PyByteArray_GET_SIZE(self.scratch)
+        s.pos = 0
+        s.owner = <PyObject*> self.scratch
+        for m in batch.messages:
+            self.enc_one(&s, m, amqp)
+        if batch.compression == 0:
+            data = <const char*> s.data
+            length = s.pos
+        else:
+            compressed = codec_compress(
+                batch.compression, PyBytes_FromStringAndSize(<const char*> s.data, s.pos),
+            )
+            data = PyBytes_AS_STRING(compressed)
+            length = PyBytes_GET_SIZE(compressed)
+        if s.pos > 0xffffffff or length > 0xffffffff:
+            raise MessageTooLarge('sub-entry batch of {} bytes'.format(s.pos))
+        p = w_take(w, 11 + length)
+        p[0] = 0x80 | (batch.compression << 4)
+        rbfly_store_u16(p + 1, <uint16_t> len(batch.messages))
+        rbfly_store_u32(p + 3, <uint32_t> s.pos)
+        rbfly_store_u32(p + 7, <uint32_t> length)
+        memcpy(p + 11, data, length)
+        return 0
 
     cdef int enc_one(self, Writer *w, object msg, bint amqp) except -1:
         cdef MessageCtx ctx
@@ -110,7 +187,7 @@ cdef class PublishEncoder:
         cdef Py_ssize_t limit = self.frame_max if self.frame_max > 0 else (1 << 62)
         cdef bint v2 = filter_values is not None
         cdef unsigned char *p
-        cdef object fv
+        cdef object fv, msg
         cdef bytes fb
         if start < 0 or start >= n:
             raise ValueError('start index {} outside of {} messages'.format(start, n))
@@ -124,6 +201,21 @@ cdef class PublishEncoder:
                 rbfly_store_u64(w_take(&w, 8), publishing_id + (i - start))
             else:
                 rbfly_store_u64(w_take(&w, 8), <uint64_t> ids[i])
+            msg = messages[i]
+            if type(msg) is SubEntryBatch:
+                if v2:
+                    raise ValueError('a sub-entry batch cannot have a filter value')
+                self.enc_sub(&w, <SubEntryBatch> msg, amqp)
+                if w.pos > limit:
+                    if count == 0:
+                        raise MessageTooLarge(
+                            'sub-entry batch of {} bytes does not fit into a frame of'
+                            ' at most {} bytes'.format(w.pos - before - 8, limit)
+                        )
+                    w.pos = before
+                    break
+                count += 1
+                continue
             if v2:
                 fv = filter_values[i]
                 if fv is None:
@@ -135,7 +227,7 @@ cdef class PublishEncoder:
                     p = w_take(&w, 2 + len(fb))
                     rbfly_store_u16(p, <uint16_t> len(fb))
                     memcpy(p + 2, PyBytes_AS_STRING(fb), len(fb))
-            self.enc_one(&w, messages[i], amqp)
+            self.enc_one(&w, msg, amqp)
             if w.pos > limit:
                 if count == 0:
                     raise MessageTooLarge(

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator
 
 from ._client_base import ClientBase
 from .aio.protocol import StreamsProtocol
+from .compression import compression_code
 from .error import (
     StreamsError,
 )
@@ -21,7 +22,13 @@ from .protocol.commands import (
     DeletePublisher,
     QueryPublisherSequence,
 )
-from .publisher import BloomFilterExtract, Publisher, PublisherPipelined, PublisherTrait
+from .publisher import (
+    BloomFilterExtract,
+    Publisher,
+    PublisherBatchTrait,
+    PublisherPipelined,
+    PublisherTrait,
+)
 from .util import check_name
 
 T = tp.TypeVar('T', bound=PublisherTrait)
@@ -39,7 +46,8 @@ class PublishersMixin(ClientBase):
     def publisher(
             self, stream: str, *, name: str | None = None,
             filter_extract: BloomFilterExtract | None = None, cls: type[T],
-            window: int | None = None,
+            window: int | None = None, sub_entry_size: int | None = None,
+            compression: int | str = 'none',
     ) -> contextlib.AbstractAsyncContextManager[T]: ...
 
     def publisher(
@@ -47,6 +55,8 @@ class PublishersMixin(ClientBase):
             filter_extract: BloomFilterExtract | None = None,
             cls: type[PublisherTrait] = Publisher,
             window: int | None = None,
+            sub_entry_size: int | None = None,
+            compression: int | str = 'none',
     ) -> contextlib.AbstractAsyncContextManager[PublisherTrait]:
         """
         Create a publisher for a stream (an async context manager).
@@ -61,28 +71,53 @@ class PublishersMixin(ClientBase):
         :param cls: Publisher class, e.g. :py:class:`PublisherBatchFast`.
         :param window: Messages a :py:class:`PublisherPipelined` lets wait
             for confirmation.
+        :param sub_entry_size: Batch publishers only: send the messages of
+            a flush as sub-entry batches of this many messages (one entry
+            and one publishing id each; see
+            :py:class:`~rbfly.streams.SubEntryBatch`, which any publisher
+            can send).
+        :param compression: Compression of the sub-entry batches:
+            ``'none'``, ``'gzip'`` or a registered codec.
         """
         check_name('stream', stream)
         if name is not None:
             check_name('publisher', name)
-        return self._publisher(stream, name, filter_extract, cls, window)
+        options: dict[str, tp.Any] = {}
+        if window is not None:
+            if not issubclass(cls, PublisherPipelined):
+                raise ValueError('window is an option of PublisherPipelined only')
+            if window < 1:
+                raise ValueError('window must be at least 1, got {}'.format(window))
+            options['window'] = window
+        if sub_entry_size is not None:
+            if not issubclass(cls, PublisherBatchTrait):
+                raise ValueError('sub_entry_size is an option of the batch publishers;'
+                                 ' other publishers can send SubEntryBatch messages')
+            if not 1 <= sub_entry_size <= 0xffff:
+                raise ValueError('sub_entry_size must be 1..65535, got {}'.format(
+                    sub_entry_size,
+                ))
+            if filter_extract is not None:
+                raise ValueError('sub-entry batches cannot have filter values')
+            options['sub_entry_size'] = sub_entry_size
+            options['compression'] = compression_code(compression)
+        elif compression != 'none':
+            raise ValueError('compression is an option of sub-entry batches (sub_entry_size)')
+        return self._publisher(stream, name, filter_extract, cls, options)
 
     @contextlib.asynccontextmanager
     async def _publisher(
             self, stream: str, name: str | None,
-            filter_extract: BloomFilterExtract | None, cls: type[T], window: int | None,
+            filter_extract: BloomFilterExtract | None, cls: type[T],
+            options: dict[str, tp.Any],
     ) -> AsyncIterator[T]:
         protocol = await self._get_protocol()
         if filter_extract is not None:
             self._require(protocol, (3, 13), 'stream filtering')
         name = name or 'rbfly-{}'.format(uuid.uuid4().hex)
         publisher = cls(self, stream, -1, name, 0, filter_extract)
-        if window is not None:
-            if not isinstance(publisher, PublisherPipelined):
-                raise ValueError('window is an option of PublisherPipelined only')
-            if window < 1:
-                raise ValueError('window must be at least 1, got {}'.format(window))
-            publisher.window = window
+        for key, value in options.items():
+            setattr(publisher, key, value)
         publisher_id, sequence = await self._declare(protocol, publisher)
         publisher.message_id = sequence
         publisher._attach(protocol, publisher_id)

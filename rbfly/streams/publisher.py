@@ -33,7 +33,7 @@ import typing as tp
 from ..amqp import MessageCtx
 from ..error import RbFlyError
 from ..types import AMQPAppProperties, AMQPBody
-from ._publish import PublishEncoder
+from ._publish import PublishEncoder, SubEntryBatch
 from .error import ConnectionLost, MessageRejected
 from .types import BloomFilterExtract
 
@@ -298,7 +298,7 @@ class Publisher(PublisherTrait):
     """
     Publisher sending one AMQP message at a time.
     """
-    async def send(self, message: AMQPBody | MessageCtx) -> None:
+    async def send(self, message: AMQPBody | MessageCtx | SubEntryBatch) -> None:
         """
         Send a message and wait for the broker's confirmation.
 
@@ -311,6 +311,11 @@ class PublisherBatchTrait(PublisherTrait):
     """
     Publisher collecting messages in a batch.
     """
+    sub_entry_size: int = 0
+    """Messages per sub-entry batch (0: none); see :py:class:`SubEntryBatch`."""
+    compression: int | str = 'none'
+    """Compression of the sub-entry batches."""
+
     def __init__(self, *args: tp.Any, **kw: tp.Any) -> None:
         super().__init__(*args, **kw)
         self._data: list[tp.Any] = []
@@ -319,9 +324,18 @@ class PublisherBatchTrait(PublisherTrait):
         """
         Send the collected messages and wait for confirmation of all of
         them. The batch is emptied even when sending fails.
+
+        With ``sub_entry_size``, the messages go as sub-entry batches of
+        that many messages (one publishing id each).
         """
         data = self._data
         self._data = []
+        size = self.sub_entry_size
+        if size > 1 and data:
+            compression = self.compression
+            data = [
+                SubEntryBatch(data[i:i + size], compression) for i in range(0, len(data), size)
+            ]
         await self._publish(data)
 
 class PublisherBatchFast(PublisherBatchTrait):
@@ -394,7 +408,7 @@ class PublisherPipelined(PublisherTrait):
         if on_error is not None:
             self._error_listeners.append(on_error)
 
-    async def send(self, message: AMQPBody | MessageCtx) -> int:
+    async def send(self, message: AMQPBody | MessageCtx | SubEntryBatch) -> int:
         """
         Send a message without waiting for its confirmation.
 
@@ -515,7 +529,7 @@ class PublisherBin(PublisherTrait):
     """
     _amqp = False
 
-    async def send(self, message: bytes) -> None:
+    async def send(self, message: bytes | SubEntryBatch) -> None:
         """
         Send a binary message and wait for the broker's confirmation.
         """

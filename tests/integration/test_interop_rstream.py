@@ -531,6 +531,34 @@ async def test_rstream_sub_entries_to_rbfly(
         ['Gzip-{}'.format(i) for i in range(100)] + ['No-{}'.format(i) for i in range(100)]
     ))
 
+async def test_rbfly_sub_entries_to_rstream(
+        client: StreamsClient, any_url: str, stream: str,
+) -> None:
+    """
+    rbfly's sub-entry batches, gzip-compressed and plain, are read by an
+    rstream consumer message by message, at consecutive offsets.
+    """
+    async with client.publisher(
+            stream, cls=PublisherBatchFast, sub_entry_size=40, compression='gzip') as publisher:
+        for i in range(100):
+            publisher.batch('gzip-{}'.format(i))
+        await publisher.flush()
+        assert publisher.message_id == 3  # batches of 40, 40 and 20
+    async with client.publisher(stream, cls=PublisherBinBatch, sub_entry_size=100) as binary:
+        for i in range(100):
+            binary.batch(b'raw-%d' % i)
+        await binary.flush()
+    def decoder(data: bytes) -> tuple[bytes, AMQPMessage | None]:
+        # AMQP records start with a described type (0x00); raw ones do not
+        return data, amqp_decoder(data) if data[:1] == b'\x00' else None
+
+    received = await rs_read(any_url, stream, 200, decoder)
+    assert [offset for offset, _ in received] == list(range(200))
+    assert [m.value for _, (_, m) in received[:100]] == [
+        b'gzip-%d' % i for i in range(100)
+    ]
+    assert [raw for _, (raw, _) in received[100:]] == [b'raw-%d' % i for i in range(100)]
+
 #
 # offsets and counts
 #

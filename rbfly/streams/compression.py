@@ -1,0 +1,116 @@
+"""
+Compression of sub-entry batches.
+
+A sub-entry batch packs many messages into one entry of a Publish frame,
+under one publishing id, optionally compressed; the broker stores it as it
+is and consumers unpack it. The compression codes are those of the stream
+format (osiris): 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd.
+
+``none`` and ``gzip`` (standard library) are built in, as in the other
+clients. Other codecs are registered by the application with
+:py:func:`register_codec`, for publishing and consuming alike; they must
+produce what the other clients produce to interoperate (the Java client
+uses framed Snappy and framed LZ4).
+"""
+
+from __future__ import annotations
+
+import enum
+import zlib
+from collections.abc import Callable
+
+from .error import FeatureNotSupported
+
+class Compression(enum.IntEnum):
+    """Compression code of a sub-entry batch."""
+    NONE = 0
+    GZIP = 1
+    SNAPPY = 2
+    LZ4 = 3
+    ZSTD = 4
+
+Compress = Callable[[bytes], bytes]
+Decompress = Callable[[bytes, int], bytes]
+"""Decompress data; the second argument is the declared uncompressed size
+(checked against a limit before the call), not to be exceeded."""
+
+def _gzip_compress(data: bytes) -> bytes:
+    c = zlib.compressobj(wbits=31)  # gzip container, as GZIPOutputStream writes
+    return c.compress(data) + c.flush()
+
+def _gzip_decompress(data: bytes, size: int) -> bytes:
+    return zlib.decompressobj(wbits=31).decompress(data, size + 1)
+
+_CODECS: dict[int, tuple[Compress, Decompress]] = {
+    Compression.GZIP: (_gzip_compress, _gzip_decompress),
+}
+
+def compression_code(compression: int | str) -> int:
+    """
+    Code of a compression given by name (``'gzip'``) or code, checked to
+    have a codec.
+
+    :raises ValueError: For an unknown name or code.
+    :raises rbfly.streams.FeatureNotSupported: When no codec is registered
+        for it.
+    """
+    code: int
+    if isinstance(compression, str):
+        try:
+            code = Compression[compression.upper()]
+        except KeyError:
+            raise ValueError('unknown compression {!r} (none, gzip, snappy, lz4, zstd)'.format(
+                compression,
+            )) from None
+    elif isinstance(compression, int) and 0 <= compression <= 7:
+        code = compression
+    else:
+        raise ValueError('compression must be a name or a code 0..7, got {!r}'.format(
+            compression,
+        ))
+    if code != Compression.NONE and code not in _CODECS:
+        raise FeatureNotSupported(
+            'no codec registered for compression {} (see rbfly.streams.compression'
+            '.register_codec)'.format(code)
+        )
+    return int(code)
+
+def register_codec(compression: int | str, compress: Compress, decompress: Decompress) -> None:
+    """
+    Register the codec of a compression code, e.g. zstd::
+
+        import zstandard
+        register_codec(
+            'zstd',
+            zstandard.ZstdCompressor().compress,
+            lambda data, size: zstandard.ZstdDecompressor().decompress(
+                data, max_output_size=size),
+        )
+    """
+    if isinstance(compression, str):
+        code = int(Compression[compression.upper()])
+    else:
+        code = int(compression)
+    if not 1 <= code <= 7:
+        raise ValueError('compression code must be 1..7, got {}'.format(code))
+    _CODECS[code] = (compress, decompress)
+
+def compress(code: int, data: bytes) -> bytes:
+    """Compress data with the codec of a code."""
+    return _CODECS[code][0](data)
+
+def decompress(code: int, data: bytes, size: int) -> bytes:
+    """
+    Decompress data with the codec of a code.
+
+    :raises KeyError: When no codec is registered for the code.
+    """
+    return _CODECS[code][1](data, size)
+
+__all__ = [
+    'Compression',
+    'compress',
+    'compression_code',
+    'decompress',
+    'register_codec',
+]

@@ -1,0 +1,118 @@
+"""
+Sub-entry batches: the publish encoder writes them as the broker stores
+them, so the chunk decoder reads back what was published; compression
+codecs are built in (none, gzip) or registered.
+"""
+
+import gzip
+import struct
+import zlib
+
+import pytest
+
+from rbfly.error import ChunkError, MessageTooLarge
+from rbfly.streams import FeatureNotSupported, SubEntryBatch
+from rbfly.streams._chunk import decode_chunk
+from rbfly.streams._publish import PublishEncoder
+from rbfly.streams.compression import Compression, compression_code, register_codec
+
+from .test_chunk import chunk, entry
+
+def entries(frame: bytes) -> list[tuple[int, bytes]]:
+    """Split a Publish v1 frame of sub-entry batches into (id, stored entry)."""
+    size, key, version, _, count = struct.unpack_from('>IHHBI', frame)
+    assert (size, key, version) == (len(frame) - 4, 2, 1)
+    out, pos = [], 13
+    for _ in range(count):
+        (pid,) = struct.unpack_from('>Q', frame, pos)
+        _, _, _, length = struct.unpack_from('>BHII', frame, pos + 8)
+        end = pos + 8 + 11 + length
+        out.append((pid, frame[pos + 8:end]))
+        pos = end
+    assert pos == len(frame)
+    return out
+
+@pytest.mark.parametrize('compression', ['none', 'gzip', 0, 1])
+def test_round_trip(compression: str | int) -> None:
+    batch = SubEntryBatch(['m{}'.format(i) for i in range(100)], compression)
+    count, frame = PublishEncoder().encode(1, [batch, SubEntryBatch(['x'])], 0, 7)
+    assert count == 2
+    (pid, stored), (pid2, stored2) = entries(frame)
+    assert (pid, pid2) == (7, 8)
+    code = compression_code(compression)
+    assert stored[0] == 0x80 | (code << 4)
+    _, messages = decode_chunk(chunk([stored, stored2], 101, first=50))
+    assert [m.body for m in messages] == ['m{}'.format(i) for i in range(100)] + ['x']
+    assert [m.stream_offset for m in messages] == list(range(50, 151))
+
+def test_gzip_is_a_gzip_member() -> None:
+    """Other clients read gzip sub-entries with GZIP streams."""
+    _, frame = PublishEncoder().encode(0, [SubEntryBatch([b'abc', b'de'], 'gzip')], 0, 1,
+                                       amqp=False)
+    (_, stored), = entries(frame)
+    body = gzip.decompress(stored[11:])
+    assert body == entry(b'abc') + entry(b'de')
+    assert struct.unpack_from('>HI', stored, 1) == (2, len(body))
+
+def test_mixed_with_plain_messages_and_binary() -> None:
+    count, frame = PublishEncoder().encode(
+        0, [b'a', SubEntryBatch([b'b', b'c']), b'd'], 0, 1, amqp=False,
+    )
+    assert count == 3
+    # plain entries are size-prefixed, the sub-entry has its 0x80 type byte
+    stored = [frame[21:26], frame[34:34 + 11 + 10], frame[34 + 21 + 8:]]
+    _, messages = decode_chunk(chunk(stored, 4), amqp=False)
+    assert [m.body for m in messages] == [b'a', b'b', b'c', b'd']
+
+def test_frame_max() -> None:
+    """Sub-entries that do not fit go to the next frame; one too big raises."""
+    batches = [SubEntryBatch([b'x' * 100] * 10) for _ in range(5)]
+    encoder = PublishEncoder(2500)
+    count, frame = encoder.encode(0, batches, 0, 1, amqp=False)
+    assert count == 2 and len(frame) <= 2500
+    with pytest.raises(MessageTooLarge, match='sub-entry batch'):
+        PublishEncoder(500).encode(0, batches, 0, 1, amqp=False)
+
+def test_bad_batches() -> None:
+    with pytest.raises(ValueError, match=r'1\.\.65535'):
+        SubEntryBatch([])
+    with pytest.raises(ValueError, match=r'1\.\.65535'):
+        SubEntryBatch([b''] * 65536)
+    with pytest.raises(ValueError, match='unknown compression'):
+        SubEntryBatch(['a'], 'brotli')
+    with pytest.raises(FeatureNotSupported, match='no codec registered'):
+        SubEntryBatch(['a'], 'zstd')
+    with pytest.raises(ValueError, match='filter value'):
+        PublishEncoder().encode(0, [SubEntryBatch(['a'])], 0, 1, filter_values=[None])
+    with pytest.raises(TypeError, match='binary publisher needs bytes'):
+        PublishEncoder().encode(0, [SubEntryBatch(['a'])], 0, 1, amqp=False)
+    assert repr(SubEntryBatch(['a'], 'gzip')) == 'SubEntryBatch(1 messages, compression=1)'
+    assert len(SubEntryBatch(['a', 'b'])) == 2
+
+def test_registered_codec() -> None:
+    """An application's codec (here zlib under the lz4 code) both ways."""
+    def decompress(data: bytes, size: int) -> bytes:
+        return zlib.decompressobj().decompress(data, size + 1)
+
+    register_codec(Compression.LZ4, zlib.compress, decompress)
+    _, frame = PublishEncoder().encode(0, [SubEntryBatch(['a', 'b'], 'lz4')], 0, 1)
+    (_, stored), = entries(frame)
+    assert stored[0] == 0x80 | (3 << 4)
+    _, messages = decode_chunk(chunk([stored], 2))
+    assert [m.body for m in messages] == ['a', 'b']
+
+def test_unregistered_codec_in_chunk() -> None:
+    body = entry(b'x')
+    stored = struct.pack('>BHII', 0x80 | (4 << 4), 1, len(body), len(body)) + body
+    with pytest.raises(ChunkError, match='no codec registered'):
+        decode_chunk(chunk([stored], 1))
+
+def test_failing_codec_in_chunk() -> None:
+    def broken(data: bytes, size: int) -> bytes:
+        raise OSError('corrupt')
+
+    register_codec('snappy', lambda d: d, broken)
+    body = entry(b'x')
+    stored = struct.pack('>BHII', 0x80 | (2 << 4), 1, len(body), len(body)) + body
+    with pytest.raises(ChunkError, match='invalid sub-batch of compression 2: corrupt'):
+        decode_chunk(chunk([stored], 1))
