@@ -79,7 +79,13 @@ def rbfly_class(case: Case) -> Any:
     return cls
 
 
-async def publish_rbfly(url: str, stream: str, case: Case) -> JsonDict:
+async def publish_rbfly(url: str, stream: str, case: Case, sub_entry: bool = False) -> JsonDict:
+    """
+    Publish a case with rbfly; with ``sub_entry``, as sub-entry batches of
+    ``case.batch`` messages (batch: ``sub_entry_size`` of the batch
+    publisher; pipelined: a :py:class:`SubEntryBatch` per send, the window
+    counting batches).
+    """
     from rbfly.streams import streams_client
 
     cls = rbfly_class(case)
@@ -88,10 +94,17 @@ async def publish_rbfly(url: str, stream: str, case: Case) -> JsonDict:
     kw: dict[str, Any] = {'cls': cls}
     if case.window is not None:
         kw['window'] = case.window
+    if sub_entry and case.scenario == 'batch':
+        kw['sub_entry_size'] = case.batch
+    elif sub_entry and case.scenario == 'pipelined':
+        kw['window'] = max(1, (case.window or 10_000) // case.batch)
     client = streams_client(url)   # RbFly 0.10 clients are no context managers
     try:
         async with client.publisher(stream, **kw) as p:
-            await _publish_rbfly(p, case, watch, lat)
+            if sub_entry and case.scenario == 'pipelined':
+                await _publish_sub_entries(p, case, watch)
+            else:
+                await _publish_rbfly(p, case, watch, lat)
     finally:
         await client.disconnect()
     return run_result(case.count, watch, latency_of(lat, case))
@@ -129,6 +142,20 @@ async def _publish_rbfly(p: Any, case: Case, watch: Stopwatch, lat: list[int]) -
             await send(make(i))
         await p.flush()
         watch.stop()
+
+
+async def _publish_sub_entries(p: Any, case: Case, watch: Stopwatch) -> None:
+    from rbfly.streams import SubEntryBatch
+
+    make = make_message(case.fmt)
+    send = p.send
+    size = case.batch
+    count = case.count
+    watch.start()
+    for start in range(0, count, size):
+        await send(SubEntryBatch([make(i) for i in range(start, min(start + size, count))]))
+    await p.flush()
+    watch.stop()
 
 
 def latency_of(lat: Sequence[int], case: Case) -> JsonDict | None:

@@ -45,6 +45,12 @@ Implementations (``--impl``):
 ``rstream``
     rstream's ``Producer`` (connects before the timing; the publisher is
     declared by its first send, which is timed).
+``rbfly-subentry``
+    rbfly sending each batch of 100 as one sub-entry batch (batch:
+    ``PublisherBatchFast(sub_entry_size=100)``; pipelined: a
+    ``SubEntryBatch`` of 100 per ``send``): one entry and one publishing id
+    per 100 messages, consumers read them one by one. Not run for single
+    messages. A separate line, never counted as plain ``rbfly``.
 ``aiokafka``
     ``AIOKafkaProducer`` with ``acks='all'`` (see ``scripts/kafka.sh``),
     one topic with one partition per round; skipped when no Kafka broker
@@ -125,7 +131,7 @@ from _streams import (
 )
 
 BENCHMARK = 'publish'
-IMPLEMENTATIONS = ('rbfly', BASELINE, 'rstream', 'aiokafka')
+IMPLEMENTATIONS = ('rbfly', BASELINE, 'rstream', 'aiokafka', 'rbfly-subentry')
 SCENARIOS = ('single', 'batch', 'pipelined')
 FORMATS = ('amqp', 'binary')
 COUNTS = {'single': 200_000, 'batch': 1_000_000, 'pipelined': 1_000_000}
@@ -192,6 +198,8 @@ class LocalRunner:
                 rbfly_class(case)
             except SkipImplementation as ex:
                 return str(ex)
+        if self.name == 'rbfly-subentry' and case.scenario == 'single':
+            return 'a sub-entry batch of one message is a single message'
         if self.name == 'aiokafka' and case.fmt != 'amqp':
             return 'aiokafka sends msgpack messages; it is compared under --format amqp'
         return None
@@ -279,6 +287,12 @@ RBFLY_API = {
              ' PublisherBinBatch (binary)',
     'pipelined': 'PublisherPipelined: await send(m) for each, await flush()',
 }
+RBFLY_SUBENTRY_API = {
+    'batch': 'PublisherBatchFast(sub_entry_size=100): 100 x batch + await flush()'
+             ' (one sub-entry batch, one confirmation)',
+    'pipelined': 'PublisherPipelined(window=100): await send(SubEntryBatch(100 messages))'
+                 ' for each 100, await flush()',
+}
 RSTREAM_API = {
     'single': 'Producer.send_wait(stream, AMQPMessage(value=m) | bytes)',
     'batch': 'Producer.send_batch(stream, 100 messages, on_publish_confirm=cb),'
@@ -311,6 +325,14 @@ def make_runner(name: str, args: argparse.Namespace, admin: StreamAdmin) -> Runn
             args.profile,
         )
         return runner
+    if name == 'rbfly-subentry':
+        version, _ = rbfly_module_info()
+        if version is None:
+            raise SkipImplementation('rbfly is not importable; pip install -e .')
+        return LocalRunner(
+            name, version, admin, functools.partial(publish_rbfly, url, sub_entry=True),
+            RBFLY_SUBENTRY_API, args.profile,
+        )
     if name == 'rstream':
         version = package_version('rstream')
         if version is None:
