@@ -47,6 +47,9 @@
 #     (rabbitmq_auth_mechanism_ssl is always added, for SASL EXTERNAL)
 #   BROKER4_SUITE [trixie]  BROKER4_ROOT [$BROKERS_DIR/rootfs-$BROKER4_SUITE]
 #   BROKER4_UID [64672]     uid/gid of the rabbitmq account inside the chroot
+#   BROKERS_ERL_ARGS [none]  extra Erlang VM flags of both nodes
+#     (RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS), e.g. "+sbwt none" to stop
+#     schedulers spinning on a machine shared with the clients
 set -euo pipefail
 
 BROKERS_DIR=${BROKERS_DIR:-/var/cache/rbfly-brokers}
@@ -54,6 +57,7 @@ BROKERS_TIMEOUT=${BROKERS_TIMEOUT:-120}
 BROKERS_ADVERTISED_HOST=${BROKERS_ADVERTISED_HOST:-localhost}
 BROKERS_MIRROR=${BROKERS_MIRROR:-}
 BROKERS_SECURITY_MIRROR=${BROKERS_SECURITY_MIRROR:-}
+BROKERS_ERL_ARGS=${BROKERS_ERL_ARGS:-}
 DEFAULT_PLUGINS=rabbitmq_management,rabbitmq_stream,rabbitmq_stream_management
 
 BROKER310_AMQP_PORT=${BROKER310_AMQP_PORT:-5672}
@@ -446,7 +450,8 @@ EOF
 # --- start / stop --------------------------------------------------------------
 launch() {  # start the node in its own session, record its pid
   local env=(env -i HOME=/var/lib/rabbitmq PATH="$RB_PATH" LANG=C.UTF-8 LC_ALL=C.UTF-8
-             ERL_EPMD_PORT="$EPMD_PORT")
+             ERL_EPMD_PORT="$EPMD_PORT"
+             RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="$BROKERS_ERL_ARGS")
   ulimit -n 65536 2>/dev/null || true
   echo "=== $(date -Is) start $NODENAME" > "$CONSOLE_LOG"
   # (fd 8 is start_one's lock: the node must not inherit it)
