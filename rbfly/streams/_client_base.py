@@ -48,7 +48,7 @@ class ClientBase:
     """
     def __init__(
             self,
-            connection_info: ConnectionInfo,
+            connection_info: ConnectionInfo | tp.Sequence[ConnectionInfo],
             *,
             frame_max: int = DEFAULT_FRAME_MAX,
             heartbeat: int = DEFAULT_HEARTBEAT,
@@ -59,7 +59,13 @@ class ClientBase:
     ) -> None:
         if not 1 <= credit <= 0xffff:
             raise ValueError('credit must be 1..65535, got {}'.format(credit))
-        self._info = connection_info
+        if isinstance(connection_info, ConnectionInfo):
+            connection_info = [connection_info]
+        if not connection_info:
+            raise ValueError('no broker to connect to')
+        self._infos = list(connection_info)
+        self._info = self._infos[0]
+        self._last = -1  # index of the broker connected to last
         self._frame_max = frame_max
         self._heartbeat = heartbeat
         self._credit = credit
@@ -73,7 +79,7 @@ class ClientBase:
         self._tasks: set[asyncio.Task[None]] = set()
 
     def __repr__(self) -> str:
-        return '{}({})'.format(type(self).__name__, self._info)
+        return '{}({})'.format(type(self).__name__, ', '.join(map(str, self._infos)))
 
     #
     # connection
@@ -104,7 +110,36 @@ class ClientBase:
         await self._manager.wait_recovery()
 
     async def _connect(self) -> StreamsProtocol:
-        info = self._info
+        """
+        Connect to one of the client's brokers: the one after the broker
+        connected to last (after a lost connection, another node of a
+        cluster is tried first), then the others in turn.
+
+        :raises ConnectionLost: When no broker can be reached.
+        """
+        infos = self._infos
+        n = len(infos)
+        error: ConnectionLost | None = None
+        for k in range(n):
+            i = (self._last + 1 + k) % n
+            try:
+                protocol = await self._connect_to(infos[i])
+            except ConnectionLost as ex:
+                if n > 1:
+                    logger.warning('%s', ex)
+                error = ex
+            else:
+                self._last = i
+                self._info = infos[i]
+                return protocol
+        assert error is not None
+        if n == 1:
+            raise error
+        raise ConnectionLost('cannot connect to any of {} brokers; last error: {}'.format(
+            n, error,
+        )) from error
+
+    async def _connect_to(self, info: ConnectionInfo) -> StreamsProtocol:
         external = info.ssl is not None and info.username is None
         core = ConnectionCore(
             virtual_host=info.virtual_host,

@@ -54,7 +54,8 @@ class StreamsClient(SuperStreamsMixin):
     declares its publishers again (sending their unconfirmed messages
     again) and subscribes again from the next offset.
 
-    :param connection_info: Where and how to connect.
+    :param connection_info: Where and how to connect: a broker, or the
+        nodes of a cluster, tried in turn.
     :param frame_max: Largest frame to accept (the broker may lower it).
     :param heartbeat: Heartbeat interval asked for, in seconds.
     :param credit: Chunks a subscription lets the broker send ahead at
@@ -219,7 +220,7 @@ class StreamsClient(SuperStreamsMixin):
                 s.fail(ex)
 
 def streams_client(
-        uri: str,
+        uri: str | tp.Sequence[str],
         /,
         ssl: _ssl.SSLContext | None = None,
         **options: tp.Any,
@@ -228,13 +229,17 @@ def streams_client(
     Create a RabbitMQ Streams client from a connection URI.
 
     :param uri: ``rabbitmq-stream://user:password@host:port/vhost`` or
-        ``rabbitmq-stream+tls://...``.
+        ``rabbitmq-stream+tls://...``; or a list of them, the nodes of a
+        cluster: the client connects to the first it reaches, and after
+        losing its connection tries the next node first.
     :param ssl: TLS context, for the ``rabbitmq-stream+tls`` scheme; with
         a client certificate and no user name in the URI, the client
         authenticates with SASL EXTERNAL.
     :param options: Options of :py:class:`StreamsClient`.
     """
-    return StreamsClient(parse_uri(uri, ssl), **options)
+    if isinstance(uri, str):
+        return StreamsClient(parse_uri(uri, ssl), **options)
+    return StreamsClient([parse_uri(u, ssl) for u in uri], **options)
 
 __all__ = [
     'DEFAULT_BACKOFF', 'DEFAULT_BUFFER_BYTES', 'DEFAULT_CREDIT', 'ConsumerUpdateCallback',

@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from rbfly.streams import (
+    ConnectionLost,
     Offset,
     PublisherBatchFast,
     PublisherPipelined,
@@ -161,3 +162,45 @@ async def test_broker_restart(url4: str, stream: str) -> None:
                 await asyncio.wait_for(publisher.send(i), 60)
         assert await read_all(client, stream, 20) == list(range(20))
         await client.delete_stream(stream)
+
+async def test_several_brokers_fail_over(any_url: str, stream: str) -> None:
+    """
+    A client given several brokers (here two proxies of one broker, as the
+    nodes of a cluster) connects to the first; when that one goes away, it
+    continues through the next: nothing lost, nothing repeated.
+    """
+    p = urlsplit(any_url)
+    first, second = (Proxy(p.hostname or 'localhost', p.port or 5552) for _ in range(2))
+    await first.start()
+    await second.start()
+    urls = ['rabbitmq-stream://guest:guest@127.0.0.1:{}/'.format(x.port) for x in (first, second)]
+    client = streams_client(urls, reconnect=FAST)
+    assert repr(client).count('rabbitmq-stream://') == 2
+    n = 20_000
+    try:
+        await client.create_stream(stream)
+        async with client.publisher(stream, cls=PublisherBatchFast, name='fail-over') as publisher:
+            for i in range(n):
+                publisher.batch(i)
+                if i % 500 == 499:
+                    flush = asyncio.create_task(publisher.flush())
+                    if i == 9_999:
+                        await asyncio.sleep(0)  # the batch is written, not confirmed
+                        await first.close()  # the node is gone: refused from now on
+                    await flush
+        assert (first.connections, second.connections) == (1, 1)
+        assert await read_all(client, stream, n) == list(range(n))
+    finally:
+        await client.delete_stream(stream)
+        await client.disconnect()
+        await second.close()
+
+async def test_several_brokers_none_reachable() -> None:
+    client = streams_client([
+        'rabbitmq-stream://guest:guest@127.0.0.1:1/',
+        'rabbitmq-stream://guest:guest@127.0.0.1:2/',
+    ], connect_timeout=5)
+    with pytest.raises(ConnectionLost, match='cannot connect to any of 2 brokers'):
+        await client.create_stream('never')
+    with pytest.raises(ValueError, match='no broker'):
+        streams_client([])
