@@ -275,24 +275,60 @@ class PublisherTrait:
         protocol = await self._connection()  # the connection may be lost in drain()
         n = len(messages)
         first = self.message_id + 1
-        frames = self._frames(protocol, messages, first)
+        ids = self._explicit_ids(messages, first)
+        frames = self._frames(protocol, messages, first, ids)
         future: asyncio.Future[None] = protocol.loop.create_future()
         confirmation = _Confirmation(future, n)
         waiting = self._waiting
         unconfirmed = self._unconfirmed
-        for i, m in enumerate(messages):
-            waiting[first + i] = confirmation
-            unconfirmed[first + i] = m
-        self.message_id = first + n - 1
+        if ids is None:
+            for i, m in enumerate(messages):
+                waiting[first + i] = confirmation
+                unconfirmed[first + i] = m
+            self.message_id = first + n - 1
+        else:
+            for pid, m in zip(ids, messages, strict=True):
+                waiting[pid] = confirmation
+                unconfirmed[pid] = m
+            self.message_id = ids[-1]
         self._send_frames(protocol, frames)
         try:
             await future
         except asyncio.CancelledError:
             # the messages may still be confirmed; a late confirmation must
             # not touch the cancelled future
-            for pid in range(first, first + n):
+            for pid in (range(first, first + n) if ids is None else ids):
                 waiting.pop(pid, None)
             raise
+
+    def _explicit_ids(self, messages: list[tp.Any], first: int) -> list[int] | None:
+        """
+        Publishing ids of messages when some carry their own
+        (``MessageCtx.stream_publish_id``, as RbFly 0.10's
+        ``stream_message_ctx(publish_id=...)`` sets): those use theirs, the
+        others continue from the previous one. ``None`` when all ids are
+        consecutive from ``first``.
+
+        :raises ValueError: When an id repeats, or waits for confirmation
+            already.
+        """
+        ids = None
+        pid = first - 1
+        for i, m in enumerate(messages):
+            if type(m) is MessageCtx and m.stream_publish_id:
+                if ids is None:
+                    ids = list(range(first, first + i))
+                pid = m.stream_publish_id
+            else:
+                pid += 1
+            if ids is not None:
+                ids.append(pid)
+        if ids is None:
+            return None
+        if len(set(ids)) != len(ids) or any(pid in self._unconfirmed for pid in ids):
+            raise ValueError('publishing ids must not repeat or be waiting for confirmation:'
+                             ' {}..{}'.format(min(ids), max(ids)))
+        return ids
 
 class Publisher(PublisherTrait):
     """
@@ -418,8 +454,19 @@ class PublisherPipelined(PublisherTrait):
             await self._wait_space()
         elif self._error is not None:
             raise self._error
-        pid = self.message_id = self.message_id + 1
         buffer = self._buffer
+        if type(message) is MessageCtx and message.stream_publish_id:
+            # an id of its own: later messages continue from it
+            pid = message.stream_publish_id
+            if pid in self._unconfirmed or (
+                    self._buffer_first <= pid < self._buffer_first + len(buffer)):
+                raise ValueError('publishing id {} is waiting for confirmation'.format(pid))
+            if buffer and pid != self.message_id + 1:
+                self._send_buffer()
+                buffer = self._buffer
+            self.message_id = pid
+        else:
+            pid = self.message_id = self.message_id + 1
         if not buffer:
             self._buffer_first = pid
         buffer.append(message)
