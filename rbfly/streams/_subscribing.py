@@ -13,7 +13,7 @@ import inspect
 import typing as tp
 from collections.abc import AsyncGenerator, AsyncIterator
 
-from ..amqp import get_message_ctx, set_message_ctx
+from ..amqp import MessageCtx, get_message_ctx, set_message_ctx
 from ..types import AMQPBody
 from ._client_base import ClientBase
 from .aio.protocol import StreamsProtocol
@@ -30,6 +30,7 @@ from .protocol.commands import (
     Unsubscribe,
 )
 from .subscriber import Chunk, Subscription
+from .tracking import OffsetTracker
 from .types import MessageFilter
 from .util import check_name, post_filter
 
@@ -54,6 +55,8 @@ class SubscriptionsMixin(ClientBase):
             name: str | None = None,
             single_active: bool = False,
             consumer_update: ConsumerUpdateCallback | None = None,
+            store_every: int = 0,
+            store_interval: float = 5,
     ) -> AsyncIterator[AMQPBody]:
         """
         Subscribe to a stream and iterate over its messages' bodies.
@@ -72,18 +75,47 @@ class SubscriptionsMixin(ClientBase):
         :param consumer_update: Called when the broker makes this single
             active consumer active or inactive (see
             :py:meth:`subscribe_chunks`).
+        :param store_every: Automatic offset tracking: store the offset of
+            the last processed message under ``name`` every this many
+            messages (0: off), ``store_interval`` seconds after the last
+            one, and at the end (see :py:mod:`rbfly.streams.tracking`).
+        :param store_interval: Seconds after which a processed message's
+            offset is stored anyway.
         """
+        tracker = self._tracker(name, store_every, store_interval)
+        last: MessageCtx | None = None
         chunks = self.subscribe_chunks(
             stream, offset=offset, filter=filter, amqp=amqp, timeout=timeout,
             name=name, single_active=single_active, consumer_update=consumer_update,
         )
         try:
-            async for messages in chunks:
-                for msg in messages:
-                    set_message_ctx(msg)
-                    yield msg.body
+            if tracker is None:
+                async for messages in chunks:
+                    for msg in messages:
+                        set_message_ctx(msg)
+                        yield msg.body
+            else:
+                processed = tracker.processed
+                async for messages in chunks:
+                    for msg in messages:
+                        set_message_ctx(msg)
+                        last = msg
+                        yield msg.body
+                        processed(stream, msg.stream_offset)
         finally:
+            if tracker is not None:
+                if last is not None:  # handed out last: processed too
+                    tracker.processed(stream, last.stream_offset)
+                tracker.close()
             await chunks.aclose()
+
+    def _tracker(self, name: str | None, every: int, interval: float) -> OffsetTracker | None:
+        if not every:
+            return None
+        if name is None:
+            raise ValueError('automatic offset tracking (store_every) needs a name')
+        check_name('consumer', name)
+        return OffsetTracker(lambda: self._protocol, name, every, interval)
 
     async def subscribe_chunks(
             self,
@@ -96,6 +128,8 @@ class SubscriptionsMixin(ClientBase):
             name: str | None = None,
             single_active: bool = False,
             consumer_update: ConsumerUpdateCallback | None = None,
+            store_every: int = 0,
+            store_interval: float = 5,
     ) -> AsyncGenerator[Chunk, None]:
         """
         Subscribe to a stream and receive its messages a chunk at a time.
@@ -123,14 +157,47 @@ class SubscriptionsMixin(ClientBase):
             this single active consumer active and with ``False`` when it
             makes it inactive; may return (or be a coroutine returning) the
             :py:class:`Offset` to start at instead of ``offset``.
+        :param store_every: Automatic offset tracking: store the offset of
+            the last processed chunk under ``name`` once this many messages
+            are processed (0: off), ``store_interval`` seconds after the
+            last chunk, and at the end (see :py:mod:`rbfly.streams.tracking`).
+        :param store_interval: Seconds after which a processed chunk's
+            offset is stored anyway.
         """
         check_name('stream', stream)
         protocol = await self._get_protocol()
         sub = await self._new_subscription(
             protocol, stream, offset, filter, amqp, name, single_active, consumer_update, None,
         )
-        async for chunk in self._consume([sub], filter, timeout):
+        async for chunk in self._track(
+                self._consume([sub], filter, timeout),
+                self._tracker(name, store_every, store_interval)):
             yield chunk
+
+    async def _track(
+            self, chunks: AsyncGenerator[Chunk, None], tracker: OffsetTracker | None,
+    ) -> AsyncGenerator[Chunk, None]:
+        """
+        Chunks, with the offset of each stored once the application asks
+        for the next (automatic offset tracking).
+        """
+        last: Chunk | None = None
+        try:
+            if tracker is None:
+                async for chunk in chunks:
+                    yield chunk
+            else:
+                async for chunk in chunks:
+                    last = chunk
+                    yield chunk
+                    if chunk:
+                        tracker.processed(chunk.stream, chunk[-1].stream_offset, len(chunk))
+        finally:
+            if tracker is not None:
+                if last:  # handed out last: processed too
+                    tracker.processed(last.stream, last[-1].stream_offset)
+                tracker.close()
+            await chunks.aclose()
 
     async def _offset_spec(
             self, protocol: StreamsProtocol, stream: str, offset: Offset,

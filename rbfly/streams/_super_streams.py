@@ -168,6 +168,8 @@ class SuperStreamsMixin(PublishersMixin, SubscriptionsMixin):
             name: str | None = None,
             single_active: bool = False,
             consumer_update: ConsumerUpdateCallback | None = None,
+            store_every: int = 0,
+            store_interval: float = 5,
     ) -> AsyncIterator[AMQPBody]:
         """
         Subscribe to every partition of a super stream and iterate over
@@ -178,12 +180,21 @@ class SuperStreamsMixin(PublishersMixin, SubscriptionsMixin):
             super_stream, offset=offset, filter=filter, amqp=amqp, timeout=timeout,
             name=name, single_active=single_active, consumer_update=consumer_update,
         )
+        tracker = self._tracker(name, store_every, store_interval)
+        last: tuple[str, int] | None = None
         try:
             async for messages in chunks:
                 for msg in messages:
                     set_message_ctx(msg)
+                    last = messages.stream, msg.stream_offset
                     yield msg.body
+                    if tracker is not None:
+                        tracker.processed(*last)
         finally:
+            if tracker is not None:
+                if last is not None:  # handed out last: processed too
+                    tracker.processed(*last)
+                tracker.close()
             await chunks.aclose()
 
     async def subscribe_super_stream_chunks(
@@ -197,6 +208,8 @@ class SuperStreamsMixin(PublishersMixin, SubscriptionsMixin):
             name: str | None = None,
             single_active: bool = False,
             consumer_update: ConsumerUpdateCallback | None = None,
+            store_every: int = 0,
+            store_interval: float = 5,
     ) -> AsyncGenerator[Chunk, None]:
         """
         Subscribe to every partition of a super stream and receive their
@@ -222,7 +235,9 @@ class SuperStreamsMixin(PublishersMixin, SubscriptionsMixin):
             )
             for partition in partitions
         ]
-        async for chunk in self._consume(subs, filter, timeout):
+        async for chunk in self._track(
+                self._consume(subs, filter, timeout),
+                self._tracker(name, store_every, store_interval)):
             yield chunk
 
 __all__ = ['SuperStreamsMixin']

@@ -78,3 +78,72 @@ async def test_offset_reference(client: StreamsClient, stream: str) -> None:
     await client.write_offset(stream, 'reader-1', 12)
     await asyncio.sleep(0.3)
     assert await first(client, stream, Offset.reference('reader-1')) == (13, 13)
+
+async def stored(client: StreamsClient, stream: str, reference: str, value: int) -> None:
+    """Wait until an offset is stored (StoreOffset has no answer)."""
+    last = None
+    for _ in range(100):
+        try:
+            last = await client.query_offset(stream, reference)
+        except NoOffset:
+            pass
+        if last == value:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError('stored offset {}, expected {}'.format(last, value))
+
+async def test_automatic_tracking(client: StreamsClient, stream: str) -> None:
+    """
+    Every ``store_every`` processed messages and at the end, the offset of
+    the last processed message is stored; the next subscription with
+    ``Offset.reference`` continues right after it.
+    """
+    await publish(client, stream, range(100))
+    got = []
+    async for body in client.subscribe(
+            stream, offset=Offset.reference('app'), name='app', store_every=10):
+        got.append(body)
+        if len(got) == 11:  # the first 10 are processed
+            await stored(client, stream, 'app', 9)
+        if len(got) == 25:
+            break
+    await stored(client, stream, 'app', 24)
+    async for body in client.subscribe(
+            stream, offset=Offset.reference('app'), name='app', store_every=10):
+        assert body == 25
+        break
+
+async def test_automatic_tracking_interval(client: StreamsClient, stream: str) -> None:
+    """An idle subscription stores its last offset after ``store_interval``."""
+    await publish(client, stream, range(5))
+
+    async def consume() -> None:
+        async for _ in client.subscribe(
+                stream, offset=Offset.FIRST, name='idle', store_every=1000,
+                store_interval=0.2):
+            pass
+
+    task = asyncio.create_task(consume())
+    try:
+        await stored(client, stream, 'idle', 4)
+    finally:
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+async def test_automatic_tracking_chunks(client: StreamsClient, stream: str) -> None:
+    await publish(client, stream, range(30))
+    last = -1
+    async for chunk in client.subscribe_chunks(
+            stream, offset=Offset.FIRST, name='chunks', store_every=1):
+        last = chunk[-1].stream_offset
+        break
+    await stored(client, stream, 'chunks', last)
+
+async def test_automatic_tracking_needs_name(client: StreamsClient, stream: str) -> None:
+    with pytest.raises(ValueError, match='needs a name'):
+        async for _ in client.subscribe(stream, store_every=10):
+            pass
+    with pytest.raises(ValueError, match='at least 1'):
+        async for _ in client.subscribe_chunks(stream, name='x', store_every=-1):
+            pass

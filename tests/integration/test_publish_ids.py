@@ -5,6 +5,8 @@ message is sent under its id, later messages continue from it, and the
 broker's deduplication drops an id it already stored.
 """
 
+import typing as tp
+
 import pytest
 
 from rbfly.amqp import MessageCtx
@@ -17,6 +19,7 @@ from rbfly.streams import (
     get_message_ctx,
     stream_message_ctx,
 )
+from rbfly.streams.publisher import PublisherTrait
 
 async def read(client: StreamsClient, stream: str, count: int) -> list[object]:
     result: list[object] = []
@@ -29,29 +32,30 @@ async def read(client: StreamsClient, stream: str, count: int) -> list[object]:
 
 @pytest.mark.parametrize('cls', [Publisher, PublisherBatchFast, PublisherPipelined])
 async def test_application_ids_deduplicate(
-        client: StreamsClient, stream: str, cls: type,
+        client: StreamsClient, stream: str, cls: type[PublisherTrait],
 ) -> None:
     """
     An application re-publishing from its own source after a restart sends
     the same ids; the broker keeps each message once.
     """
     async def publish(bodies: list[tuple[int, str]]) -> int:
+        p: tp.Any
         async with client.publisher(stream, name='app', cls=cls) as p:
             for pid, body in bodies:
                 msg = stream_message_ctx(body, publish_id=pid)
                 if cls is PublisherBatchFast:
-                    p.batch(msg)  # type: ignore[attr-defined]
+                    p.batch(msg)
                 else:
-                    await p.send(msg)  # type: ignore[attr-defined]
+                    await p.send(msg)
             if cls is not Publisher:
-                await p.flush()  # type: ignore[attr-defined]
-            return p.message_id
+                await p.flush()
+            return int(p.message_id)
 
     assert await publish([(10 + i, 'm{}'.format(i)) for i in range(5)]) == 14
     # "restart": ids 12..16, of which 12..14 are stored already
     assert await publish([(10 + i, 'm{}'.format(i)) for i in range(2, 7)]) == 16
-    async with client.publisher(stream, name='app', cls=cls) as p:
-        assert p.message_id == 16
+    async with client.publisher(stream, name='app', cls=cls) as last:
+        assert last.message_id == 16
     assert await read(client, stream, 7) == ['m{}'.format(i) for i in range(7)]
 
 async def test_mixed_ids_continue(client: StreamsClient, stream: str) -> None:

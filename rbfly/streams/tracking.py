@@ -1,0 +1,95 @@
+"""
+Automatic offset tracking: a subscription with a name stores, under that
+name, the offset of the last message the application processed, every
+``store_every`` messages and ``store_interval`` seconds after the last
+message, and when the subscription ends; ``Offset.reference(name)``
+resumes after it.
+
+A message counts as processed when the application asks for the next one,
+or when the subscription ends (as the Java client counts the last message
+dispatched): after a crash, messages since the last stored offset are read
+again (at-least-once).
+
+StoreOffset has no answer: an offset is stored on the current connection,
+or with the next one stored when there is no connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import typing as tp
+
+from .protocol.commands import StoreOffset
+
+if tp.TYPE_CHECKING:
+    from .aio.protocol import StreamsProtocol
+
+logger = logging.getLogger(__name__)
+
+class OffsetTracker:
+    """
+    Stores offsets of processed messages under a reference name.
+
+    :param protocol: Returns the client's connection, if open.
+    :param reference: Offset reference name.
+    :param every: Store after this many processed messages.
+    :param interval: Store this many seconds after a processed message
+        that was not stored yet.
+    """
+    def __init__(
+            self,
+            protocol: tp.Callable[[], StreamsProtocol | None],
+            reference: str,
+            every: int,
+            interval: float,
+    ) -> None:
+        if every < 1:
+            raise ValueError('store_every must be at least 1, got {}'.format(every))
+        if interval <= 0:
+            raise ValueError('store_interval must be positive, got {}'.format(interval))
+        self._protocol = protocol
+        self.reference = reference
+        self._every = every
+        self._interval = interval
+        self._count = 0
+        self._pending: dict[str, int] = {}
+        self._timer: asyncio.TimerHandle | None = None
+
+    def processed(self, stream: str, offset: int, count: int = 1) -> None:
+        """
+        The application processed messages of a stream up to ``offset``.
+        """
+        self._pending[stream] = offset
+        self._count += count
+        if self._count >= self._every:
+            self.store()
+        elif self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(self._interval, self.store)
+
+    def store(self) -> None:
+        """
+        Store the pending offsets now (when connected).
+        """
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        protocol = self._protocol()
+        if not self._pending or protocol is None or not protocol.is_open:
+            return
+        pending = self._pending
+        self._pending = {}
+        self._count = 0
+        for stream, offset in pending.items():
+            protocol.send(StoreOffset(self.reference, stream, offset))
+            logger.debug('stored offset %d of stream %r under %r', offset, stream,
+                         self.reference)
+
+    def close(self) -> None:
+        """Store what is pending; stop the timer."""
+        self.store()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+__all__ = ['OffsetTracker']
