@@ -36,6 +36,7 @@ if tp.TYPE_CHECKING:
         PublisherPipelined,
         stream_message_ctx,
     )
+    from .subscriber import Subscription as Subscriber
     from .superstream import SuperStreamPublisher
     from .types import BloomFilterExtract, MessageFilter
 
@@ -71,16 +72,21 @@ _EXPORTS = {
     'Backoff': '.backoff',
     'Compression': '.compression',
     'SubEntryBatch': '._publish',
+    'Subscriber': '.subscriber',
     'stream_message_ctx': '.publisher',
     'BloomFilterExtract': '.types',
     'MessageFilter': '.types',
+}
+
+_ALIASES = {
+    'Subscriber': 'Subscription',  # RbFly 0.10's name
 }
 
 def __getattr__(name: str) -> tp.Any:
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError('module {!r} has no attribute {!r}'.format(__name__, name))
-    value = getattr(importlib.import_module(module, __name__), name)
+    value = getattr(importlib.import_module(module, __name__), _ALIASES.get(name, name))
     globals()[name] = value
     return value
 
@@ -116,6 +122,7 @@ __all__ = [  # the names of _EXPORTS
     'StreamsClient',
     'StreamsError',
     'SubEntryBatch',
+    'Subscriber',
     'SuperStreamPublisher',
     'Symbol',
     'connection',

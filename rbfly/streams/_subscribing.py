@@ -10,6 +10,7 @@ import asyncio
 import contextlib
 import functools
 import inspect
+import logging
 import typing as tp
 from collections.abc import AsyncGenerator, AsyncIterator
 
@@ -33,6 +34,8 @@ from .subscriber import Chunk, Subscription
 from .tracking import OffsetTracker
 from .types import MessageFilter
 from .util import check_name, post_filter
+
+logger = logging.getLogger('rbfly.streams.client')
 
 ConsumerUpdateCallback = tp.Callable[[bool], 'Offset | tp.Awaitable[Offset | None] | None']
 """
@@ -402,12 +405,17 @@ class SubscriptionsMixin(ClientBase):
         with ``Offset.reference(reference)``.
 
         :param value: Offset to store; by default the offset of the message
-            being processed (:py:func:`get_message_ctx`).
+            being processed (:py:func:`get_message_ctx`; nothing is stored
+            when no message was processed in the task yet).
         """
         check_name('stream', stream)
         check_name('offset reference', reference)
         if value is None:
-            value = get_message_ctx().stream_offset
+            try:
+                value = get_message_ctx().stream_offset
+            except LookupError:  # no message yet: nothing to store (as RbFly 0.10)
+                logger.debug('no message processed; offset of %r not stored', reference)
+                return
         if not 0 <= value < 2 ** 64:
             raise ValueError('offset must be 0..2**64-1, got {}'.format(value))
         protocol = await self._get_protocol()

@@ -204,6 +204,10 @@ _ERRORS: dict[int, type[_KnownResponseError]] = {
 }
 
 
+ProtocolError = ResponseError
+"""RbFly 0.10's name of the error of a response code (with ``code``)."""
+
+
 def error_for_code(code: int, context: str = '') -> ResponseError:
     """
     Create the exception of a response code.
@@ -240,7 +244,20 @@ class NoRoute(StreamsError):
     """
 
 
-class MessageRejected(StreamsError):
+class PublisherError(StreamsError):
+    """
+    Error of a publisher (RbFly 0.10's name; :py:class:`MessageRejected`
+    is one).
+    """
+
+
+class SubscriptionError(StreamsError):
+    """
+    Error of a subscription (RbFly 0.10's name).
+    """
+
+
+class MessageRejected(PublisherError):
     """
     The broker rejected a published message (PublishError).
 
@@ -272,7 +289,9 @@ __all__ = [
     'NoOffset',
     'NoRoute',
     'PreconditionFailed',
+    'ProtocolError',
     'PublisherDoesNotExist',
+    'PublisherError',
     'ResponseError',
     'SaslAuthenticationFailureLoopback',
     'SaslCannotChangeMechanism',
@@ -284,6 +303,7 @@ __all__ = [
     'StreamDoesNotExist',
     'StreamNotAvailable',
     'StreamsError',
+    'SubscriptionError',
     'SubscriptionIdAlreadyExists',
     'SubscriptionIdDoesNotExist',
     'UnknownFrame',
