@@ -335,8 +335,13 @@ class StreamAdmin:
         await self.client.create_stream(stream, exist_ok=False)
         return stream
 
-    async def check(self, stream: str, case: Case, impl: str) -> None:
-        """The last message of the stream is the last one published."""
+    async def check(
+            self, stream: str, case: Case, impl: str, expected: str | bytes | None = None,
+    ) -> None:
+        """
+        The last message of the stream is the last one published: its body
+        is ``expected`` (default: :py:func:`expected_body` of the case).
+        """
         from rbfly.streams import Offset
 
         last = None
@@ -344,7 +349,8 @@ class StreamAdmin:
                 stream, offset=Offset.LAST, amqp=case.fmt == 'amqp', timeout=30):
             last = chunk[-1]
             break
-        expected = expected_body(case)
+        if expected is None:
+            expected = expected_body(case)
         if last is None or last.stream_offset != case.count - 1 or last.body != expected:
             found = None if last is None else (last.stream_offset, last.body)
             raise VerificationError(

@@ -27,6 +27,19 @@ Implementations (``--impl``), each decoding the AMQP messages:
 ``rstream``
     rstream's ``Consumer.subscribe(stream, callback,
     decoder=amqp_decoder, offset_specification=FIRST)``
+``java``
+    the official Java stream client (``com.rabbitmq:stream-client``) in
+    rbfly's harness ``perf/java/StreamPerf.java``: every round runs
+    ``scripts/java-perf.sh --scenario consume --count N --rounds 1 --stream
+    NAME`` as a child process (a JVM of its own, see ``bench_java.py``),
+    which reads the same stream as the other implementations from its first
+    offset (``consumerBuilder().offset(OffsetSpecification.first())``, a
+    message handler counting the messages).  Each JVM starts cold, so the
+    harness first reads the first 10% of the messages, untimed, then times
+    reading all of them; its CPU time is the JVM's (all threads).  Part of
+    the default implementations only when java, javac and mvn are installed;
+    skipped when the harness cannot be built (``scripts/java-perf.sh
+    --prepare``).
 
 A run is timed from the subscription request to the last message (the
 connection is opened before); the client's CPU time and how busy the
@@ -98,9 +111,11 @@ from _streams import (
     stream_name,
     summarise,
 )
+from bench_java import CONSUME_API as JAVA_API
+from bench_java import JavaConsumeRunner, java_missing
 
 BENCHMARK = 'consume'
-IMPLEMENTATIONS = ('rbfly', 'rbfly-chunks', BASELINE, 'rstream')
+IMPLEMENTATIONS = ('rbfly', 'rbfly-chunks', BASELINE, 'rstream', 'java')
 VARIANTS = ('batch', 'pipelined')
 COUNT = 1_000_000
 QUICK_COUNT = 20_000
@@ -317,6 +332,7 @@ API = {
     BASELINE: 'async for body in client.subscribe(stream, offset=Offset.FIRST)',
     'rstream': 'Consumer.subscribe(stream, callback, decoder=amqp_decoder,'
                ' offset_specification=ConsumerOffsetSpecification(OffsetType.FIRST))',
+    'java': JAVA_API,
 }
 
 
@@ -346,6 +362,8 @@ def make_runner(name: str, args: argparse.Namespace) -> Runner:
         return LocalRunner(
             name, version, functools.partial(consume_rstream, url), API[name], args.profile,
         )
+    if name == 'java':
+        return JavaConsumeRunner(url, _streams.BROKER_PID)
     raise ValueError(name)
 
 
@@ -544,7 +562,8 @@ def targets(doc: JsonDict) -> list[Target]:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        description='Consuming benchmark: RbFly, RbFly chunk API, RbFly 0.10, rstream',
+        description='Consuming benchmark: RbFly, RbFly chunk API, RbFly 0.10, rstream,'
+                    ' the Java stream client',
         epilog='Progress goes to stderr, the result table to stdout.',
     )
     parser.add_argument(
@@ -558,7 +577,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         '--impl', nargs='+', choices=IMPLEMENTATIONS, metavar='NAME',
-        help='implementations, of {} (default: all)'.format(', '.join(IMPLEMENTATIONS)),
+        help='implementations, of {} (default: all; java only when java, javac and mvn'
+             ' are installed)'.format(', '.join(IMPLEMENTATIONS)),
     )
     parser.add_argument(
         '--rounds', type=int, default=5,
@@ -603,11 +623,20 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         args.warmup = False
     if args.rounds < 1 or (args.count is not None and args.count < 1):
         parser.error('--rounds and --count must be positive')
-    args.impl = list(dict.fromkeys(args.impl or IMPLEMENTATIONS))
+    args.impl = list(dict.fromkeys(args.impl or default_impls()))
     if args.child and (args.impl not in (['rbfly'], ['rbfly-chunks']) or not args.stream
                        or not args.json or args.count is None):
         parser.error('--child needs --impl rbfly or rbfly-chunks, --count, --stream, --json')
     return args
+
+
+def default_impls() -> list[str]:
+    """All implementations; java only when its tools are installed."""
+    reason = java_missing()
+    if reason is None:
+        return list(IMPLEMENTATIONS)
+    log('java: not among the default implementations: {}'.format(reason))
+    return [name for name in IMPLEMENTATIONS if name != 'java']
 
 
 def child_main(args: argparse.Namespace) -> int:

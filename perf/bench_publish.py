@@ -55,6 +55,19 @@ Implementations (``--impl``):
     ``AIOKafkaProducer`` with ``acks='all'`` (see ``scripts/kafka.sh``),
     one topic with one partition per round; skipped when no Kafka broker
     answers at ``--kafka``.
+``java``
+    The official Java stream client (``com.rabbitmq:stream-client``) in
+    rbfly's harness ``perf/java/StreamPerf.java``: every round runs
+    ``scripts/java-perf.sh --scenario S --format F --count N --rounds 1
+    --stream NAME`` as a child process (a JVM of its own, see
+    ``bench_java.py``), which publishes to the stream created here, checked
+    and deleted here as every other one (the Java client sends an AMQP
+    message as a data section: the last body is checked as bytes).  Each
+    JVM starts cold, so the harness first runs an untimed warm-up of 10% of
+    the messages to a fresh stream of its own, then the timed run; its CPU
+    time is the JVM's (all threads).  Part of the default implementations
+    only when java, javac and mvn are installed; skipped when the harness
+    cannot be built (``scripts/java-perf.sh --prepare``).
 
 Every round of every implementation publishes to a fresh stream (topic),
 which is checked afterwards (its last message must be message ``count -
@@ -131,7 +144,7 @@ from _streams import (
 )
 
 BENCHMARK = 'publish'
-IMPLEMENTATIONS = ('rbfly', BASELINE, 'rstream', 'aiokafka', 'rbfly-subentry')
+IMPLEMENTATIONS = ('rbfly', BASELINE, 'rstream', 'aiokafka', 'rbfly-subentry', 'java')
 SCENARIOS = ('single', 'batch', 'pipelined')
 FORMATS = ('amqp', 'binary')
 COUNTS = {'single': 200_000, 'batch': 1_000_000, 'pipelined': 1_000_000}
@@ -142,6 +155,7 @@ CHILD_TIMEOUT = 3600
 
 # targets of the project (see README of perf/ and doc/perf.rst)
 JAVA_SINGLE_RATE = 10_700   # official Java stream-perf-test tool, single publish
+                            # (fallback: the java implementation measured in the run)
 BATCH_RATIO = 1.5           # batches of 100, vs RbFly 0.10 (251k msg/s measured here)
 PIPELINED_RATE = 700_000
 
@@ -157,6 +171,7 @@ from _publishers import (  # noqa: E402
     publish_rstream,
     rbfly_class,
 )
+from bench_java import JavaPublishRunner, java_missing  # noqa: E402
 
 #
 # implementations
@@ -349,6 +364,8 @@ def make_runner(name: str, args: argparse.Namespace, admin: StreamAdmin) -> Runn
             name, version, TopicAdmin(args.kafka),
             functools.partial(publish_aiokafka, args.kafka), AIOKAFKA_API, args.profile,
         )
+    if name == 'java':
+        return JavaPublishRunner(url, _streams.BROKER_PID, admin)
     raise ValueError(name)
 
 
@@ -533,10 +550,17 @@ def targets(doc: JsonDict) -> list[Target]:
         return entry
 
     batch_ratio = ratio(_rate(impl('batch/amqp', 'rbfly')), _rate(impl('batch/amqp', BASELINE)))
+    java_single = _rate(impl('single/amqp', 'java'))
+    if java_single is not None:
+        single_goal = java_single
+        single_note = 'the Java stream client, median measured in this run'
+    else:
+        single_goal = JAVA_SINGLE_RATE
+        single_note = 'official Java stream-perf-test tool; java not measured in this run'
     return [
         Target(
-            'single publish (AMQP), rbfly', JAVA_SINGLE_RATE, 'msg/s',
-            _rate(impl('single/amqp', 'rbfly')), 'official Java stream-perf-test tool',
+            'single publish (AMQP), rbfly', single_goal, 'msg/s',
+            _rate(impl('single/amqp', 'rbfly')), single_note,
         ),
         Target(
             'batches of 100 (AMQP), rbfly / ' + BASELINE, BATCH_RATIO, 'x', batch_ratio,
@@ -555,7 +579,8 @@ def targets(doc: JsonDict) -> list[Target]:
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        description='Publishing benchmark: RbFly, RbFly 0.10, rstream, aiokafka',
+        description='Publishing benchmark: RbFly, RbFly 0.10, rstream, aiokafka, the Java'
+                    ' stream client',
         epilog='Progress goes to stderr, the result table to stdout.',
     )
     parser.add_argument(
@@ -568,7 +593,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         '--impl', nargs='+', choices=IMPLEMENTATIONS, metavar='NAME',
-        help='implementations, of {} (default: all)'.format(', '.join(IMPLEMENTATIONS)),
+        help='implementations, of {} (default: all; java only when java, javac and mvn'
+             ' are installed)'.format(', '.join(IMPLEMENTATIONS)),
     )
     parser.add_argument(
         '--count', type=int,
@@ -629,13 +655,22 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         parser.error('--warmup must be 0..100')
     if args.window is not None and args.window < 1:
         parser.error('--window must be positive')
-    args.impl = list(dict.fromkeys(args.impl or IMPLEMENTATIONS))
+    args.impl = list(dict.fromkeys(args.impl or default_impls()))
     if args.child and (args.impl != ['rbfly'] or not args.stream or not args.json
                        or len(args.scenario) != 1 or len(args.format) != 1
                        or args.count is None):
         parser.error('--child needs --impl rbfly, one --scenario and --format,'
                      ' --count, --stream and --json')
     return args
+
+
+def default_impls() -> list[str]:
+    """All implementations; java only when its tools are installed."""
+    reason = java_missing()
+    if reason is None:
+        return list(IMPLEMENTATIONS)
+    log('java: not among the default implementations: {}'.format(reason))
+    return [name for name in IMPLEMENTATIONS if name != 'java']
 
 
 def child_main(args: argparse.Namespace) -> int:

@@ -2,8 +2,10 @@
 # java-perf.sh - build and run rbfly's Java benchmark harness
 # (perf/java/StreamPerf.java), which measures the official Java RabbitMQ
 # stream client (com.rabbitmq:stream-client) with the workloads of
-# perf/bench_publish.py and perf/bench_consume.py; perf/bench_java.py runs
-# it and writes results in their JSON schema.
+# perf/bench_publish.py and perf/bench_consume.py. Their implementation
+# "java" runs it once per round (--rounds 1 --stream NAME), interleaved
+# with the Python clients; perf/bench_java.py runs it on its own and writes
+# results in their JSON schema.
 #
 # The client and its runtime dependencies (Netty, SLF4J, ...) plus the
 # slf4j-simple binding are resolved with Maven from whatever repository its

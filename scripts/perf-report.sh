@@ -9,8 +9,13 @@
 #               machine where a JVM of 512 MiB does not fit
 # Results: perf/results/*.json; plots (perf/plot.py) and reST tables
 # (perf/report.py, *.rst.inc): doc/perf/; HTML: doc/_build/html.
-# perf/results/java-publish.json and java-consume.json (perf/bench_java.py,
-# run separately) are merged into the plots and tables when they exist.
+# The Java stream client (implementation java: perf/java/StreamPerf.java, a
+# JVM per round) is measured interleaved with the Python clients, in the same
+# runs, when scripts/java-perf.sh --prepare succeeds (java, javac, mvn; the
+# client is resolved and the harness compiled, cached). Results of
+# perf/bench_java.py (a separate run) are no longer merged: on this shared
+# machine they are not comparable, and they would replace the interleaved
+# java results in the tables.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${RBFLY_VENV:-.venv}
@@ -29,18 +34,21 @@ scripts/brokers.sh start 310
 eval "$(scripts/brokers.sh env)"
 mkdir -p perf/results doc/perf
 impls=(rbfly rbfly-0.10 rstream)
+consume_impls=(rbfly rbfly-chunks rbfly-0.10 rstream)
 if [ "$kafka" = 1 ] && scripts/kafka.sh start >/dev/null 2>&1; then impls+=(aiokafka); fi
+if scripts/java-perf.sh --prepare >/dev/null; then
+  impls+=(java); consume_impls+=(java)
+else
+  echo "java: scripts/java-perf.sh --prepare failed; the Java client is not measured" >&2
+fi
 py="$VENV/bin/python"
 codec_opts=(--rounds "$rounds"); [ ${#quick[@]} -gt 0 ] && codec_opts=(--count 1000 --rounds 1)
 "$py" perf/bench_codec.py "${codec_opts[@]}" --json perf/results/codec.json | tee doc/perf/codec.txt
 "$py" perf/bench_publish.py "${quick[@]}" --rounds "$rounds" --url "$RBFLY_URL" \
   --impl "${impls[@]}" --json perf/results/publish.json | tee doc/perf/publish.txt
 "$py" perf/bench_consume.py "${quick[@]}" --rounds "$rounds" --url "$RBFLY_URL" \
-  --json perf/results/consume.json | tee doc/perf/consume.txt
+  --impl "${consume_impls[@]}" --json perf/results/consume.json | tee doc/perf/consume.txt
 results=(perf/results/codec.json perf/results/publish.json perf/results/consume.json)
-for extra in perf/results/java-publish.json perf/results/java-consume.json; do
-  if [ -f "$extra" ]; then results+=("$extra"); echo "merging $extra" >&2; fi
-done
 rm -f doc/perf/*.png doc/perf/*.rst.inc   # no figure or table of an earlier run stays
 "$py" perf/plot.py --output-dir doc/perf "${results[@]}"
 "$py" perf/report.py --output-dir doc/perf "${results[@]}"

@@ -5,7 +5,10 @@
  * It runs the workloads of perf/bench_publish.py and perf/bench_consume.py
  * with the Java client, so their rates can be compared with rbfly's on the
  * same broker. Build and run it with scripts/java-perf.sh; perf/bench_java.py
- * drives it and converts its JSON into the schema of the Python benchmarks.
+ * drives it and converts its JSON into the schema of the Python benchmarks,
+ * and the implementation "java" of perf/bench_publish.py and
+ * perf/bench_consume.py runs it once per round (--rounds 1 --stream NAME),
+ * interleaved with the Python clients.
  *
  * Messages: message i is String.format("%010d", i), 10 ASCII bytes, sent
  *   amqp    as an AMQP 1.0 message built by the client's default codec with
@@ -32,14 +35,25 @@
  *
  * Every run, warm-up included, uses a fresh stream: created, measured,
  * checked (publishing: the last message of the stream must be message count
- * - 1 at offset count - 1; consuming: exactly count messages, the last one
- * being message count - 1 at offset count - 1) and deleted. A run is timed
- * from the first send (the subscription) to the last confirmation (the last
+ * - 1 at offset count - 1; consuming: the count-th message received must be
+ * message count - 1 at offset count - 1) and deleted. A run is timed from
+ * the first send (the subscription) to the last confirmation (the count-th
  * message); the producer (consumer connection) is set up before, untimed.
+ *
+ * --stream NAME: the measured rounds use the existing stream NAME, which the
+ * caller created and afterwards checks and deletes (bench_publish.py's and
+ * bench_consume.py's stream admin): publishing scenarios publish the
+ * messages to it (one round only: a second one would not start at offset
+ * 0), consume reads its first --count messages from the first offset (the
+ * caller published them; an AMQP string body, as rbfly publishes it, is
+ * compared by its UTF-8 bytes).
  *
  * JVM warm-up: before the measured rounds, the same scenario runs once
  * with --warmup percent (default 10) of the messages, unmeasured, so the
- * hot paths are compiled by the JIT before they are timed.
+ * hot paths are compiled by the JIT before they are timed. With --stream,
+ * the warm-up of a publishing scenario still publishes to a fresh stream of
+ * its own (created, checked, deleted here); the warm-up of consume reads
+ * the first messages of the given stream.
  *
  * Per run: seconds, rate, the JVM's process CPU time (all its threads: the
  * client's Netty threads, the JIT compiler and the garbage collector too)
@@ -52,7 +66,8 @@
  *   StreamPerf --uri rabbitmq-stream://guest:guest@localhost:5552/%2F
  *              --scenario single|batch|pipelined|consume [--format amqp|binary]
  *              [--count N] [--batch 100] [--window N] [--rounds R]
- *              [--warmup PERCENT] [--broker-pid PID] [--json-out FILE]
+ *              [--warmup PERCENT] [--broker-pid PID] [--stream NAME]
+ *              [--json-out FILE]
  */
 
 import com.rabbitmq.stream.Codec;
@@ -96,7 +111,7 @@ public final class StreamPerf {
   static final String USAGE =
       "usage: StreamPerf [--uri URI] --scenario single|batch|pipelined|consume"
           + " [--format amqp|binary] [--count N] [--batch N] [--window N] [--rounds R]"
-          + " [--warmup PERCENT] [--broker-pid PID] [--json-out FILE]";
+          + " [--warmup PERCENT] [--broker-pid PID] [--stream NAME] [--json-out FILE]";
   static final int CLIENT_WINDOW = 10_000; // ProducerBuilder.maxUnconfirmedMessages default
   static final long RUN_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(600);
   static final double CLK_TCK = 100; // USER_HZ of /proc/*/stat
@@ -113,6 +128,7 @@ public final class StreamPerf {
     int rounds = 1;
     int warmup = 10;
     Integer brokerPid;
+    String stream;
     String jsonOut;
 
     static Options parse(String[] args) {
@@ -137,6 +153,7 @@ public final class StreamPerf {
           case "--rounds": o.rounds = Integer.parseInt(v); break;
           case "--warmup": o.warmup = Integer.parseInt(v); break;
           case "--broker-pid": o.brokerPid = Integer.parseInt(v); break;
+          case "--stream": o.stream = v; break;
           case "--json-out": o.jsonOut = v; break;
           default: throw new IllegalArgumentException("unknown option " + a);
         }
@@ -156,6 +173,9 @@ public final class StreamPerf {
         throw new IllegalArgumentException("--count, --batch, --window, --rounds must be"
             + " positive, --warmup 0..100");
       }
+      if (o.stream != null && o.rounds != 1 && !o.scenario.equals("consume")) {
+        throw new IllegalArgumentException("--stream publishes one round only: --rounds 1");
+      }
       return o;
     }
 
@@ -174,6 +194,22 @@ public final class StreamPerf {
 
   static byte[] body(long i) {
     return String.format("%010d", i).getBytes(StandardCharsets.US_ASCII);
+  }
+
+  /**
+   * The body of a received message as bytes: a data section (the Java
+   * client's, or binary) as is, an AMQP string (amqp-value, as rbfly
+   * publishes it) as its UTF-8 bytes.
+   */
+  static byte[] bodyBytes(Message msg) {
+    Object b = msg.getBody();
+    if (b instanceof byte[]) {
+      return (byte[]) b;
+    }
+    if (b instanceof String) {
+      return ((String) b).getBytes(StandardCharsets.UTF_8);
+    }
+    return msg.getBodyAsBinary();
   }
 
   /**
@@ -549,7 +585,7 @@ public final class StreamPerf {
         .messageHandler((ctx, msg) -> {
           synchronized (lastOffset) {
             lastOffset[0] = ctx.offset();
-            lastBody[0] = msg.getBodyAsBinary();
+            lastBody[0] = bodyBytes(msg);
           }
           if (ctx.offset() >= count - 1) {
             seen.countDown();
@@ -618,10 +654,14 @@ public final class StreamPerf {
     long[] received = {0}; // written by the client's dispatching thread only
     long[] lastOffset = {-1};
     byte[][] lastBody = {null};
+    // the count-th message must be message count - 1 at offset count - 1:
+    // nothing missing, nothing repeated (the handler may see more messages
+    // of a longer stream, e.g. a warm-up reading the first ones, until the
+    // consumer is closed)
     MessageHandler handler = (ctx, msg) -> {
       if (++received[0] == count) {
         lastOffset[0] = ctx.offset();
-        lastBody[0] = msg.getBodyAsBinary();
+        lastBody[0] = bodyBytes(msg);
         done.countDown();
       }
     };
@@ -648,12 +688,12 @@ public final class StreamPerf {
     }
     // the latch orders the handler's writes before these reads
     byte[] expected = body(count - 1);
-    if (!finished || received[0] != count || lastOffset[0] != count - 1
-        || !Arrays.equals(lastBody[0], expected)) {
+    if (!finished || lastOffset[0] != count - 1 || !Arrays.equals(lastBody[0], expected)) {
       throw new VerificationError(String.format(
-          "received %d messages, the last at offset %d; expected %d, the last %s at %d",
-          received[0], lastOffset[0], count, new String(expected, StandardCharsets.US_ASCII),
-          count - 1));
+          "stream %s: received %d messages, message %d %s at offset %d; expected %s at %d",
+          stream, received[0], count,
+          lastBody[0] == null ? "missing" : new String(lastBody[0], StandardCharsets.ISO_8859_1),
+          lastOffset[0], new String(expected, StandardCharsets.US_ASCII), count - 1));
     }
     Map<String, Object> r = watch.result(count, null);
     long max = 0;
@@ -666,8 +706,25 @@ public final class StreamPerf {
     return r;
   }
 
-  Map<String, Object> run(long count, String what) throws Exception {
-    return opts.scenario.equals("consume") ? consumeRun(count, what) : publishRun(count, what);
+  /** One run; with --stream, of the given stream (see the header). */
+  Map<String, Object> run(long count, String what, boolean warmup) throws Exception {
+    boolean consume = opts.scenario.equals("consume");
+    if (opts.stream == null || (warmup && !consume)) {
+      return consume ? consumeRun(count, what) : publishRun(count, what);
+    }
+    Map<String, Object> r;
+    if (consume) {
+      r = consume(opts.stream, count);
+    } else {
+      Producer producer = producer(opts.stream);
+      try {
+        r = publish(producer, count);
+      } finally {
+        producer.close();
+      }
+    }
+    r.put("stream", opts.stream);
+    return r;
   }
 
   static String runLine(Map<String, Object> r) {
@@ -686,7 +743,7 @@ public final class StreamPerf {
             + " enqueueTimeout 0: send blocks), then wait for all confirmations";
       default:
         return "Environment.consumerBuilder().offset(OffsetSpecification.first())"
-            + ".messageHandler(h): h counts the messages, the body of the last is checked";
+            + ".messageHandler(h): h counts the messages, the body of the count-th is checked";
     }
   }
 
@@ -703,15 +760,16 @@ public final class StreamPerf {
         ? opts.window() : null);
     doc.put("api", api(opts.scenario));
     doc.put("warmup_percent", opts.warmup);
+    doc.put("stream", opts.stream);
     if (opts.warmup > 0) {
       long n = Math.max(1, opts.count * opts.warmup / 100);
-      Map<String, Object> r = run(n, "warmup");
+      Map<String, Object> r = run(n, "warmup", true);
       doc.put("warmup", r);
       System.err.printf("java warm-up %-10s %,d messages %s%n", opts.scenario, n, runLine(r));
     }
     List<Object> runs = new ArrayList<>();
     for (int i = 0; i < opts.rounds; i++) {
-      Map<String, Object> r = run(opts.count, "r" + (i + 1));
+      Map<String, Object> r = run(opts.count, "r" + (i + 1), false);
       runs.add(r);
       System.err.printf("java round %d/%d %-10s %s%n", i + 1, opts.rounds, opts.scenario,
           runLine(r));
