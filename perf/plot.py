@@ -47,6 +47,7 @@ from report import KINDS, caption, load_groups
 COLOURS = {
     'rbfly': '#1f77b4',
     'rbfly-chunks': '#17becf',
+    'rbfly-subentry': '#aec7e8',
     'rbfly-0.10': '#7f7f7f',
     'rstream': '#ff7f0e',
     'aiokafka': '#2ca02c',

@@ -33,7 +33,7 @@ scripts/setup.sh perf,doc
 scripts/brokers.sh start 310
 eval "$(scripts/brokers.sh env)"
 mkdir -p perf/results doc/perf
-impls=(rbfly rbfly-0.10 rstream)
+impls=(rbfly rbfly-subentry rbfly-0.10 rstream)
 consume_impls=(rbfly rbfly-chunks rbfly-0.10 rstream)
 if [ "$kafka" = 1 ] && scripts/kafka.sh start >/dev/null 2>&1; then impls+=(aiokafka); fi
 if scripts/java-perf.sh --prepare >/dev/null; then

@@ -16,7 +16,10 @@ export RBFLY_BROKERS_SCRIPT="$PWD/scripts/brokers.sh"
 "$VENV/bin/python" -m pytest tests "$@"
 # the benchmarks in quick mode, so they never rot (no timing assertions)
 "$VENV/bin/python" perf/bench_codec.py --count 1000 --rounds 1 >/dev/null
+java=()  # the Java stream client harness too, where java and mvn are installed
+if scripts/java-perf.sh --prepare >/dev/null 2>&1; then java=(java); fi
 "$VENV/bin/python" perf/bench_publish.py --quick --url "$RBFLY_URL" \
-  --impl rbfly rbfly-0.10 rstream >/dev/null
-"$VENV/bin/python" perf/bench_consume.py --quick --url "$RBFLY_URL" >/dev/null
+  --impl rbfly rbfly-0.10 rstream rbfly-subentry "${java[@]}" >/dev/null
+"$VENV/bin/python" perf/bench_consume.py --quick --url "$RBFLY_URL" \
+  --impl rbfly rbfly-chunks rbfly-0.10 rstream "${java[@]}" >/dev/null
 echo "benchmarks: quick mode ran"
