@@ -7,6 +7,7 @@ checks of broker features.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import platform
 import typing as tp
@@ -77,6 +78,7 @@ class ClientBase:
             self._connect, reconnect, self._restore_publisher, self._restore_subscription,
         )
         self._tasks: set[asyncio.Task[None]] = set()
+        self._changing: set[str] = set()  # streams whose leader is being waited for
 
     def __repr__(self) -> str:
         return '{}({})'.format(type(self).__name__, ', '.join(map(str, self._infos)))
@@ -107,7 +109,16 @@ class ClientBase:
         return await protocol.request(command, context)
 
     async def _wait_recovery(self, publisher: PublisherTrait) -> None:
+        """
+        Wait until the connection is back and the publisher is declared on
+        it again (a publisher whose stream elects a new leader waits on an
+        open connection; it is checked again every second).
+        """
         await self._manager.wait_recovery()
+        if not publisher._ready.is_set():
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(1):
+                    await publisher._ready.wait()
 
     async def _connect(self) -> StreamsProtocol:
         """
@@ -216,6 +227,10 @@ class ClientBase:
         raise NotImplementedError
 
     def _on_metadata_update(self, update: MetadataUpdate) -> None:
+        raise NotImplementedError
+
+    def _publisher_unknown(self, publisher: PublisherTrait) -> None:
+        """The broker does not know a publisher any more: declare it again."""
         raise NotImplementedError
 
 __all__ = ['DEFAULT_BACKOFF', 'DEFAULT_BUFFER_BYTES', 'DEFAULT_CREDIT', 'ClientBase']

@@ -25,10 +25,12 @@ import typing as tp
 from ._client_base import DEFAULT_BACKOFF, DEFAULT_BUFFER_BYTES, DEFAULT_CREDIT
 from ._subscribing import ConsumerUpdateCallback
 from ._super_streams import SuperStreamsMixin
+from .aio.protocol import StreamsProtocol
 from .error import (
     ConnectionLost,
     StreamAlreadyExists,
     StreamDoesNotExist,
+    StreamNotAvailable,
     StreamsError,
     error_for_code,
 )
@@ -44,6 +46,10 @@ from .url import parse_uri
 from .util import StreamInfo, check_name, connection
 
 logger = logging.getLogger(__name__)
+
+STREAM_RECOVERY_TIMEOUT = 120.0
+"""Seconds a stream may stay without a leader before its publishers and
+subscriptions end with an error."""
 
 class StreamsClient(SuperStreamsMixin):
     """
@@ -174,50 +180,102 @@ class StreamsClient(SuperStreamsMixin):
         logger.info('metadata update: stream %r, code %d', update.stream, update.code)
         self._spawn(self._stream_changed(update.stream))
 
+    def _publisher_unknown(self, publisher: tp.Any) -> None:
+        self._spawn(self._stream_changed(publisher.stream))
+
     async def _stream_changed(self, stream: str) -> None:
-        protocol = self._protocol
-        if protocol is None or not protocol.is_open:
-            return
-        # a stream being deleted or electing a leader is "not available"
-        # for a while: ask until it is gone or back
-        code = ResponseCode.STREAM_NOT_AVAILABLE
-        for _ in range(50):
-            response = await protocol.request(Metadata([stream]))
-            code = next((m.code for m in response.streams if m.stream == stream),
-                        ResponseCode.STREAM_DOES_NOT_EXIST)
-            if code != ResponseCode.STREAM_NOT_AVAILABLE:
-                break
-            await asyncio.sleep(0.2)
-        exists = code == ResponseCode.OK
-        publishers = [p for p in self._manager.publishers if p.stream == stream]
-        subscriptions = [s for s in self._manager.subscriptions if s.stream == stream]
-        if not exists:
-            error = StreamDoesNotExist('stream {!r} was deleted'.format(stream))
-            for p in publishers:
-                self._manager.publishers.discard(p)
-                protocol.publishers.pop(p._id, None)
-                p._fail(error)
-            for s in subscriptions:
-                self._manager.subscriptions.discard(s)
-                s.fail(error)
-            return
-        # the broker dropped them; declare them again (when the stream is
-        # being deleted, that fails, and they end with the error)
+        if stream in self._changing:
+            return  # being restored already
+        self._changing.add(stream)
+        try:
+            await self._restore_stream(stream)
+        finally:
+            self._changing.discard(stream)
+
+    async def _restore_stream(self, stream: str) -> None:
+        """
+        Declare the publishers and subscriptions of a stream again after
+        the broker said it is not available (its leader died or moved, or
+        it is being deleted).
+
+        While the stream elects a leader, the broker answers "not
+        available", Metadata names no leader, and a replica restarting
+        refuses subscriptions: ask again with growing delays, for up to
+        ``STREAM_RECOVERY_TIMEOUT`` seconds. A lost connection is left to
+        the connection's recovery, which declares them all again; a
+        deleted stream ends them with
+        :py:class:`~rbfly.streams.error.StreamDoesNotExist`.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + STREAM_RECOVERY_TIMEOUT
+        delay = 0.1
+        done: set[object] = set()
+        error: StreamsError = StreamNotAvailable('stream {!r}'.format(stream))
+        while True:
+            protocol = self._protocol
+            if protocol is None or not protocol.is_open:
+                return  # the connection's recovery declares them again
+            publishers = [p for p in self._manager.publishers
+                          if p.stream == stream and p not in done]
+            subscriptions = [s for s in self._manager.subscriptions
+                             if s.stream == stream and s not in done]
+            if not publishers and not subscriptions:
+                return
+            try:
+                if await self._stream_ready(protocol, stream):
+                    for p in publishers:
+                        protocol.publishers.pop(p._id, None)
+                        p.on_connection_lost(ConnectionLost('stream {!r} moved'.format(stream)))
+                        await self._restore_publisher(protocol, p)
+                        done.add(p)
+                    for s in subscriptions:
+                        s.detach()
+                        await self._restore_subscription(protocol, s)
+                        done.add(s)
+                    return
+            except ConnectionLost:
+                return  # the connection's recovery declares them again
+            except StreamDoesNotExist as ex:
+                self._end_stream(protocol, publishers, subscriptions, ex)
+                return
+            except StreamNotAvailable as ex:
+                error = ex
+            if loop.time() > deadline:
+                self._end_stream(protocol, publishers, subscriptions, error)
+                return
+            logger.info('stream %r not available yet; asking again in %.1fs', stream, delay)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 2.0)
+
+    async def _stream_ready(self, protocol: StreamsProtocol, stream: str) -> bool:
+        """
+        Whether a stream has a leader again.
+
+        :raises StreamDoesNotExist: When it was deleted.
+        """
+        response = await protocol.request(Metadata([stream]))
+        brokers = {b.reference for b in response.brokers}
+        for m in response.streams:
+            if m.stream != stream:
+                continue
+            if m.code == ResponseCode.OK:
+                return m.leader_reference in brokers
+            if m.code == ResponseCode.STREAM_NOT_AVAILABLE:
+                return False
+            raise StreamDoesNotExist('stream {!r} was deleted'.format(stream))
+        raise StreamDoesNotExist('stream {!r} was deleted'.format(stream))
+
+    def _end_stream(
+            self, protocol: StreamsProtocol, publishers: list[tp.Any],
+            subscriptions: list[tp.Any], error: Exception,
+    ) -> None:
         for p in publishers:
+            self._manager.publishers.discard(p)
             protocol.publishers.pop(p._id, None)
-            p.on_connection_lost(ConnectionLost('stream {!r} moved'.format(stream)))
-            try:
-                await self._restore_publisher(protocol, p)
-            except StreamsError as ex:
-                self._manager.publishers.discard(p)
-                p._fail(ex)
+            p._fail(error)
         for s in subscriptions:
-            s.detach()
-            try:
-                await self._restore_subscription(protocol, s)
-            except StreamsError as ex:
-                self._manager.subscriptions.discard(s)
-                s.fail(ex)
+            self._manager.subscriptions.discard(s)
+            s.fail(error)
 
 def streams_client(
         uri: str | tp.Sequence[str],

@@ -35,6 +35,7 @@ from ..error import RbFlyError
 from ..types import AMQPAppProperties, AMQPBody
 from ._publish import PublishEncoder, SubEntryBatch
 from .error import ConnectionLost, MessageRejected
+from .protocol.constants import ResponseCode
 from .types import BloomFilterExtract
 
 if tp.TYPE_CHECKING:
@@ -42,6 +43,8 @@ if tp.TYPE_CHECKING:
     from .aio.protocol import StreamsProtocol
 
 logger = logging.getLogger(__name__)
+
+PUBLISHER_DOES_NOT_EXIST = ResponseCode.PUBLISHER_DOES_NOT_EXIST
 
 ConfirmListener: tp.TypeAlias = tp.Callable[[tp.Sequence[int]], None]
 """Called with the publishing ids of each group of confirmed messages."""
@@ -123,13 +126,24 @@ class PublisherTrait:
                 c.confirm()
 
     def on_error(self, errors: tp.Sequence[tuple[int, int]]) -> None:
+        lost = False
         for pid, code in errors:
+            if code == PUBLISHER_DOES_NOT_EXIST and pid in self._unconfirmed:
+                # sent while the broker had dropped the publisher (its
+                # stream's leader moved): not stored; kept, and sent again
+                # in order once the publisher is declared again
+                lost = True
+                continue
             self._unconfirmed.pop(pid, None)
             error = MessageRejected(pid, code, self.stream)
             c = self._waiting.pop(pid, None)
             if c is not None:
                 c.fail(error)
             self._rejected(pid, error)
+        if lost:
+            logger.info('publisher %r of stream %r is unknown to the broker; declaring it again',
+                        self.name, self.stream)
+            self._client._publisher_unknown(self)
 
     def _rejected(self, publishing_id: int, error: Exception) -> None:
         pass
