@@ -51,9 +51,8 @@
 #   CLUSTER_{STREAM,AMQP,MGMT,DIST,REPL}_BASE [5560 5680 15680 25680 6100]
 #   CLUSTER_EPMD_PORT [4371]  CLUSTER_ADVERTISED_HOST [localhost]
 #   CLUSTER_START_TIMEOUT [240]  seconds to wait for nodes to boot
-#   CLUSTER_ERL_ARGS [+sbwt none +sbwtdcpu none +sbwtdio none]  Erlang VM
-#     flags of the nodes: no busy-waiting schedulers (three VMs share the
-#     CPUs with the clients and the other brokers)
+#   CLUSTER_ERL_ARGS [none]  extra Erlang VM flags of the nodes
+#     (RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS)
 #   CLUSTER_EXTRA_CONF  extra rabbitmq.conf lines for every node
 set -euo pipefail
 
@@ -82,7 +81,7 @@ CLUSTER_PLUGINS=${CLUSTER_PLUGINS:-rabbitmq_management,rabbitmq_stream,rabbitmq_
 CLUSTER_EXTRA_CONF=${CLUSTER_EXTRA_CONF:-}
 CLUSTER_UID=${CLUSTER_UID:-64673}
 CLUSTER_START_TIMEOUT=${CLUSTER_START_TIMEOUT:-240}
-CLUSTER_ERL_ARGS=${CLUSTER_ERL_ARGS-+sbwt none +sbwtdcpu none +sbwtdio none}
+CLUSTER_ERL_ARGS=${CLUSTER_ERL_ARGS:-}
 
 MARKER=$CLUSTER_ROOT/.cluster-installed
 RUN=$CLUSTER_BASE/run
@@ -358,9 +357,16 @@ launch_node() {  # start node i in the background
   log "starting $(nodename "$i") (stream $(stream_port "$i"), amqp $(amqp_port "$i"), mgmt $(mgmt_port "$i"), dist $(dist_port "$i"), epmd $CLUSTER_EPMD_PORT)"
   build_prefix rabbitmq "$i"
   echo "=== $(date -Is) start $(nodename "$i")" >> "$(console_log "$i")"
-  # (fd 9 is our lock: the node must not inherit it)
-  setsid "${PREFIX[@]}" RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="$CLUSTER_ERL_ARGS" rabbitmq-server \
-    >> "$(console_log "$i")" 2>&1 < /dev/null 9>&- &
+  # the node keeps no descriptor of ours: not our lock (fd 9), nor what our
+  # caller let us inherit (the pipes it reads our output from, which would
+  # never see EOF; a client's sockets)
+  (
+    for fd in /proc/self/fd/*; do
+      fd=${fd##*/}
+      if [ "$fd" -gt 2 ]; then eval "exec $fd>&-" 2>/dev/null || true; fi
+    done
+    exec setsid "${PREFIX[@]}" RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="$CLUSTER_ERL_ARGS" rabbitmq-server
+  ) >> "$(console_log "$i")" 2>&1 < /dev/null &
   echo $! > "$RUN/$CLUSTER_NODE_PREFIX$i.pid"
 }
 

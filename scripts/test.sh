@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test.sh - run rbfly's whole test suite: lint, unit tests, integration tests
-# against RabbitMQ 3.10 (Debian) and 4.x (chroot), on asyncio and uvloop.
+# against RabbitMQ 3.10 (Debian) and 4.x (chroot), failover tests on a
+# three-node 4.x cluster (chroot), on asyncio and uvloop.
 #
 # Installs what it needs (scripts/setup.sh) and starts the brokers
 # (scripts/brokers.sh). Extra arguments go to pytest.
@@ -12,6 +13,9 @@ scripts/setup.sh
 scripts/lint.sh
 scripts/brokers.sh start all
 eval "$(scripts/brokers.sh env)"
+# three RabbitMQ 4.x nodes, for the leader failover tests (tests/cluster)
+scripts/cluster.sh start
+eval "$(scripts/cluster.sh env)"
 export RBFLY_BROKERS_SCRIPT="$PWD/scripts/brokers.sh"
 "$VENV/bin/python" -m pytest tests "$@"
 # the benchmarks in quick mode, so they never rot (no timing assertions)
