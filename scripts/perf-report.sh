@@ -50,6 +50,8 @@ codec_opts=(--rounds "$rounds"); [ ${#quick[@]} -gt 0 ] && codec_opts=(--count 1
   --impl "${consume_impls[@]}" --json perf/results/consume.json | tee doc/perf/consume.txt
 results=(perf/results/codec.json perf/results/publish.json perf/results/consume.json)
 rm -f doc/perf/*.png doc/perf/*.rst.inc   # no figure or table of an earlier run stays
+mkdir -p doc/perf/results
+cp "${results[@]}" doc/perf/results/   # the page's numbers, kept with it
 "$py" perf/plot.py --output-dir doc/perf "${results[@]}"
 "$py" perf/report.py --output-dir doc/perf "${results[@]}"
 "$py" -m sphinx -q -b html doc doc/_build/html
