@@ -453,7 +453,7 @@ def _lat(entry: JsonDict, key: str) -> str:
 
 
 def report(publish: JsonDict, consume: JsonDict, rounds: int) -> str:
-    from bench_publish import JAVA_SINGLE_RATE, TITLES
+    from _publish_report import JAVA_SINGLE_RATE, TITLES
 
     headers = [
         'scenario', 'count', 'msg/s', 'spread', 'CPU us/msg', 'sys', 'client', 'broker',

@@ -1,0 +1,132 @@
+"""
+The consumers measured by bench_consume.py: rbfly (this version or RbFly
+0.10, the same code running in the child process) and rstream read a
+stream from its first offset and return the run's figures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from _common import (
+    JsonDict,
+)
+from _streams import (
+    Stopwatch,
+    VerificationError,
+    endpoint,
+    message,
+    run_result,
+)
+
+class Received:
+    """What a run received: count, last body and its offset (if known)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.last: Any = None
+        self.offset: int | None = None
+
+    def check(self, impl: str, count: int) -> None:
+        body = self.last
+        if isinstance(body, bytes | bytearray | memoryview):
+            body = bytes(body).decode()   # rstream decodes AMQP strings as bytes
+        expected = message(count - 1)
+        if self.count != count or body != expected or self.offset not in (None, count - 1):
+            raise VerificationError(
+                '{}: received {} messages, the last {!r} at offset {}; expected {}'
+                ' messages, the last {!r} at offset {}'.format(
+                    impl, self.count, self.last, self.offset, count, expected, count - 1,
+                )
+            )
+
+
+#
+# rbfly (this version or 0.10; the same code runs in the child process)
+#
+
+async def consume_rbfly(url: str, stream: str, count: int, chunks: bool) -> JsonDict:
+    from rbfly.streams import Offset, get_message_ctx, streams_client
+
+    client = streams_client(url)   # RbFly 0.10 clients are no context managers
+    watch = Stopwatch()
+    received = Received()
+    try:
+        # connect before the timing (RbFly 0.10: get_protocol)
+        connect: Any = getattr(client, '_get_protocol', None) \
+            or getattr(client, 'get_protocol', None)
+        await connect()
+        n = 0
+        watch.start()
+        if chunks:
+            it: Any = client.subscribe_chunks(stream, offset=Offset.FIRST)
+            try:
+                async for chunk in it:
+                    n += len(chunk)
+                    if n >= count:
+                        break
+                watch.stop()
+            finally:
+                await it.aclose()
+            last = chunk[-1]
+            received.last, received.offset = last.body, last.stream_offset
+        else:
+            it = client.subscribe(stream, offset=Offset.FIRST)
+            try:
+                body = None
+                async for body in it:  # noqa: B007 (the last body is checked)
+                    n += 1
+                    if n >= count:
+                        break
+                watch.stop()
+                received.last, received.offset = body, get_message_ctx().stream_offset
+            finally:
+                await it.aclose()
+        received.count = n
+    finally:
+        await client.disconnect()
+    received.check('rbfly', count)
+    return run_result(count, watch)
+
+
+#
+# rstream
+#
+
+async def consume_rstream(url: str, stream: str, count: int) -> JsonDict:
+    from rstream import Consumer, ConsumerOffsetSpecification, OffsetType, amqp_decoder
+
+    ep = endpoint(url)
+    watch = Stopwatch()
+    received = Received()
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[None] = loop.create_future()
+
+    def on_message(msg: Any, ctx: Any) -> None:
+        received.count += 1
+        if received.count == count:
+            received.last, received.offset = msg.value, ctx.offset
+            done.set_result(None)
+
+    consumer = Consumer(
+        ep.host, ep.port, username=ep.username, password=ep.password, vhost=ep.vhost,
+    )
+    await consumer.start()
+    try:
+        watch.start()
+        await consumer.subscribe(
+            stream, on_message, decoder=amqp_decoder,
+            offset_specification=ConsumerOffsetSpecification(OffsetType.FIRST, None),
+        )
+        await done
+        watch.stop()
+    finally:
+        await consumer.close()
+    received.check('rstream', count)
+    return run_result(count, watch)
+
+
+#
+# implementations
+#

@@ -1,0 +1,123 @@
+"""
+The text report of bench_publish.py: a table per scenario and the
+project's speed targets checked against the medians of the run.
+"""
+
+from __future__ import annotations
+
+from _common import (
+    JsonDict,
+    format_rate,
+    format_ratio,
+    format_table,
+    ratio,
+)
+from _streams import (
+    BASELINE,
+    LEGEND,
+    Target,
+    format_share,
+    spread,
+)
+
+# targets of the project (see README of perf/ and doc/perf.rst)
+JAVA_SINGLE_RATE = 10_700   # official Java stream-perf-test tool, single publish
+                            # (fallback: the java implementation measured in the run)
+BATCH_RATIO = 1.5           # batches of 100, vs RbFly 0.10 (251k msg/s measured here)
+PIPELINED_RATE = 700_000
+
+
+TITLES = {
+    'single': 'single message publishing, each confirmation awaited',
+    'batch': 'batches of {batch} messages, each batch confirmation awaited',
+    'pipelined': 'pipelined publishing, confirmations awaited at the end',
+}
+
+
+def _rate(entry: JsonDict | None) -> float | None:
+    if not entry or entry.get('status') != 'ok':
+        return None
+    value: float = entry['median_rate']
+    return value
+
+
+def report(doc: JsonDict, rounds: int) -> str:
+    lines = []
+    for key, res in doc['results'].items():
+        impls = res['implementations']
+        title = TITLES[res['scenario']].format(batch=res['batch'])
+        lines.append('{} ({}): {}, {:,} messages, median of {} rounds'.format(
+            key, res['format'], title, res['count'], rounds,
+        ))
+        base = _rate(impls.get(BASELINE))
+        peer = _rate(impls.get('rstream'))
+        headers = [
+            'implementation', 'version', 'msg/s', 'spread', 'CPU us/msg', 'sys', 'client',
+            'broker', 'machine', 'p50 us', 'p95 us', 'p99 us', 'vs ' + BASELINE,
+            'vs rstream',
+        ]
+        rows = []
+        for name, r in impls.items():
+            if r['status'] != 'ok':
+                continue
+            lat = r.get('latency') or {}
+            rows.append([
+                name, str(r['version']), format_rate(r['median_rate']), spread(r),
+                '{:.2f}'.format(r['cpu_us_per_msg']), '{:.2f}'.format(r['sys_us_per_msg']),
+                format_share(r['cpu_share']),
+                format_share(r.get('broker_cpu_share')), format_share(r.get('machine_busy')),
+                _lat(lat, 'p50_us'), _lat(lat, 'p95_us'), _lat(lat, 'p99_us'),
+                format_ratio(ratio(r['median_rate'], base)) if name != BASELINE else '',
+                format_ratio(ratio(r['median_rate'], peer)) if name != 'rstream' else '',
+            ])
+        if rows:
+            lines.append(format_table(headers, rows))
+        for name, r in impls.items():
+            if r['status'] != 'ok':
+                lines.append('{}: skipped: {}'.format(name, r['reason']))
+        lines.append('')
+    lines.append(
+        LEGEND + '; latency of each message (single) or batch (batch)'
+    )
+    return '\n'.join(lines)
+
+
+def _lat(lat: JsonDict, key: str) -> str:
+    value = lat.get(key)
+    return '-' if value is None else '{:,.0f}'.format(value)
+
+
+def targets(doc: JsonDict) -> list[Target]:
+    res = doc['results']
+
+    def impl(key: str, name: str) -> JsonDict | None:
+        entry: JsonDict | None = res.get(key, {}).get('implementations', {}).get(name)
+        return entry
+
+    batch_ratio = ratio(_rate(impl('batch/amqp', 'rbfly')), _rate(impl('batch/amqp', BASELINE)))
+    java_single = _rate(impl('single/amqp', 'java'))
+    if java_single is not None:
+        single_goal = java_single
+        single_note = 'the Java stream client, median measured in this run'
+    else:
+        single_goal = JAVA_SINGLE_RATE
+        single_note = 'official Java stream-perf-test tool; java not measured in this run'
+    return [
+        Target(
+            'single publish (AMQP), rbfly', single_goal, 'msg/s',
+            _rate(impl('single/amqp', 'rbfly')), single_note,
+        ),
+        Target(
+            'batches of 100 (AMQP), rbfly / ' + BASELINE, BATCH_RATIO, 'x', batch_ratio,
+            'same run',
+        ),
+        Target(
+            'pipelined (AMQP), rbfly', PIPELINED_RATE, 'msg/s',
+            _rate(impl('pipelined/amqp', 'rbfly')),
+        ),
+    ]
+
+
+#
+# command line
+#
