@@ -188,6 +188,7 @@ cdef class PublishEncoder:
         cdef bint v2 = filter_values is not None
         cdef unsigned char *p
         cdef object fv, msg
+        cdef bint sub
         cdef bytes fb
         if start < 0 or start >= n:
             raise ValueError('start index {} outside of {} messages'.format(start, n))
@@ -202,37 +203,32 @@ cdef class PublishEncoder:
             else:
                 rbfly_store_u64(w_take(&w, 8), <uint64_t> ids[i])
             msg = messages[i]
-            if type(msg) is SubEntryBatch:
+            sub = type(msg) is SubEntryBatch
+            if sub:
                 if v2:
                     raise ValueError('a sub-entry batch cannot have a filter value')
                 self.enc_sub(&w, <SubEntryBatch> msg, amqp)
-                if w.pos > limit:
-                    if count == 0:
-                        raise MessageTooLarge(
-                            'sub-entry batch of {} bytes does not fit into a frame of'
-                            ' at most {} bytes'.format(w.pos - before - 8, limit)
-                        )
-                    w.pos = before
-                    break
-                count += 1
-                continue
-            if v2:
-                fv = filter_values[i]
-                if fv is None:
-                    rbfly_store_u16(w_take(&w, 2), 0xffff)
-                else:
-                    fb = fv.encode('utf-8')
-                    if len(fb) > 0x7fff:
-                        raise RbFlyError('filter value longer than 32767 bytes')
-                    p = w_take(&w, 2 + len(fb))
-                    rbfly_store_u16(p, <uint16_t> len(fb))
-                    memcpy(p + 2, PyBytes_AS_STRING(fb), len(fb))
-            self.enc_one(&w, msg, amqp)
+            else:
+                if v2:
+                    fv = filter_values[i]
+                    if fv is None:
+                        rbfly_store_u16(w_take(&w, 2), 0xffff)
+                    else:
+                        fb = fv.encode('utf-8')
+                        if len(fb) > 0x7fff:
+                            raise RbFlyError('filter value longer than 32767 bytes')
+                        p = w_take(&w, 2 + len(fb))
+                        rbfly_store_u16(p, <uint16_t> len(fb))
+                        memcpy(p + 2, PyBytes_AS_STRING(fb), len(fb))
+                self.enc_one(&w, msg, amqp)
             if w.pos > limit:
                 if count == 0:
                     raise MessageTooLarge(
-                        'message of {} bytes does not fit into a frame of at most'
-                        ' {} bytes'.format(w.pos - before - 12, limit)
+                        '{} of {} bytes does not fit into a frame of at most'
+                        ' {} bytes'.format(
+                            'sub-entry batch' if sub else 'message',
+                            w.pos - before - (8 if sub else 12), limit,
+                        )
                     )
                 w.pos = before
                 break

@@ -12,7 +12,7 @@ import functools
 import inspect
 import logging
 import typing as tp
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator
 
 from ..amqp import MessageCtx, get_message_ctx, set_message_ctx
 from ..types import AMQPBody
@@ -47,7 +47,7 @@ inactive (``False``); returns the offset to start at when active, or
 class SubscriptionsMixin(ClientBase):
     """Subscribing to streams, and offsets."""
 
-    async def subscribe(
+    def subscribe(
             self,
             stream: str,
             *,
@@ -60,7 +60,7 @@ class SubscriptionsMixin(ClientBase):
             consumer_update: ConsumerUpdateCallback | None = None,
             store_every: int = 0,
             store_interval: float = 5,
-    ) -> AsyncIterator[AMQPBody]:
+    ) -> AsyncGenerator[AMQPBody, None]:
         """
         Subscribe to a stream and iterate over its messages' bodies.
 
@@ -86,11 +86,23 @@ class SubscriptionsMixin(ClientBase):
             offset is stored anyway.
         """
         tracker = self._tracker(name, store_every, store_interval)
-        last: MessageCtx | None = None
         chunks = self.subscribe_chunks(
             stream, offset=offset, filter=filter, amqp=amqp, timeout=timeout,
             name=name, single_active=single_active, consumer_update=consumer_update,
         )
+        return self._bodies(chunks, tracker)
+
+    async def _bodies(
+            self, chunks: AsyncGenerator[Chunk, None], tracker: OffsetTracker | None,
+    ) -> AsyncGenerator[AMQPBody, None]:
+        """
+        The bodies of the messages of chunks, each message set as the
+        current message context; with a tracker, a message counts as
+        processed when the next one is asked for, and the last one handed
+        out when the iteration ends.
+        """
+        stream = ''
+        last: MessageCtx | None = None
         try:
             if tracker is None:
                 async for messages in chunks:
@@ -100,6 +112,7 @@ class SubscriptionsMixin(ClientBase):
             else:
                 processed = tracker.processed
                 async for messages in chunks:
+                    stream = messages.stream
                     for msg in messages:
                         set_message_ctx(msg)
                         last = msg

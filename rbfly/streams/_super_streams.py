@@ -12,7 +12,6 @@ import typing as tp
 import uuid
 from collections.abc import AsyncGenerator, AsyncIterator
 
-from ..amqp import set_message_ctx
 from ..types import AMQPBody
 from ._publishing import PublishersMixin
 from ._subscribing import ConsumerUpdateCallback, SubscriptionsMixin
@@ -157,7 +156,7 @@ class SuperStreamsMixin(PublishersMixin, SubscriptionsMixin):
             route = functools.partial(self.route, super_stream) if routing == 'key' else None
             yield SuperStreamPublisher(super_stream, partitions, publishers, routing_key, route)
 
-    async def subscribe_super_stream(
+    def subscribe_super_stream(
             self,
             super_stream: str,
             *,
@@ -170,7 +169,7 @@ class SuperStreamsMixin(PublishersMixin, SubscriptionsMixin):
             consumer_update: ConsumerUpdateCallback | None = None,
             store_every: int = 0,
             store_interval: float = 5,
-    ) -> AsyncIterator[AMQPBody]:
+    ) -> AsyncGenerator[AMQPBody, None]:
         """
         Subscribe to every partition of a super stream and iterate over
         their messages' bodies (see :py:meth:`subscribe_super_stream_chunks`;
@@ -181,21 +180,7 @@ class SuperStreamsMixin(PublishersMixin, SubscriptionsMixin):
             name=name, single_active=single_active, consumer_update=consumer_update,
         )
         tracker = self._tracker(name, store_every, store_interval)
-        last: tuple[str, int] | None = None
-        try:
-            async for messages in chunks:
-                for msg in messages:
-                    set_message_ctx(msg)
-                    last = messages.stream, msg.stream_offset
-                    yield msg.body
-                    if tracker is not None:
-                        tracker.processed(*last)
-        finally:
-            if tracker is not None:
-                if last is not None:  # handed out last: processed too
-                    tracker.processed(*last)
-                tracker.close()
-            await chunks.aclose()
+        return self._bodies(chunks, tracker)
 
     async def subscribe_super_stream_chunks(
             self,
