@@ -42,6 +42,12 @@ DEFAULT_CREDIT = 16
 DEFAULT_BUFFER_BYTES = 8 * 1024 * 1024
 """Bytes of chunks a subscription may hold (bounds its memory)."""
 
+DEFAULT_SPIN = 0.0005
+"""
+Seconds a subscription receiving chunks in quick succession polls for the
+next one before its task sleeps (see :py:mod:`rbfly.streams.subscriber`).
+"""
+
 class ClientBase:
     """
     Connection of a client (see :py:class:`~rbfly.streams.StreamsClient`
@@ -55,6 +61,7 @@ class ClientBase:
             heartbeat: int = DEFAULT_HEARTBEAT,
             credit: int = DEFAULT_CREDIT,
             buffer_bytes: int = DEFAULT_BUFFER_BYTES,
+            spin: float = DEFAULT_SPIN,
             connect_timeout: float = 30,
             reconnect: Backoff = DEFAULT_BACKOFF,
     ) -> None:
@@ -73,6 +80,9 @@ class ClientBase:
         if buffer_bytes < 1:
             raise ValueError('buffer_bytes must be positive, got {}'.format(buffer_bytes))
         self._buffer_bytes = buffer_bytes
+        if not 0 <= spin <= 1:
+            raise ValueError('spin must be 0..1 seconds, got {}'.format(spin))
+        self._spin = spin
         self._connect_timeout = connect_timeout
         self._manager = ConnectionManager(
             self._connect, reconnect, self._restore_publisher, self._restore_subscription,
@@ -233,4 +243,6 @@ class ClientBase:
         """The broker does not know a publisher any more: declare it again."""
         raise NotImplementedError
 
-__all__ = ['DEFAULT_BACKOFF', 'DEFAULT_BUFFER_BYTES', 'DEFAULT_CREDIT', 'ClientBase']
+__all__ = [
+    'DEFAULT_BACKOFF', 'DEFAULT_BUFFER_BYTES', 'DEFAULT_CREDIT', 'DEFAULT_SPIN', 'ClientBase',
+]

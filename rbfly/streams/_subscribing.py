@@ -6,7 +6,6 @@ subscribing again on a new connection, and stored offsets.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import functools
 import inspect
@@ -30,7 +29,7 @@ from .protocol.commands import (
     Subscribe,
     Unsubscribe,
 )
-from .subscriber import Chunk, Subscription
+from .subscriber import Chunk, Subscription, wait_any
 from .tracking import OffsetTracker
 from .types import MessageFilter
 from .util import check_name, post_filter
@@ -273,6 +272,7 @@ class SubscriptionsMixin(ClientBase):
         spec, start = await self._offset_spec(protocol, stream, offset)
         sub = Subscription(
             stream, spec, start, amqp, self._credit, properties, self._buffer_bytes,
+            self._spin,
         )
         if single_active:
             sub.activation = functools.partial(
@@ -314,20 +314,11 @@ class SubscriptionsMixin(ClientBase):
         end.
         """
         wait = timeout if timeout > 0 else None
-        loop = asyncio.get_running_loop()
-        waiter: asyncio.Future[None] | None = None
-
-        def wake() -> None:
-            if waiter is not None and not waiter.done():
-                waiter.set_result(None)
-
         try:
             for sub in subs:
                 protocol = await self._get_protocol()
                 self._manager.subscriptions.add(sub)
                 await self._subscribe(protocol, sub, sub.offset_spec)
-                if len(subs) > 1:
-                    sub.notify = wake
             if len(subs) == 1:  # the common case, without the round robin
                 sub = subs[0]
                 while True:
@@ -345,12 +336,7 @@ class SubscriptionsMixin(ClientBase):
                         chunk = taken
                         break
                 else:
-                    waiter = loop.create_future()
-                    try:
-                        async with asyncio.timeout(wait):
-                            await waiter
-                    finally:
-                        waiter = None
+                    await wait_any(subs, wait)
                     continue
                 if filter is not None:
                     chunk[:] = post_filter(filter, chunk)
@@ -361,7 +347,6 @@ class SubscriptionsMixin(ClientBase):
                 self._manager.subscriptions.discard(sub)
                 protocol = sub.protocol  # type: ignore[assignment]
                 sub.detach()
-                sub.notify = None
                 if protocol is not None and protocol.is_open:
                     self._spawn(self._unsubscribe(
                         protocol, sub.subscription_id,

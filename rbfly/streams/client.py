@@ -22,7 +22,7 @@ import logging
 import ssl as _ssl
 import typing as tp
 
-from ._client_base import DEFAULT_BACKOFF, DEFAULT_BUFFER_BYTES, DEFAULT_CREDIT
+from ._client_base import DEFAULT_BACKOFF, DEFAULT_BUFFER_BYTES, DEFAULT_CREDIT, DEFAULT_SPIN
 from ._subscribing import ConsumerUpdateCallback
 from ._super_streams import SuperStreamsMixin
 from .aio.protocol import StreamsProtocol
@@ -69,6 +69,11 @@ class StreamsClient(SuperStreamsMixin):
     :param buffer_bytes: Bytes of chunks a subscription may hold, buffered
         or on their way (it sets how many chunks the broker may send
         ahead, as chunk sizes vary from bytes to megabytes).
+    :param spin: Seconds a subscription whose chunks come in quick
+        succession keeps polling for the next chunk before its task sleeps
+        (0: never). Waking a sleeping task costs more than a chunk's worth
+        of time when reading a stream of small chunks; a consumer at the
+        live end of a quiet stream never spins.
     :param connect_timeout: Seconds to wait for a connection and handshake.
     :param reconnect: Delays between reconnection attempts after the
         connection was lost (while publishers or subscriptions exist).
@@ -300,6 +305,7 @@ def streams_client(
     return StreamsClient([parse_uri(u, ssl) for u in uri], **options)
 
 __all__ = [
-    'DEFAULT_BACKOFF', 'DEFAULT_BUFFER_BYTES', 'DEFAULT_CREDIT', 'ConsumerUpdateCallback',
+    'DEFAULT_BACKOFF', 'DEFAULT_BUFFER_BYTES', 'DEFAULT_CREDIT', 'DEFAULT_SPIN',
+    'ConsumerUpdateCallback',
     'StreamInfo', 'StreamsClient', 'connection', 'streams_client',
 ]

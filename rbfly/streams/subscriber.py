@@ -18,6 +18,17 @@ chunk, and the broker's time).
 Chunks are decoded when the application takes them, in the application's
 task, not in the connection's callback.
 
+Waiting: when chunks arrive in quick succession (reading a stream's
+history) and the buffer runs empty, the application's task keeps polling
+the connection for up to ``spin`` seconds before it sleeps. A sleeping
+task on an idle CPU is slow to wake, and the broker's send that wakes it
+is slow too: measured here (2 vCPUs, RabbitMQ 3.10, 50-message chunks), a
+chunk arrived every 270-330 us with the task sleeping between chunks, and
+every 90-110 us with it polling (180k vs 340-480k msg/s; RbFly 0.10 is
+fast there only because its per-message work keeps its CPU busy). A
+subscription spins only while its average gap between chunks is below
+``spin``: a consumer at the live end of a quiet stream sleeps at once.
+
 Recovery: a subscription outlives its connection. When the connection is
 lost, chunks already received can still be read; the client subscribes
 again on the new connection from the offset after the last chunk received,
@@ -29,9 +40,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import typing as tp
 from collections import deque
 from collections.abc import Awaitable, Callable
+from time import monotonic
 
 from ..amqp import MessageCtx
 from ._chunk import decode_chunk
@@ -84,6 +97,8 @@ class Subscription:
         least.
     :param buffer_bytes: Bytes the subscription may hold in chunks.
     :param properties: Subscription properties (filters).
+    :param spin: Seconds to keep polling for the next chunk before
+        sleeping, when chunks come in quick succession (0: never).
     """
     def __init__(
             self,
@@ -94,6 +109,7 @@ class Subscription:
             credit: int,
             properties: dict[str, str],
             buffer_bytes: int = 8 * 1024 * 1024,
+            spin: float = 0.0,
     ) -> None:
         self.stream = stream
         self.offset_spec = offset_spec
@@ -113,13 +129,16 @@ class Subscription:
         self._inflight = 0  # credits granted and not used by the broker yet
         self._buffered = 0  # bytes of chunks in the buffer
         self._chunk_size = 0.0  # moving average of chunk sizes
+        self.spin = spin
+        self._arrived = 0.0  # when the last chunk arrived (monotonic clock)
+        self._gap = math.inf  # moving average of the time between chunks
         # single active consumer: whether the broker sends to this one, and
         # what finds the offset to resume from when it becomes active
         self.active = True
         self.activation: Callable[[bool], Awaitable[OffsetSpec]] | None = None
         self._tasks: set[asyncio.Future[None]] = set()
-        # called when a chunk arrives or the subscription ends (a consumer
-        # of several subscriptions waits on all of them)
+        # called when a chunk arrives or the subscription ends, while a
+        # consumer of several subscriptions waits on all of them
         self.notify: Callable[[], None] | None = None
 
     def resume_spec(self) -> OffsetSpec:
@@ -159,6 +178,11 @@ class Subscription:
         self._inflight -= 1
         avg = self._chunk_size
         self._chunk_size = size if avg == 0 else avg + (size - avg) / 16
+        now = monotonic()
+        if self._arrived:
+            gap = now - self._arrived
+            self._gap = gap if self._gap == math.inf else self._gap + (gap - self._gap) / 8
+        self._arrived = now
         self._return_credit()
         if committed_chunk_id is not None:
             self.committed_chunk_id = committed_chunk_id
@@ -221,6 +245,8 @@ class Subscription:
         :raises TimeoutError: When no chunk arrives in time.
         """
         while (chunk := self.poll()) is None:
+            if self._gap < self.spin and await spin_wait((self,)):
+                continue
             self._waiter = asyncio.get_running_loop().create_future()
             try:
                 if timeout is None:
@@ -310,4 +336,44 @@ class Subscription:
             protocol.send(Credit(self.subscription_id, grant))
             self._inflight += grant
 
-__all__ = ['Chunk', 'Subscription']
+async def spin_wait(subs: tp.Sequence[Subscription]) -> bool:
+    """
+    Poll the connection (yield to the event loop without sleeping) until
+    one of the subscriptions has a chunk or an error, or until ``spin``
+    seconds passed since a chunk last arrived.
+
+    Return true when a subscription has something to take.
+    """
+    deadline = max(s._arrived + s.spin for s in subs)
+    while monotonic() < deadline:
+        await asyncio.sleep(0)
+        for s in subs:
+            if s._chunks or s._error is not None:
+                return True
+    return False
+
+async def wait_any(subs: tp.Sequence[Subscription], timeout: float | None) -> None:
+    """
+    Wait until one of the subscriptions has a chunk to take, or ended
+    (polling first when chunks come in quick succession).
+
+    :raises TimeoutError: When nothing came in ``timeout`` seconds.
+    """
+    if any(s._gap < s.spin for s in subs) and await spin_wait(subs):
+        return
+    waiter = asyncio.get_running_loop().create_future()
+
+    def wake() -> None:
+        if not waiter.done():
+            waiter.set_result(None)
+
+    for s in subs:
+        s.notify = wake
+    try:
+        async with asyncio.timeout(timeout):
+            await waiter
+    finally:
+        for s in subs:
+            s.notify = None
+
+__all__ = ['Chunk', 'Subscription', 'spin_wait', 'wait_any']
