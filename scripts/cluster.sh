@@ -370,6 +370,7 @@ launch_node() {  # start node i in the background
   echo $! > "$RUN/$CLUSTER_NODE_PREFIX$i.pid"
 }
 
+declare -A RETRIED=()
 wait_up() {  # wait until every node in "$@" has a VM and a stream listener
   local deadline=$((SECONDS + CLUSTER_START_TIMEOUT)) i pending
   while :; do
@@ -380,6 +381,15 @@ wait_up() {  # wait until every node in "$@" has a VM and a stream listener
       if ! node_pid "$i" >/dev/null &&
          ! kill -0 "$(cat "$RUN/$CLUSTER_NODE_PREFIX$i.pid" 2>/dev/null || echo 0)" 2>/dev/null; then
         tail_logs "$(console_log "$i")" "$(node_log "$i")"
+        # nodes started together after an unclean stop can race in the
+        # Mnesia handshake ("negotiate_protocol ... killed"); once more
+        # with the others up is enough
+        if [ -z "${RETRIED[$i]:-}" ]; then
+          RETRIED[$i]=1
+          log "$(nodename "$i") exited during startup; starting it once more"
+          launch_node "$i"
+          continue
+        fi
         die "$(nodename "$i") exited during startup (logs: $(console_log "$i") $(node_log "$i"))"
       fi
     done

@@ -2,11 +2,13 @@
 # perf-report.sh - run the benchmarks, draw the plots and build the report
 # page (doc/perf.rst) with Sphinx.
 #
-# Usage: scripts/perf-report.sh [--quick] [--rounds N] [--no-kafka]
+# Usage: scripts/perf-report.sh [--quick] [--rounds N] [--no-kafka] [--only B,..]
 #   --quick     small counts, 1 round (a few minutes): checks the pipeline
 #   --rounds N  rounds of the full run (default 5; the original report used 100)
 #   --no-kafka  leave Kafka alone (neither started nor measured), e.g. on a
 #               machine where a JVM of 512 MiB does not fit
+#   --only B,.. run only these of codec, publish, consume; the others keep
+#               their committed results (doc/perf/results/B.json)
 # Results: perf/results/*.json; plots (perf/plot.py) and reST tables
 # (perf/report.py, *.rst.inc): doc/perf/; HTML: doc/_build/html.
 # The Java stream client (implementation java: perf/java/StreamPerf.java, a
@@ -19,9 +21,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${RBFLY_VENV:-.venv}
-quick=() rounds=5 kafka=1
+quick=() rounds=5 kafka=1 only=codec,publish,consume
 while [ $# -gt 0 ]; do
   case "$1" in
+    --only) only=$2; shift 2 ;;
     --quick) quick=(--quick); shift ;;
     --rounds) rounds=$2; shift 2 ;;
     --no-kafka) kafka=0; shift ;;
@@ -35,7 +38,14 @@ eval "$(scripts/brokers.sh env)"
 mkdir -p perf/results doc/perf
 impls=(rbfly rbfly-subentry rbfly-0.10 rstream)
 consume_impls=(rbfly rbfly-chunks rbfly-0.10 rstream)
-if [ "$kafka" = 1 ] && scripts/kafka.sh start >/dev/null 2>&1; then impls+=(aiokafka); fi
+runs() { case ",$only," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
+for b in codec publish consume; do
+  if ! runs "$b"; then
+    [ -f "doc/perf/results/$b.json" ] || { echo "no committed results of $b; run it" >&2; exit 2; }
+    cp "doc/perf/results/$b.json" "perf/results/$b.json"
+  fi
+done
+if runs publish && [ "$kafka" = 1 ] && scripts/kafka.sh start >/dev/null 2>&1; then impls+=(aiokafka); fi
 if scripts/java-perf.sh --prepare >/dev/null; then
   impls+=(java); consume_impls+=(java)
 else
@@ -43,11 +53,17 @@ else
 fi
 py="$VENV/bin/python"
 codec_opts=(--rounds "$rounds"); [ ${#quick[@]} -gt 0 ] && codec_opts=(--count 1000 --rounds 1)
-"$py" perf/bench_codec.py "${codec_opts[@]}" --json perf/results/codec.json | tee doc/perf/codec.txt
-"$py" perf/bench_publish.py "${quick[@]}" --rounds "$rounds" --url "$RBFLY_URL" \
-  --impl "${impls[@]}" --json perf/results/publish.json | tee doc/perf/publish.txt
-"$py" perf/bench_consume.py "${quick[@]}" --rounds "$rounds" --url "$RBFLY_URL" \
-  --impl "${consume_impls[@]}" --json perf/results/consume.json | tee doc/perf/consume.txt
+if runs codec; then
+  "$py" perf/bench_codec.py "${codec_opts[@]}" --json perf/results/codec.json | tee doc/perf/codec.txt
+fi
+if runs publish; then
+  "$py" perf/bench_publish.py "${quick[@]}" --rounds "$rounds" --url "$RBFLY_URL" \
+    --impl "${impls[@]}" --json perf/results/publish.json | tee doc/perf/publish.txt
+fi
+if runs consume; then
+  "$py" perf/bench_consume.py "${quick[@]}" --rounds "$rounds" --url "$RBFLY_URL" \
+    --impl "${consume_impls[@]}" --json perf/results/consume.json | tee doc/perf/consume.txt
+fi
 results=(perf/results/codec.json perf/results/publish.json perf/results/consume.json)
 rm -f doc/perf/*.png doc/perf/*.rst.inc   # no figure or table of an earlier run stays
 mkdir -p doc/perf/results

@@ -63,6 +63,7 @@ class ClientBase:
             buffer_bytes: int = DEFAULT_BUFFER_BYTES,
             spin: float = DEFAULT_SPIN,
             connect_timeout: float = 30,
+            connection_name: str | None = None,
             reconnect: Backoff = DEFAULT_BACKOFF,
     ) -> None:
         if not 1 <= credit <= 0xffff:
@@ -84,6 +85,12 @@ class ClientBase:
             raise ValueError('spin must be 0..1 seconds, got {}'.format(spin))
         self._spin = spin
         self._connect_timeout = connect_timeout
+        self._reconnect = reconnect
+        if connection_name is not None and not isinstance(connection_name, str):
+            raise TypeError('connection_name must be a str, got {!r}'.format(
+                type(connection_name).__name__,
+            ))
+        self._connection_name = connection_name
         self._manager = ConnectionManager(
             self._connect, reconnect, self._restore_publisher, self._restore_subscription,
         )
@@ -169,11 +176,7 @@ class ClientBase:
             mechanism='EXTERNAL' if external else 'PLAIN',
             frame_max=self._frame_max,
             heartbeat=self._heartbeat,
-            client_properties={
-                'product': 'rbfly',
-                'platform': 'Python {}'.format(platform.python_version()),
-                'information': 'https://pypi.org/project/rbfly/',
-            },
+            client_properties=self._client_properties(),
         )
         logger.info('connecting to %s', info)
         protocol = await open_connection(
@@ -190,6 +193,16 @@ class ClientBase:
         logger.info('connected to %s (RabbitMQ %s)', info,
                     protocol.server_properties.get('version', 'unknown'))
         return protocol
+
+    def _client_properties(self) -> dict[str, str]:
+        props = {
+            'product': 'rbfly',
+            'platform': 'Python {}'.format(platform.python_version()),
+            'information': 'https://pypi.org/project/rbfly/',
+        }
+        if self._connection_name is not None:
+            props['connection_name'] = self._connection_name
+        return props
 
     async def disconnect(self) -> None:
         """

@@ -137,6 +137,20 @@ class PublishersMixin(ClientBase):
                             'publisher {!r} of stream {!r}'.format(name, stream),
                         )
 
+    async def query_publisher_sequence(self, stream: str, name: str) -> int:
+        """
+        The last publishing id a stream stored for a named publisher (0 when
+        none), without declaring a publisher: where a deduplicating
+        publisher of that name would continue.
+        """
+        check_name('stream', stream)
+        check_name('publisher', name)
+        response = await self._call(
+            QueryPublisherSequence(name, stream),
+            'publisher {!r} of stream {!r}'.format(name, stream),
+        )
+        return tp.cast(int, response.sequence)
+
     async def _declare(
             self, protocol: StreamsProtocol, publisher: PublisherTrait,
     ) -> tuple[int, int]:

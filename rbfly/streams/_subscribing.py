@@ -15,7 +15,7 @@ from collections.abc import AsyncGenerator
 
 from ..amqp import MessageCtx, get_message_ctx, set_message_ctx
 from ..types import AMQPBody
-from ._client_base import ClientBase
+from ._placement import PlacementMixin
 from .aio.protocol import StreamsProtocol
 from .error import (
     NoOffset,
@@ -43,7 +43,7 @@ inactive (``False``); returns the offset to start at when active, or
 ``None`` for the subscription's offset.
 """
 
-class SubscriptionsMixin(ClientBase):
+class SubscriptionsMixin(PlacementMixin):
     """Subscribing to streams, and offsets."""
 
     def subscribe(
@@ -184,10 +184,13 @@ class SubscriptionsMixin(ClientBase):
         sub = await self._new_subscription(
             protocol, stream, offset, filter, amqp, name, single_active, consumer_update, None,
         )
-        async for chunk in self._track(
+        # closed with this generator, not when garbage collected: the
+        # subscription ends (and its node connection closes) at once
+        async with contextlib.aclosing(self._track(
                 self._consume([sub], filter, timeout),
-                self._tracker(name, store_every, store_interval)):
-            yield chunk
+                self._tracker(name, store_every, store_interval))) as chunks:
+            async for chunk in chunks:
+                yield chunk
 
     async def _track(
             self, chunks: AsyncGenerator[Chunk, None], tracker: OffsetTracker | None,
@@ -317,8 +320,7 @@ class SubscriptionsMixin(ClientBase):
         try:
             for sub in subs:
                 protocol = await self._get_protocol()
-                self._manager.subscriptions.add(sub)
-                await self._subscribe(protocol, sub, sub.offset_spec)
+                await self._place(protocol, sub, sub.offset_spec)
             if len(subs) == 1:  # the common case, without the round robin
                 sub = subs[0]
                 while True:
@@ -344,10 +346,10 @@ class SubscriptionsMixin(ClientBase):
                     yield chunk
         finally:
             for sub in subs:
-                self._manager.subscriptions.discard(sub)
                 protocol = sub.protocol  # type: ignore[assignment]
+                closed = self._release(sub)
                 sub.detach()
-                if protocol is not None and protocol.is_open:
+                if protocol is not None and protocol.is_open and not closed:
                     self._spawn(self._unsubscribe(
                         protocol, sub.subscription_id,
                         'subscription to stream {!r}'.format(sub.stream),
@@ -370,7 +372,18 @@ class SubscriptionsMixin(ClientBase):
                 sub.detach()
 
     async def _restore_subscription(self, protocol: StreamsProtocol, sub: tp.Any) -> None:
-        await self._subscribe(protocol, sub, sub.resume_spec())
+        """
+        Subscribe again on the client's connection (after a lost connection,
+        maybe to another node), or, when the stream has no member on its
+        node now, place the subscription on a member's node.
+        """
+        if (await self._placements(protocol, sub.stream))[0] is None:
+            await self._subscribe(protocol, sub, sub.resume_spec())
+            return
+        self._manager.subscriptions.discard(sub)
+        sub.manager = None
+        sub.detach()
+        self._relocate_later(sub)
 
     async def _unsubscribe(self, protocol: StreamsProtocol, sid: int, ctx: str) -> None:
         with contextlib.suppress(StreamsError):

@@ -90,6 +90,16 @@ class SuperStreamsMixin(PublishersMixin, SubscriptionsMixin):
             if not missing_ok:
                 raise
 
+    async def super_stream_exists(self, super_stream: str) -> bool:
+        """
+        Whether a super stream exists (RabbitMQ 3.11+).
+        """
+        try:
+            await self.super_stream_partitions(super_stream)
+        except StreamDoesNotExist:
+            return False
+        return True
+
     async def super_stream_partitions(self, super_stream: str) -> list[str]:
         """
         The partitions of a super stream (RabbitMQ 3.11+), in order.
@@ -220,9 +230,12 @@ class SuperStreamsMixin(PublishersMixin, SubscriptionsMixin):
             )
             for partition in partitions
         ]
-        async for chunk in self._track(
+        # closed with this generator, not when garbage collected: the
+        # subscription ends (and its node connection closes) at once
+        async with contextlib.aclosing(self._track(
                 self._consume(subs, filter, timeout),
-                self._tracker(name, store_every, store_interval)):
-            yield chunk
+                self._tracker(name, store_every, store_interval))) as chunks:
+            async for chunk in chunks:
+                yield chunk
 
 __all__ = ['SuperStreamsMixin']

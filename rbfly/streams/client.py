@@ -75,6 +75,8 @@ class StreamsClient(SuperStreamsMixin):
         of time when reading a stream of small chunks; a consumer at the
         live end of a quiet stream never spins.
     :param connect_timeout: Seconds to wait for a connection and handshake.
+    :param connection_name: Name of the client's connections, shown by the
+        broker (management UI, ``rabbitmqctl list_stream_connections``).
     :param reconnect: Delays between reconnection attempts after the
         connection was lost (while publishers or subscriptions exist).
     """
@@ -141,6 +143,26 @@ class StreamsClient(SuperStreamsMixin):
             if not missing_ok:
                 raise
 
+    async def stream_exists(self, stream: str) -> bool:
+        """
+        Whether a stream exists (also while it elects a leader).
+        """
+        check_name('stream', stream)
+        response = await self._call(Metadata([stream]), 'stream {!r}'.format(stream))
+        for m in response.streams:
+            if m.stream == stream:
+                return bool(m.code != ResponseCode.STREAM_DOES_NOT_EXIST)
+        return False
+
+    @property
+    def server_properties(self) -> dict[str, str]:
+        """
+        Peer properties of the broker the client is connected to
+        (``product``, ``version``, ...; empty while not connected).
+        """
+        protocol = self._protocol
+        return dict(protocol.server_properties) if protocol is not None else {}
+
     async def stream_stats(self, stream: str) -> dict[str, int]:
         """
         Statistics of a stream (RabbitMQ 3.11+): ``first_chunk_id``,
@@ -193,6 +215,7 @@ class StreamsClient(SuperStreamsMixin):
             return  # being restored already
         self._changing.add(stream)
         try:
+            self._move_stream(stream)
             await self._restore_stream(stream)
         finally:
             self._changing.discard(stream)

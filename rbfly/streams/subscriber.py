@@ -53,6 +53,7 @@ from .protocol.commands import Credit, OffsetSpec
 from .protocol.constants import OffsetType
 
 if tp.TYPE_CHECKING:
+    from .aio.manager import ConnectionManager
     from .aio.protocol import StreamsProtocol
 
 logger = logging.getLogger(__name__)
@@ -118,6 +119,10 @@ class Subscription:
         self.credit = credit
         self.properties = properties
         self.protocol: StreamsProtocol | None = None
+        # the connection's owner that subscribes again after a loss (None
+        # while the subscription is being placed), and whether it ended
+        self.manager: ConnectionManager | None = None
+        self.closed = False
         self.subscription_id = -1
         self.committed_chunk_id: int | None = None
         # offset after the last user chunk received (None: none yet)

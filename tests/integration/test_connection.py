@@ -3,6 +3,7 @@ Connection handshake, streams management and errors against real brokers.
 """
 
 import asyncio
+from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
@@ -24,6 +25,8 @@ def _with(url: str, *, userinfo: str | None = None, path: str | None = None,
         host, port if port is not None else p.port,
     )
     return urlunsplit((p.scheme, netloc, path if path is not None else p.path, '', ''))
+
+BROKERS_SCRIPT = str(Path(__file__).resolve().parents[2] / 'scripts' / 'brokers.sh')
 
 async def test_connect_reports_broker_version(any_url: str) -> None:
     """The handshake completes and the broker's version is known."""
@@ -164,3 +167,48 @@ async def test_committed_chunk_id(client: StreamsClient, stream: str) -> None:
         else:
             assert chunk.committed_chunk_id == 0
         break
+
+async def test_stream_exists(client: StreamsClient, stream: str) -> None:
+    """stream_exists answers without raising, for a stream and for none."""
+    assert await client.stream_exists(stream)
+    assert not await client.stream_exists('rbfly-no-such-stream')
+
+async def test_server_properties(any_url: str) -> None:
+    """The broker's peer properties, public once connected."""
+    client = streams_client(any_url)
+    assert client.server_properties == {}
+    async with client:
+        await client.stream_exists('rbfly-no-such-stream')
+        props = client.server_properties
+        assert props['product'] == 'RabbitMQ'
+        assert props['version'][0] in '34'
+
+async def test_query_publisher_sequence(client: StreamsClient, stream: str) -> None:
+    """The last publishing id of a named publisher, with no publisher declared."""
+    from rbfly.streams import PublisherBatchFast
+
+    assert await client.query_publisher_sequence(stream, 'app') == 0
+    async with client.publisher(stream, name='app', cls=PublisherBatchFast) as publisher:
+        for i in range(7):
+            publisher.batch(i)
+        await publisher.flush()
+    assert await client.query_publisher_sequence(stream, 'app') == 7
+
+async def test_connection_name(url: str) -> None:
+    """The broker lists the connection under the name given."""
+    import os
+    import subprocess
+    import uuid
+
+    name = 'rbfly-test-{}'.format(uuid.uuid4().hex[:8])
+    async with streams_client(url, connection_name=name) as client:
+        await client.stream_exists('rbfly-no-such-stream')
+        script = os.environ.get('RBFLY_BROKERS_SCRIPT') or BROKERS_SCRIPT
+        out = await asyncio.to_thread(
+            subprocess.run, [script, 'ctl', '310', 'rabbitmqctl', '-q', 'list_stream_connections',
+                             'client_properties'],
+            capture_output=True, text=True, check=True,
+        )
+    assert name in out.stdout
+    with pytest.raises(TypeError, match='connection_name'):
+        streams_client(url, connection_name=b'x')

@@ -196,3 +196,13 @@ async def test_single_active_consumers_share_partitions(
     assert parts_a and parts_b, 'one consumer got all partitions'
     assert not parts_a & parts_b
     assert parts_a | parts_b == set(partitions)
+
+async def test_super_stream_exists(client4: StreamsClient) -> None:
+    """super_stream_exists, for a super stream and for none."""
+    name = 'rbfly-sse-{}'.format(uuid.uuid4().hex[:8])
+    assert not await client4.super_stream_exists(name)
+    await client4.create_super_stream(name, 2)
+    try:
+        assert await client4.super_stream_exists(name)
+    finally:
+        await client4.delete_super_stream(name)

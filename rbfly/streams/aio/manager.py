@@ -36,6 +36,9 @@ class ConnectionManager:
     :param backoff: Delays between reconnection attempts.
     :param restore_publisher: Declares a publisher again on a connection.
     :param restore_subscription: Subscribes again on a connection.
+    :param on_lost: Called instead of reconnecting when the connection is
+        lost (a connection to a given node of a cluster: its subscriptions
+        are placed anew, maybe on another node).
     """
     def __init__(
             self,
@@ -43,11 +46,13 @@ class ConnectionManager:
             backoff: Backoff,
             restore_publisher: Restore,
             restore_subscription: Restore,
+            on_lost: Callable[[ConnectionManager], None] | None = None,
     ) -> None:
         self._connect = connect
         self._backoff = backoff
         self._restore_publisher = restore_publisher
         self._restore_subscription = restore_subscription
+        self._lost_hook = on_lost
         self.protocol: StreamsProtocol | None = None
         self.publishers: set[PublisherTrait] = set()
         self.subscriptions: set[Subscription] = set()
@@ -90,7 +95,10 @@ class ConnectionManager:
             return
         self.protocol = None
         logger.warning('connection lost: %s', error)
-        if self.publishers or self.subscriptions:
+        if self._lost_hook is not None:
+            self._closing = True
+            self._lost_hook(self)
+        elif self.publishers or self.subscriptions:
             self.start_recovery()
 
     def start_recovery(self) -> None:

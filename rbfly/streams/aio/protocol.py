@@ -73,6 +73,8 @@ class StreamsProtocol(asyncio.Protocol):
         self.on_metadata_update: Callable[[MetadataUpdate], None] | None = None
         self.on_lost: Callable[[StreamsProtocol, Exception], None] | None = None
         self.server_properties: Mapping[str, str] = {}
+        # the Open response's (advertised_host, advertised_port)
+        self.connection_properties: Mapping[str, str] = {}
         self._pending: dict[int, tuple[asyncio.Future[tp.Any], str]] = {}
         self._timer: asyncio.TimerHandle | None = None
         self._writable = asyncio.Event()
@@ -260,6 +262,7 @@ class StreamsProtocol(asyncio.Protocol):
                 pub.on_error([(e.publishing_id, e.code) for e in perr.errors])
         elif isinstance(event, Opened):
             self.server_properties = event.server_properties
+            self.connection_properties = event.connection_properties
             self._schedule_tick()
             if not self.opened.done():
                 self.opened.set_result(event)

@@ -1,0 +1,245 @@
+"""
+Placement of subscriptions on the nodes of a cluster.
+
+A RabbitMQ node serves a subscription only from a member of the stream
+(its leader or a replica) on that node; it answers "stream not available"
+otherwise. Publishing works through any node (the broker forwards to the
+leader). So a subscription goes to the client's connection when its node
+holds a member of the stream, and otherwise to a connection to a member's
+node: replicas first (they spare the leader), then the leader. The client
+opens one connection per such node, shared by the subscriptions placed
+there, and closes it when the last of them ends.
+
+Nodes are named as the broker advertises them (``advertised_host`` and
+``advertised_port`` in the Open response, the names Metadata uses). A
+connection to a node is not reopened when lost: its subscriptions are
+placed anew with the stream's members of the moment (the node may be gone
+for good), continuing after the last chunk received.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses as dtc
+import functools
+import logging
+import typing as tp
+
+from ._client_base import ClientBase
+from .aio.manager import ConnectionManager
+from .aio.protocol import StreamsProtocol
+from .error import ConnectionLost, StreamDoesNotExist, StreamNotAvailable, error_for_code
+from .protocol.commands import Metadata
+from .protocol.constants import ResponseCode
+from .subscriber import Subscription
+
+logger = logging.getLogger('rbfly.streams.client')
+
+Node: tp.TypeAlias = tuple[str, int]
+
+def node_of(protocol: StreamsProtocol) -> Node | None:
+    """The node a connection is open to, as the broker names it."""
+    props = protocol.connection_properties
+    host = props.get('advertised_host')
+    port = props.get('advertised_port')
+    if host is None or port is None or not port.isdigit():
+        return None
+    return (host, int(port))
+
+class PlacementMixin(ClientBase):
+    """
+    Connections to the nodes of a cluster for subscriptions whose stream
+    has no member on the client's node.
+    """
+    def __init__(self, *args: tp.Any, **kw: tp.Any) -> None:
+        super().__init__(*args, **kw)
+        self._nodes: dict[Node, ConnectionManager] = {}
+        self._relocations: set[asyncio.Task[None]] = set()
+
+    async def _members(self, protocol: StreamsProtocol, stream: str) -> list[Node]:
+        """
+        Nodes of a stream's members, replicas first, the leader last (none
+        while it has no leader).
+
+        :raises StreamDoesNotExist: When there is no such stream.
+        """
+        response = await protocol.request(Metadata([stream]), 'stream {!r}'.format(stream))
+        brokers = {b.reference: (b.host, b.port) for b in response.brokers}
+        for m in response.streams:
+            if m.stream != stream:
+                continue
+            if m.code == ResponseCode.STREAM_NOT_AVAILABLE:
+                return []
+            if m.code != ResponseCode.OK:
+                raise error_for_code(m.code, 'stream {!r}'.format(stream))
+            if m.leader_reference not in brokers:
+                return []
+            nodes = [brokers[r] for r in m.replica_references if r in brokers]
+            nodes.append(brokers[m.leader_reference])
+            return nodes
+        raise StreamDoesNotExist('stream {!r}'.format(stream))
+
+    async def _placements(self, protocol: StreamsProtocol, stream: str) -> list[Node | None]:
+        """
+        Where to subscribe to a stream, best first: ``None`` for the
+        client's own connection (``protocol``) when its node holds a
+        member (or when the members are unknown), else the members' nodes,
+        those with a connection open first.
+        """
+        members = await self._members(protocol, stream)
+        home = node_of(protocol)
+        if not members or home is None or home in members:
+            return [None]
+        members.sort(key=lambda n: n not in self._nodes)  # stable: replicas stay first
+        return list(members)
+
+    def _node_manager(self, node: Node) -> ConnectionManager:
+        manager = self._nodes.get(node)
+        if manager is None:
+            info = dtc.replace(self._info, host=node[0], port=node[1])
+            manager = ConnectionManager(
+                functools.partial(self._connect_to, info), self._reconnect,
+                self._restore_publisher, self._restore_subscription,
+                on_lost=self._node_lost,
+            )
+            self._nodes[node] = manager
+        return manager
+
+    async def _place(
+            self, protocol: StreamsProtocol, sub: Subscription, spec: tp.Any,
+    ) -> None:
+        """
+        Subscribe on the best connection for the subscription's stream
+        (``protocol`` is the client's own), trying the members' nodes in
+        turn when one cannot be reached.
+
+        :raises ConnectionLost: When no member's node can be reached.
+        """
+        error: Exception | None = None
+        for node in await self._placements(protocol, sub.stream):
+            if node is None:
+                # a lost connection is the client connection's recovery to
+                # handle: the subscription stays registered with it
+                self._manager.subscriptions.add(sub)
+                sub.manager = self._manager
+                await self._subscribe(protocol, sub, spec)
+                return
+            manager = self._node_manager(node)
+            try:
+                target = await manager.get()
+                manager.subscriptions.add(sub)
+                sub.manager = manager
+                await self._subscribe(target, sub, spec)
+                if not target.is_open:  # lost before it was registered here
+                    raise ConnectionLost('connection lost while subscribing')
+            except ConnectionLost as ex:
+                manager.subscriptions.discard(sub)
+                sub.manager = None
+                self._forget(manager)
+                logger.info('subscription to %r: %s; trying the next member', sub.stream, ex)
+                error = ex
+                continue
+            logger.info('subscription to %r placed on %s', sub.stream, node_of(target))
+            return
+        assert error is not None
+        raise error
+
+    def _forget(self, manager: ConnectionManager) -> None:
+        for node, m in list(self._nodes.items()):
+            if m is manager:
+                del self._nodes[node]
+
+    def _node_lost(self, manager: ConnectionManager) -> None:
+        """A connection to a node was lost: place its subscriptions anew."""
+        self._forget(manager)
+        for sub in list(manager.subscriptions):
+            manager.subscriptions.discard(sub)
+            sub.manager = None
+            self._relocate_later(sub)
+
+    def _relocate_later(self, sub: Subscription) -> None:
+        task = asyncio.ensure_future(self._relocate(sub))
+        self._relocations.add(task)
+        task.add_done_callback(self._relocations.discard)
+
+    async def _relocate(self, sub: Subscription) -> None:
+        """
+        Subscribe again, after the last chunk received, on a member's node
+        of the moment; ask again with the client's reconnection delays
+        while no member can be reached.
+        """
+        delays = self._reconnect.delays()
+        while not sub.closed:
+            try:
+                protocol = await self._get_protocol()
+                await self._place(protocol, sub, sub.resume_spec())
+                return
+            except StreamDoesNotExist as ex:
+                sub.fail(ex)
+                return
+            except (ConnectionLost, StreamNotAvailable) as ex:
+                if sub.manager is self._manager:
+                    return  # the client connection's recovery subscribes again
+                delay = next(delays, None)
+                if delay is None:
+                    sub.fail(ex)
+                    return
+                logger.info('subscription to %r not placed (%s); again in %.2fs',
+                            sub.stream, ex, delay)
+                await asyncio.sleep(delay)
+
+    def _move_stream(self, stream: str) -> None:
+        """
+        The broker said a stream changed (MetadataUpdate): place the
+        subscriptions to it held on node connections anew.
+        """
+        for manager in list(self._nodes.values()):
+            for sub in [s for s in manager.subscriptions if s.stream == stream]:
+                manager.subscriptions.discard(sub)
+                sub.manager = None
+                protocol = sub.protocol
+                sid = sub.subscription_id
+                sub.detach()
+                if protocol is not None and protocol.is_open:
+                    self._spawn(self._unsubscribe(protocol, sid, 'moving subscription'))
+                self._relocate_later(sub)
+
+    def _release(self, sub: Subscription) -> bool:
+        """
+        A subscription ended; close its node connection when it was the
+        last one there. True when that connection is closed (nothing to
+        unsubscribe).
+        """
+        sub.closed = True
+        manager = sub.manager
+        sub.manager = None
+        if manager is None:
+            return False
+        manager.subscriptions.discard(sub)
+        if manager is self._manager or manager.subscriptions or manager.publishers:
+            return False
+        self._forget(manager)
+        self._spawn(manager.close())
+        return True
+
+    async def disconnect(self) -> None:
+        await self._close_nodes()
+        await super().disconnect()
+
+    async def _close_nodes(self) -> None:
+        for task in list(self._relocations):
+            task.cancel()
+        if self._relocations:
+            await asyncio.wait(self._relocations)
+        managers = list(self._nodes.values())
+        self._nodes.clear()
+        for manager in managers:
+            await manager.close()
+
+    async def _unsubscribe(self, protocol: StreamsProtocol, sid: int, ctx: str) -> None:
+        raise NotImplementedError
+
+    async def _subscribe(self, protocol: StreamsProtocol, sub: Subscription, spec: tp.Any) -> None:
+        raise NotImplementedError
+
+__all__ = ['Node', 'PlacementMixin', 'node_of']

@@ -1,0 +1,162 @@
+"""
+Placement: a node serves subscriptions only to streams with a member (the
+leader or a replica) on that node. A client connected to a node without a
+member subscribes through a connection to a member's node; when that node
+dies, the subscription moves to another member, without a gap or a repeat.
+
+The streams here live on r2 and r3: created with three members through r2,
+then the replica on r1 is deleted (the broker may move the leader to r3
+then). The clients connect to r1 only.
+"""
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+
+import pytest
+
+from rbfly.streams import Offset, PublisherBatchFast, get_message_ctx, streams_client
+from rbfly.streams.backoff import Backoff
+from rbfly.streams.error import StreamNotAvailable
+
+from .conftest import URLS, Cluster
+
+pytestmark = pytest.mark.skipif(
+    len(URLS) < 3, reason='cluster not provisioned: scripts/cluster.sh start',
+)
+
+FAST = Backoff(initial=0.05, maximum=0.5)
+TIMEOUT = 30
+
+@pytest.fixture
+async def away(cluster: Cluster, stream: str) -> AsyncIterator[str]:
+    """A stream with members on r2 and r3, none on r1."""
+    _, r2, _ = cluster.nodes
+    async with streams_client(r2.url) as client:
+        await client.create_stream(stream, initial_cluster_size=3, leader_locator='client-local')
+        deadline = time.monotonic() + TIMEOUT
+        while len((await client.stream_metadata(stream)).replicas) < 2:
+            assert time.monotonic() < deadline, 'replicas did not start'
+            await asyncio.sleep(0.1)
+        await cluster.run('ctl', 'r2', 'rabbitmq-streams', 'delete_replica',
+                          stream, 'r1@localhost')
+        # the members restart after the change: wait for the new set
+        want = {r2.port, cluster.nodes[2].port}
+        while True:
+            info = await client.stream_metadata(stream)
+            got = {p for _, p in info.replicas}
+            if info.leader is not None:
+                got.add(info.leader[1])
+            if got == want and len(info.replicas) == 1:
+                break
+            assert time.monotonic() < deadline, 'members {}, expected {}'.format(got, want)
+            await asyncio.sleep(0.1)
+    try:
+        yield stream
+    finally:
+        async with streams_client(r2.url) as client:
+            await client.delete_stream(stream)
+
+async def publish(url: str, stream: str, start: int, count: int) -> None:
+    async with streams_client(url) as client:
+        async with client.publisher(stream, cls=PublisherBatchFast) as publisher:
+            for i in range(start, start + count):
+                publisher.batch(i)
+            async with asyncio.timeout(TIMEOUT):
+                await publisher.flush()
+
+async def test_node_without_member_has_no_subscriptions(cluster: Cluster, away: str) -> None:
+    """The broker itself refuses: the reason for the placement."""
+    from rbfly.streams.protocol.commands import OffsetSpec, Subscribe
+    client = streams_client(cluster.nodes[0].url)
+    async with client:
+        protocol = await client._get_protocol()
+        with pytest.raises(StreamNotAvailable):
+            await protocol.request(Subscribe(0, away, OffsetSpec.first(), 10, {}))
+
+@pytest.mark.parametrize('chunks', [False, True])
+async def test_subscribe_through_node_without_member(
+        cluster: Cluster, away: str, chunks: bool,
+) -> None:
+    """
+    A client of r1 reads a stream living on r2 and r3: every message once,
+    in order (published through r1: the broker forwards to the leader).
+    """
+    r1 = cluster.nodes[0]
+    await publish(r1.url, away, 0, 500)
+    received: list[object] = []
+    client = streams_client(r1.url)
+    async with client, asyncio.timeout(TIMEOUT):
+        if chunks:
+            async with aclosing(client.subscribe_chunks(away, offset=Offset.FIRST)) as it:
+                async for chunk in it:
+                    received.extend(m.body for m in chunk)
+                    if len(received) >= 500:
+                        break
+        else:
+            async with aclosing(client.subscribe(away, offset=Offset.FIRST)) as bodies:
+                async for body in bodies:
+                    received.append(body)
+                    if len(received) == 500:
+                        break
+        # the subscription's node connection closes with the subscription
+        assert client._nodes == {}
+    assert received == list(range(500))
+
+async def test_subscription_moves_when_member_node_dies(cluster: Cluster, away: str) -> None:
+    """
+    The subscription of an r1 client sits on the stream's replica (spared
+    the leader); that node is killed mid-stream; the subscription moves to
+    the leader and reads on. With the node back, messages published then
+    come too: every message once, in order.
+    """
+    r1 = cluster.nodes[0]
+    n = 1000
+    await publish(r1.url, away, 0, n)
+    received: list[object] = []
+    offsets: list[int] = []
+    reached = {k: asyncio.Event() for k in (n // 3, n, 2 * n)}
+    client = streams_client(r1.url, reconnect=FAST)
+
+    async def consume() -> None:
+        async for body in client.subscribe(away, offset=Offset.FIRST):
+            received.append(body)
+            offsets.append(get_message_ctx().stream_offset)
+            if len(received) % 100 == 0:
+                await asyncio.sleep(0.05)  # slow: the kill comes mid-stream
+            if len(received) in reached:
+                reached[len(received)].set()
+
+    async def wait(k: int) -> None:
+        # the subscriber's error, if any, ends the wait
+        event = asyncio.ensure_future(reached[k].wait())
+        await asyncio.wait([task, event], timeout=TIMEOUT, return_when=asyncio.FIRST_COMPLETED)
+        event.cancel()
+        if task.done():
+            task.result()
+        assert reached[k].is_set(), 'received {} of {}'.format(len(received), k)
+
+    async with streams_client(r1.url) as admin:
+        info = await admin.stream_metadata(away)
+    replica = cluster.by_port(info.replicas[0][1])
+    killed = False
+    async with client:
+        task = asyncio.create_task(consume())
+        try:
+            await wait(n // 3)
+            assert [port for _, port in client._nodes] == [replica.port]
+            await cluster.kill(replica)
+            killed = True
+            await wait(n)  # the rest, from the leader
+            await cluster.revive(replica)
+            killed = False
+            await publish(r1.url, away, n, n)
+            await wait(2 * n)
+        finally:
+            task.cancel()
+            await asyncio.wait([task])
+            if killed:
+                await cluster.revive(replica)
+    assert received == list(range(2 * n))
+    assert offsets == list(range(2 * n))
