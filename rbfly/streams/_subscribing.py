@@ -59,6 +59,8 @@ class SubscriptionsMixin(PlacementMixin):
             consumer_update: ConsumerUpdateCallback | None = None,
             store_every: int = 0,
             store_interval: float = 5,
+            credit: int | None = None,
+            buffer_bytes: int | None = None,
     ) -> AsyncGenerator[AMQPBody, None]:
         """
         Subscribe to a stream and iterate over its messages' bodies.
@@ -83,11 +85,14 @@ class SubscriptionsMixin(PlacementMixin):
             one, and at the end (see :py:mod:`rbfly.streams.tracking`).
         :param store_interval: Seconds after which a processed message's
             offset is stored anyway.
+        :param credit: See :py:meth:`subscribe_chunks`.
+        :param buffer_bytes: See :py:meth:`subscribe_chunks`.
         """
         tracker = self._tracker(name, store_every, store_interval)
         chunks = self.subscribe_chunks(
             stream, offset=offset, filter=filter, amqp=amqp, timeout=timeout,
             name=name, single_active=single_active, consumer_update=consumer_update,
+            credit=credit, buffer_bytes=buffer_bytes,
         )
         return self._bodies(chunks, tracker)
 
@@ -145,6 +150,8 @@ class SubscriptionsMixin(PlacementMixin):
             consumer_update: ConsumerUpdateCallback | None = None,
             store_every: int = 0,
             store_interval: float = 5,
+            credit: int | None = None,
+            buffer_bytes: int | None = None,
     ) -> AsyncGenerator[Chunk, None]:
         """
         Subscribe to a stream and receive its messages a chunk at a time.
@@ -178,11 +185,17 @@ class SubscriptionsMixin(PlacementMixin):
             last chunk, and at the end (see :py:mod:`rbfly.streams.tracking`).
         :param store_interval: Seconds after which a processed chunk's
             offset is stored anyway.
+        :param credit: Chunks the broker may send ahead at the start, and at
+            least (default: the client's ``credit``).
+        :param buffer_bytes: Bytes of chunks the subscription may hold
+            (default: the client's ``buffer_bytes``).
         """
         check_name('stream', stream)
         protocol = await self._get_protocol()
+        flow = self._flow(credit, buffer_bytes)
         sub = await self._new_subscription(
             protocol, stream, offset, filter, amqp, name, single_active, consumer_update, None,
+            flow,
         )
         # closed with this generator, not when garbage collected: the
         # subscription ends (and its node connection closes) at once
@@ -239,6 +252,21 @@ class SubscriptionsMixin(PlacementMixin):
             return OffsetSpec.first(), 0
         return OffsetSpec.offset(stored + 1), stored + 1
 
+    def _flow(self, credit: int | None, buffer_bytes: int | None) -> tuple[int, int]:
+        """
+        Credit and buffer size of a subscription: given, or the client's.
+        """
+        if credit is None:
+            credit = self._credit
+        elif isinstance(credit, bool) or not isinstance(credit, int) or not 1 <= credit <= 0xffff:
+            raise ValueError('credit must be 1..65535, got {!r}'.format(credit))
+        if buffer_bytes is None:
+            buffer_bytes = self._buffer_bytes
+        elif isinstance(buffer_bytes, bool) or not isinstance(buffer_bytes, int) \
+                or buffer_bytes < 1:
+            raise ValueError('buffer_bytes must be positive, got {!r}'.format(buffer_bytes))
+        return credit, buffer_bytes
+
     async def _new_subscription(
             self,
             protocol: StreamsProtocol,
@@ -250,6 +278,7 @@ class SubscriptionsMixin(PlacementMixin):
             single_active: bool,
             consumer_update: ConsumerUpdateCallback | None,
             super_stream: str | None,
+            flow: tuple[int, int],
     ) -> Subscription:
         """
         Check the options of a subscription against the broker and build it.
@@ -273,10 +302,7 @@ class SubscriptionsMixin(PlacementMixin):
         elif consumer_update is not None:
             raise ValueError('consumer_update is an option of a single active consumer')
         spec, start = await self._offset_spec(protocol, stream, offset)
-        sub = Subscription(
-            stream, spec, start, amqp, self._credit, properties, self._buffer_bytes,
-            self._spin,
-        )
+        sub = Subscription(stream, spec, start, amqp, flow[0], properties, flow[1], self._spin)
         if single_active:
             sub.activation = functools.partial(
                 self._activation, stream, offset, consumer_update,

@@ -179,6 +179,8 @@ class SuperStreamsMixin(PublishersMixin, SubscriptionsMixin):
             consumer_update: ConsumerUpdateCallback | None = None,
             store_every: int = 0,
             store_interval: float = 5,
+            credit: int | None = None,
+            buffer_bytes: int | None = None,
     ) -> AsyncGenerator[AMQPBody, None]:
         """
         Subscribe to every partition of a super stream and iterate over
@@ -188,6 +190,7 @@ class SuperStreamsMixin(PublishersMixin, SubscriptionsMixin):
         chunks = self.subscribe_super_stream_chunks(
             super_stream, offset=offset, filter=filter, amqp=amqp, timeout=timeout,
             name=name, single_active=single_active, consumer_update=consumer_update,
+            credit=credit, buffer_bytes=buffer_bytes,
         )
         tracker = self._tracker(name, store_every, store_interval)
         return self._bodies(chunks, tracker)
@@ -205,6 +208,8 @@ class SuperStreamsMixin(PublishersMixin, SubscriptionsMixin):
             consumer_update: ConsumerUpdateCallback | None = None,
             store_every: int = 0,
             store_interval: float = 5,
+            credit: int | None = None,
+            buffer_bytes: int | None = None,
     ) -> AsyncGenerator[Chunk, None]:
         """
         Subscribe to every partition of a super stream and receive their
@@ -222,11 +227,12 @@ class SuperStreamsMixin(PublishersMixin, SubscriptionsMixin):
         partitions = await self.super_stream_partitions(super_stream)
         if not partitions:
             raise StreamDoesNotExist('super stream {!r} has no partitions'.format(super_stream))
+        flow = self._flow(credit, buffer_bytes)
         protocol = await self._get_protocol()
         subs = [
             await self._new_subscription(
                 protocol, partition, offset, filter, amqp, name, single_active,
-                consumer_update, super_stream,
+                consumer_update, super_stream, flow,
             )
             for partition in partitions
         ]

@@ -51,6 +51,36 @@ async def test_slow_consumer_bounded(any_url: str, stream: str) -> None:
         assert seen == 1000
         await client.delete_stream(stream)
 
+async def test_flow_per_subscription(any_url: str, stream: str) -> None:
+    """
+    A subscription's own credit and buffer size bound it while the client's
+    defaults stay large; bad values are refused before subscribing.
+    """
+    client = streams_client(any_url)  # default credit and buffer
+    async with client:
+        await client.create_stream(stream)
+        await fill(client, stream, 1000)  # about 100 chunks
+        chunks = client.subscribe_chunks(
+            stream, offset=Offset.FIRST, timeout=5, credit=2, buffer_bytes=1,
+        )
+        seen = len(await anext(chunks))
+        await asyncio.sleep(1)
+        [sub] = client._manager.subscriptions
+        assert (sub.credit, sub.buffer_bytes) == (2, 1)
+        assert len(sub._chunks) <= 4
+        async for chunk in chunks:
+            seen += len(chunk)
+            if seen == 1000:
+                break
+        await chunks.aclose()
+        assert seen == 1000
+        for bad in ({'credit': 0}, {'credit': 70_000}, {'buffer_bytes': 0},
+                    {'credit': True}):
+            with pytest.raises(ValueError, match=next(iter(bad))):
+                await anext(client.subscribe(stream, **bad))
+        assert not client._manager.subscriptions
+        await client.delete_stream(stream)
+
 async def test_memory_bound_in_bytes(any_url: str, stream: str) -> None:
     """Small chunks: many in flight, but about buffer_bytes held at most."""
     client = streams_client(any_url, credit=4, buffer_bytes=20_000)
