@@ -1,20 +1,25 @@
 """
-Placement of subscriptions on the nodes of a cluster.
+Placement of publishers and subscriptions on the nodes of a cluster.
 
 A RabbitMQ node serves a subscription only from a member of the stream
 (its leader or a replica) on that node; it answers "stream not available"
-otherwise. Publishing works through any node (the broker forwards to the
-leader). So a subscription goes to the client's connection when its node
-holds a member of the stream, and otherwise to a connection to a member's
-node: replicas first (they spare the leader), then the leader. The client
-opens one connection per such node, shared by the subscriptions placed
-there, and closes it when the last of them ends.
+otherwise. Publishing works through any node, but a node without the
+leader forwards each message to the leader's node and back. So a
+subscription goes to the client's connection when its node holds a member
+of the stream, and otherwise to a connection to a member's node: replicas
+first (they spare the leader), then the leader; a publisher goes to the
+leader's node (or stays on the client's connection when that node cannot
+be reached: forwarding works). The client opens one connection per such
+node, shared by what is placed there, and closes it when the last of them
+ends.
 
 Nodes are named as the broker advertises them (``advertised_host`` and
 ``advertised_port`` in the Open response, the names Metadata uses). A
 connection to a node is not reopened when lost: its subscriptions are
 placed anew with the stream's members of the moment (the node may be gone
-for good), continuing after the last chunk received.
+for good): subscriptions continue after the last chunk received,
+publishers are declared again and send their unconfirmed messages again
+(the broker drops those it stored already).
 """
 
 from __future__ import annotations
@@ -28,9 +33,16 @@ import typing as tp
 from ._client_base import ClientBase
 from .aio.manager import ConnectionManager
 from .aio.protocol import StreamsProtocol
-from .error import ConnectionLost, StreamDoesNotExist, StreamNotAvailable, error_for_code
+from .error import (
+    ConnectionLost,
+    StreamDoesNotExist,
+    StreamNotAvailable,
+    StreamsError,
+    error_for_code,
+)
 from .protocol.commands import Metadata
 from .protocol.constants import ResponseCode
+from .publisher import PublisherTrait
 from .subscriber import Subscription
 
 logger = logging.getLogger('rbfly.streams.client')
@@ -125,6 +137,7 @@ class PlacementMixin(ClientBase):
                 await self._subscribe(protocol, sub, spec)
                 return
             manager = self._node_manager(node)
+            target: StreamsProtocol | None = None
             try:
                 target = await manager.get()
                 manager.subscriptions.add(sub)
@@ -150,15 +163,111 @@ class PlacementMixin(ClientBase):
                 del self._nodes[node]
 
     def _node_lost(self, manager: ConnectionManager) -> None:
-        """A connection to a node was lost: place its subscriptions anew."""
+        """A connection to a node was lost: place what it held anew."""
         self._forget(manager)
         for sub in list(manager.subscriptions):
             manager.subscriptions.discard(sub)
             sub.manager = None
             self._relocate_later(sub)
+        for publisher in list(manager.publishers):
+            manager.publishers.discard(publisher)
+            publisher._owner = None
+            self._later(self._relocate_publisher(publisher))
+
+    async def _leader_node(self, protocol: StreamsProtocol, stream: str) -> Node | None:
+        """
+        Node of a stream's leader; ``None`` when it is the node of the
+        client's connection ``protocol``, or not known.
+        """
+        members = await self._members(protocol, stream)
+        home = node_of(protocol)
+        if not members or home is None or members[-1] == home:
+            return None
+        return members[-1]
+
+    async def _place_publisher(
+            self, protocol: StreamsProtocol, publisher: PublisherTrait, initial: bool,
+    ) -> None:
+        """
+        Declare a publisher on its stream leader's node, or on the client's
+        connection (``protocol``) when the leader is there or its node
+        cannot be reached; a publisher declared again sends its
+        unconfirmed messages again.
+        """
+        node = await self._leader_node(protocol, publisher.stream)
+        if node is not None:
+            manager = self._node_manager(node)
+            target: StreamsProtocol | None = None
+            try:
+                target = await manager.get()
+                await self._declare_on(target, publisher, initial)
+                if not target.is_open:
+                    raise ConnectionLost('connection lost while declaring a publisher')
+            except ConnectionLost as ex:
+                if target is not None:
+                    target.publishers.pop(publisher._id, None)
+                if not (manager.subscriptions or manager.publishers):
+                    self._forget(manager)
+                logger.info('publisher of %r: leader node %s: %s; publishing through the'
+                            ' client connection', publisher.stream, node, ex)
+            else:
+                manager.publishers.add(publisher)
+                publisher._owner = manager
+                logger.info('publisher of %r placed on %s', publisher.stream, node)
+                return
+        # a lost connection is the client connection's recovery to handle:
+        # the publisher stays registered with it
+        self._manager.publishers.add(publisher)
+        publisher._owner = self._manager
+        try:
+            await self._declare_on(protocol, publisher, initial)
+        except ConnectionLost:
+            raise
+        except StreamsError:
+            self._manager.publishers.discard(publisher)
+            publisher._owner = None
+            raise
+
+    async def _declare_on(
+            self, protocol: StreamsProtocol, publisher: PublisherTrait, initial: bool,
+    ) -> None:
+        if initial:
+            publisher_id, sequence = await self._declare(protocol, publisher)
+            publisher.message_id = sequence
+            publisher._attach(protocol, publisher_id)
+        else:
+            await self._restore_publisher(protocol, publisher)
+
+    async def _relocate_publisher(self, publisher: PublisherTrait) -> None:
+        """
+        Declare a publisher again on its stream leader's node of the moment;
+        ask again with the client's reconnection delays while that fails.
+        """
+        delays = self._reconnect.delays()
+        while not publisher._closed and publisher._error is None:
+            try:
+                protocol = await self._get_protocol()
+                await self._place_publisher(protocol, publisher, initial=False)
+                return
+            except StreamDoesNotExist as ex:
+                publisher._fail(ex)
+                return
+            except (ConnectionLost, StreamNotAvailable) as ex:
+                if publisher._owner is self._manager:
+                    return  # the client connection's recovery declares it again
+                delay = next(delays, None)
+                if delay is None:
+                    publisher._fail(ex)
+                    return
+                logger.info('publisher of %r not placed (%s); again in %.2fs',
+                            publisher.stream, ex, delay)
+                await asyncio.sleep(delay)
 
     def _relocate_later(self, sub: Subscription) -> None:
-        task = asyncio.ensure_future(self._relocate(sub))
+        self._later(self._relocate(sub))
+
+    def _later(self, coro: tp.Coroutine[tp.Any, tp.Any, None]) -> None:
+        task = asyncio.ensure_future(coro)
         self._relocations.add(task)
         task.add_done_callback(self._relocations.discard)
 
@@ -191,7 +300,7 @@ class PlacementMixin(ClientBase):
     def _move_stream(self, stream: str) -> None:
         """
         The broker said a stream changed (MetadataUpdate): place the
-        subscriptions to it held on node connections anew.
+        publishers and subscriptions of it held on node connections anew.
         """
         for manager in list(self._nodes.values()):
             for sub in [s for s in manager.subscriptions if s.stream == stream]:
@@ -203,6 +312,14 @@ class PlacementMixin(ClientBase):
                 if protocol is not None and protocol.is_open:
                     self._spawn(self._unsubscribe(protocol, sid, 'moving subscription'))
                 self._relocate_later(sub)
+            for publisher in [p for p in manager.publishers if p.stream == stream]:
+                manager.publishers.discard(publisher)
+                publisher._owner = None
+                old = publisher._protocol
+                if old is not None:
+                    old.publishers.pop(publisher._id, None)
+                publisher.on_connection_lost(ConnectionLost('stream {!r} moved'.format(stream)))
+                self._later(self._relocate_publisher(publisher))
 
     def _release(self, sub: Subscription) -> bool:
         """
@@ -216,6 +333,18 @@ class PlacementMixin(ClientBase):
         if manager is None:
             return False
         manager.subscriptions.discard(sub)
+        return self._release_node(manager)
+
+    def _release_publisher(self, publisher: PublisherTrait) -> bool:
+        """A publisher ended (see :py:meth:`_release`)."""
+        manager = publisher._owner
+        publisher._owner = None
+        if manager is None:
+            return False
+        manager.publishers.discard(publisher)
+        return self._release_node(manager)
+
+    def _release_node(self, manager: ConnectionManager) -> bool:
         if manager is self._manager or manager.subscriptions or manager.publishers:
             return False
         self._forget(manager)
@@ -237,6 +366,11 @@ class PlacementMixin(ClientBase):
             await manager.close()
 
     async def _unsubscribe(self, protocol: StreamsProtocol, sid: int, ctx: str) -> None:
+        raise NotImplementedError
+
+    async def _declare(
+            self, protocol: StreamsProtocol, publisher: PublisherTrait,
+    ) -> tuple[int, int]:
         raise NotImplementedError
 
     async def _subscribe(self, protocol: StreamsProtocol, sub: Subscription, spec: tp.Any) -> None:

@@ -11,7 +11,7 @@ import typing as tp
 import uuid
 from collections.abc import AsyncIterator
 
-from ._client_base import ClientBase
+from ._placement import PlacementMixin
 from .aio.protocol import StreamsProtocol
 from .compression import compression_code
 from .error import (
@@ -33,7 +33,7 @@ from .util import check_name
 
 T = tp.TypeVar('T', bound=PublisherTrait)
 
-class PublishersMixin(ClientBase):
+class PublishersMixin(PlacementMixin):
     """Creating publishers."""
 
     @tp.overload
@@ -118,19 +118,16 @@ class PublishersMixin(ClientBase):
         publisher = cls(self, stream, -1, name, 0, filter_extract)
         for key, value in options.items():
             setattr(publisher, key, value)
-        publisher_id, sequence = await self._declare(protocol, publisher)
-        publisher.message_id = sequence
-        publisher._attach(protocol, publisher_id)
-        self._manager.publishers.add(publisher)
+        await self._place_publisher(protocol, publisher, initial=True)
         try:
             yield publisher
         finally:
             publisher._closed = True
-            self._manager.publishers.discard(publisher)
+            closed = self._release_publisher(publisher)
             protocol = publisher._protocol  # type: ignore[assignment]
             if protocol is not None:
                 protocol.publishers.pop(publisher._id, None)
-                if protocol.is_open:
+                if protocol.is_open and not closed:
                     with contextlib.suppress(StreamsError):
                         await protocol.request(
                             DeletePublisher(publisher._id),

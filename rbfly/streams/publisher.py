@@ -40,6 +40,7 @@ from .types import BloomFilterExtract
 
 if tp.TYPE_CHECKING:
     from ._client_base import ClientBase
+    from .aio.manager import ConnectionManager
     from .aio.protocol import StreamsProtocol
 
 logger = logging.getLogger(__name__)
@@ -107,6 +108,9 @@ class PublisherTrait:
         self._ready = asyncio.Event()
         self._error: Exception | None = None
         self._closed = False
+        # the connection's owner that declares it again after a loss (None
+        # while it is being placed on a node)
+        self._owner: ConnectionManager | None = None
 
     def _next_message_id(self) -> int:
         self.message_id += 1

@@ -160,3 +160,29 @@ async def test_subscription_moves_when_member_node_dies(cluster: Cluster, away: 
                 await cluster.revive(replica)
     assert received == list(range(2 * n))
     assert offsets == list(range(2 * n))
+
+async def test_publisher_on_leader_node(cluster: Cluster, away: str) -> None:
+    """
+    A publisher of an r1 client goes to the leader's node (no forwarding
+    through r1); its connection closes with it; the stream holds every
+    message once.
+    """
+    r1 = cluster.nodes[0]
+    async with streams_client(r1.url) as client:
+        leader = (await client.stream_metadata(away)).leader
+        assert leader is not None
+        async with client.publisher(away, name='placed', cls=PublisherBatchFast) as publisher:
+            assert [port for _, port in client._nodes] == [leader[1]]
+            assert publisher._protocol is not await client._get_protocol()
+            for i in range(300):
+                publisher.batch(i)
+            await publisher.flush()
+        assert client._nodes == {}
+        assert await client.query_publisher_sequence(away, 'placed') == 300
+        received: list[object] = []
+        async with aclosing(client.subscribe(away, offset=Offset.FIRST, timeout=5)) as bodies:
+            async for body in bodies:
+                received.append(body)
+                if len(received) == 300:
+                    break
+    assert received == list(range(300))
