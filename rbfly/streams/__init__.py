@@ -24,6 +24,7 @@ if tp.TYPE_CHECKING:
         ResponseError,
         StreamsError,
     )
+    from .events import ConnectionEvent, ConnectionState
     from .offset import Offset, OffsetType
     from .publisher import (
         Publisher,
@@ -71,6 +72,8 @@ _EXPORTS = {
     'PublisherPipelined': '.publisher',
     'Backoff': '.backoff',
     'Compression': '.compression',
+    'ConnectionEvent': '.events',
+    'ConnectionState': '.events',
     'SubEntryBatch': '._publish',
     'Subscriber': '.subscriber',
     'stream_message_ctx': '.publisher',
@@ -102,7 +105,9 @@ __all__ = [  # the names of _EXPORTS
     'Backoff',
     'BloomFilterExtract',
     'Compression',
+    'ConnectionEvent',
     'ConnectionLost',
+    'ConnectionState',
     'FeatureNotSupported',
     'MessageCtx',
     'MessageFilter',

@@ -21,6 +21,7 @@ from .error import (
     ConnectionLost,
     FeatureNotSupported,
 )
+from .events import ConnectionEvent, ConnectionState
 from .protocol.commands import (
     CommandVersion,
     ExchangeCommandVersions,
@@ -64,6 +65,7 @@ class ClientBase:
             spin: float = DEFAULT_SPIN,
             connect_timeout: float = 30,
             connection_name: str | None = None,
+            on_connection: tp.Callable[[ConnectionEvent], None] | None = None,
             reconnect: Backoff = DEFAULT_BACKOFF,
     ) -> None:
         if not 1 <= credit <= 0xffff:
@@ -91,8 +93,12 @@ class ClientBase:
                 type(connection_name).__name__,
             ))
         self._connection_name = connection_name
+        if on_connection is not None and not callable(on_connection):
+            raise TypeError('on_connection must be callable')
+        self._on_connection = on_connection
         self._manager = ConnectionManager(
             self._connect, reconnect, self._restore_publisher, self._restore_subscription,
+            notify=self._notify,
         )
         self._tasks: set[asyncio.Task[None]] = set()
         self._changing: set[str] = set()  # streams whose leader is being waited for
@@ -182,6 +188,7 @@ class ClientBase:
         protocol = await open_connection(
             info.host, info.port, core, ssl=info.ssl, timeout=self._connect_timeout,
         )
+        protocol.address = (info.host, info.port)
         protocol.publish_encoder = PublishEncoder(core.frame_max)  # type: ignore[attr-defined]
         protocol.on_metadata_update = self._on_metadata_update
         protocol.broker_version = version(protocol.server_properties)  # type: ignore[attr-defined]
@@ -193,6 +200,27 @@ class ClientBase:
         logger.info('connected to %s (RabbitMQ %s)', info,
                     protocol.server_properties.get('version', 'unknown'))
         return protocol
+
+    def _notify(
+            self, manager: ConnectionManager, state: ConnectionState,
+            protocol: StreamsProtocol | None, error: Exception | None,
+    ) -> None:
+        callback = self._on_connection
+        if callback is None:
+            return
+        node = None
+        if protocol is not None:
+            props = protocol.connection_properties
+            host, port = props.get('advertised_host'), props.get('advertised_port')
+            if host is not None and port is not None and port.isdigit():
+                node = (host, int(port))
+            else:
+                node = protocol.address
+        event = ConnectionEvent(state, node, error, manager is not self._manager)
+        try:
+            callback(event)
+        except Exception:
+            logger.exception('on_connection callback failed for %s', event)
 
     def _client_properties(self) -> dict[str, str]:
         props = {

@@ -112,7 +112,7 @@ class PlacementMixin(ClientBase):
             manager = ConnectionManager(
                 functools.partial(self._connect_to, info), self._reconnect,
                 self._restore_publisher, self._restore_subscription,
-                on_lost=self._node_lost,
+                on_lost=self._node_lost, notify=self._notify,
             )
             self._nodes[node] = manager
         return manager

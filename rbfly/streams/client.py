@@ -77,6 +77,10 @@ class StreamsClient(SuperStreamsMixin):
     :param connect_timeout: Seconds to wait for a connection and handshake.
     :param connection_name: Name of the client's connections, shown by the
         broker (management UI, ``rabbitmqctl list_stream_connections``).
+    :param on_connection: Called with a
+        :py:class:`~rbfly.streams.ConnectionEvent` when a connection opens,
+        is lost, recovers, is given up or is closed (see
+        :py:mod:`rbfly.streams.events`).
     :param reconnect: Delays between reconnection attempts after the
         connection was lost (while publishers or subscriptions exist).
     """

@@ -16,7 +16,14 @@ from contextlib import aclosing
 
 import pytest
 
-from rbfly.streams import Offset, PublisherBatchFast, get_message_ctx, streams_client
+from rbfly.streams import (
+    ConnectionEvent,
+    ConnectionState,
+    Offset,
+    PublisherBatchFast,
+    get_message_ctx,
+    streams_client,
+)
 from rbfly.streams.backoff import Backoff
 from rbfly.streams.error import StreamNotAvailable
 
@@ -168,7 +175,8 @@ async def test_publisher_on_leader_node(cluster: Cluster, away: str) -> None:
     message once.
     """
     r1 = cluster.nodes[0]
-    async with streams_client(r1.url) as client:
+    events: list[ConnectionEvent] = []
+    async with streams_client(r1.url, on_connection=events.append) as client:
         leader = (await client.stream_metadata(away)).leader
         assert leader is not None
         async with client.publisher(away, name='placed', cls=PublisherBatchFast) as publisher:
@@ -178,6 +186,11 @@ async def test_publisher_on_leader_node(cluster: Cluster, away: str) -> None:
                 publisher.batch(i)
             await publisher.flush()
         assert client._nodes == {}
+        await asyncio.sleep(0.1)  # the node connection closes in a task
+        placed = [(e.state, e.node) for e in events if e.placement]
+        assert placed == [
+            (ConnectionState.OPEN, leader), (ConnectionState.CLOSED, leader),
+        ]
         assert await client.query_publisher_sequence(away, 'placed') == 300
         received: list[object] = []
         async with aclosing(client.subscribe(away, offset=Offset.FIRST, timeout=5)) as bodies:

@@ -204,3 +204,45 @@ async def test_several_brokers_none_reachable() -> None:
         await client.create_stream('never')
     with pytest.raises(ValueError, match='no broker'):
         streams_client([])
+
+async def test_connection_events(any_url: str, stream: str) -> None:
+    """
+    on_connection hears a connection open, get lost, recover, fail and
+    close; a callback that raises does not disturb the client.
+    """
+    from rbfly.streams import ConnectionEvent
+    from rbfly.streams import ConnectionState as S
+
+    p = urlsplit(any_url)
+    proxy = Proxy(p.hostname or 'localhost', p.port or 5552)
+    await proxy.start()
+    events: list[ConnectionEvent] = []
+
+    def on_connection(event: ConnectionEvent) -> None:
+        events.append(event)
+        raise RuntimeError('a bad callback')
+
+    client = streams_client(
+        'rabbitmq-stream://guest:guest@127.0.0.1:{}/'.format(proxy.port),
+        reconnect=Backoff(initial=0.05, maximum=0.1, attempts=3), on_connection=on_connection,
+    )
+    try:
+        await client.create_stream(stream)
+        async with client.publisher(stream) as publisher:
+            await publisher.send('before')
+            assert [e.state for e in events] == [S.OPEN]
+            assert events[0].node is not None and not events[0].placement
+            proxy.cut()
+            await publisher.send('after')  # waits for the recovery
+            assert [e.state for e in events] == [S.OPEN, S.LOST, S.RECOVERED]
+            assert isinstance(events[1].error, ConnectionLost)
+            await proxy.close()  # refused from now on
+            with pytest.raises(ConnectionLost):
+                await publisher.send('never')
+            assert [e.state for e in events][-2:] == [S.LOST, S.FAILED]
+            assert isinstance(events[-1].error, ConnectionLost)
+    finally:
+        await client.disconnect()
+    async with streams_client(any_url, on_connection=events.append) as direct:
+        await direct.delete_stream(stream)
+    assert [e.state for e in events][-2:] == [S.OPEN, S.CLOSED]

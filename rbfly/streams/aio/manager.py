@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 
 from ..backoff import Backoff
 from ..error import ConnectionLost, StreamsError
+from ..events import ConnectionState
 
 if tp.TYPE_CHECKING:
     from ..publisher import PublisherTrait
@@ -27,6 +28,9 @@ if tp.TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 Restore: tp.TypeAlias = Callable[['StreamsProtocol', tp.Any], Awaitable[None]]
+Notify: tp.TypeAlias = Callable[
+    ['ConnectionManager', ConnectionState, 'StreamsProtocol | None', 'Exception | None'], None,
+]
 
 class ConnectionManager:
     """
@@ -39,6 +43,8 @@ class ConnectionManager:
     :param on_lost: Called instead of reconnecting when the connection is
         lost (a connection to a given node of a cluster: its subscriptions
         are placed anew, maybe on another node).
+    :param notify: Called on each change of state (see
+        :py:mod:`rbfly.streams.events`).
     """
     def __init__(
             self,
@@ -47,12 +53,14 @@ class ConnectionManager:
             restore_publisher: Restore,
             restore_subscription: Restore,
             on_lost: Callable[[ConnectionManager], None] | None = None,
+            notify: Notify | None = None,
     ) -> None:
         self._connect = connect
         self._backoff = backoff
         self._restore_publisher = restore_publisher
         self._restore_subscription = restore_subscription
         self._lost_hook = on_lost
+        self._notify = notify
         self.protocol: StreamsProtocol | None = None
         self.publishers: set[PublisherTrait] = set()
         self.subscriptions: set[Subscription] = set()
@@ -82,7 +90,15 @@ class ConnectionManager:
             if protocol is None or not protocol.is_open:
                 self._closing = False
                 protocol = await self._open()
+                self._report(ConnectionState.OPEN, protocol, None)
         return protocol
+
+    def _report(
+            self, state: ConnectionState, protocol: StreamsProtocol | None,
+            error: Exception | None,
+    ) -> None:
+        if self._notify is not None:
+            self._notify(self, state, protocol, error)
 
     async def _open(self) -> StreamsProtocol:
         protocol = await self._connect()
@@ -95,6 +111,7 @@ class ConnectionManager:
             return
         self.protocol = None
         logger.warning('connection lost: %s', error)
+        self._report(ConnectionState.LOST, protocol, error)
         if self._lost_hook is not None:
             self._closing = True
             self._lost_hook(self)
@@ -129,7 +146,9 @@ class ConnectionManager:
             except (ConnectionLost, StreamsError, OSError) as ex:
                 delay = next(delays, None)
                 if delay is None:
-                    self._give_up(ConnectionLost('cannot reconnect: {}'.format(ex)))
+                    error = ConnectionLost('cannot reconnect: {}'.format(ex))
+                    self._report(ConnectionState.FAILED, None, error)
+                    self._give_up(error)
                     return
                 logger.info('reconnection failed (%s); next attempt in %.2fs', ex, delay)
                 await asyncio.sleep(delay)
@@ -141,6 +160,7 @@ class ConnectionManager:
                 continue
             logger.info('connection recovered: %d publishers, %d subscriptions',
                         len(self.publishers), len(self.subscriptions))
+            self._report(ConnectionState.RECOVERED, protocol, None)
             return
 
     async def _restore_all(self, protocol: StreamsProtocol) -> None:
@@ -184,6 +204,7 @@ class ConnectionManager:
         self.protocol = None
         if protocol is not None:
             await protocol.close()
+            self._report(ConnectionState.CLOSED, protocol, None)
         # nobody will reconnect: callers still waiting must not hang
         self._give_up(ConnectionLost('client disconnected'))
         self.publishers.clear()

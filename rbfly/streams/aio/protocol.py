@@ -75,6 +75,8 @@ class StreamsProtocol(asyncio.Protocol):
         self.server_properties: Mapping[str, str] = {}
         # the Open response's (advertised_host, advertised_port)
         self.connection_properties: Mapping[str, str] = {}
+        # (host, port) connected to, as the client was told
+        self.address: tuple[str, int] | None = None
         self._pending: dict[int, tuple[asyncio.Future[tp.Any], str]] = {}
         self._timer: asyncio.TimerHandle | None = None
         self._writable = asyncio.Event()
