@@ -46,6 +46,7 @@ cdef class MessageCtx:
     cdef public uint64_t stream_offset
     cdef public double stream_timestamp
     cdef public uint64_t stream_publish_id
+    cdef public object stream
 
     cdef tuple key(self)
 

@@ -60,6 +60,7 @@ class MessageCtx:
     stream_offset: int
     stream_timestamp: float
     stream_publish_id: int
+    stream: str | None
 
     def __init__(
         self,
@@ -74,6 +75,7 @@ class MessageCtx:
         stream_offset: int = 0,
         stream_timestamp: float = 0,
         stream_publish_id: int = 0,
+        stream: str | None = None,
     ) -> None: ...
     @property
     def header(self) -> AMQPHeader: ...

@@ -184,6 +184,8 @@ cdef class MessageCtx:
     :ivar stream_timestamp: Timestamp of the message's chunk, in seconds
         since the Unix epoch.
     :ivar stream_publish_id: Publishing id used when the message was sent.
+    :ivar stream: Name of the stream the message was read from (a
+        partition, when reading a super stream); ``None`` otherwise.
     """
     def __init__(
             self,
@@ -198,6 +200,7 @@ cdef class MessageCtx:
             uint64_t stream_offset=0,
             double stream_timestamp=0,
             uint64_t stream_publish_id=0,
+            object stream=None,
     ) -> None:
         self.body = body
         self._header = header
@@ -209,6 +212,7 @@ cdef class MessageCtx:
         self.stream_offset = stream_offset
         self.stream_timestamp = stream_timestamp
         self.stream_publish_id = stream_publish_id
+        self.stream = stream
 
     @property
     def header(self) -> AMQPHeader:
@@ -281,7 +285,7 @@ cdef class MessageCtx:
             self.body, header, empty_none(self._delivery_annotations),
             empty_none(self._annotations), props, empty_none(self._app_properties),
             empty_none(self._footer), self.stream_offset, self.stream_timestamp,
-            self.stream_publish_id,
+            self.stream_publish_id, self.stream,
         )
 
     def __eq__(self, other: object) -> bool:

@@ -19,4 +19,5 @@ def decode_chunk(
     start_offset: int = 0,
     amqp: bool = True,
     check_crc: bool = True,
+    stream: str | None = None,
 ) -> tuple[ChunkInfo, list[MessageCtx]]: ...

@@ -95,6 +95,7 @@ cdef class _Decoder:
     cdef uint64_t start
     cdef double timestamp
     cdef bint amqp
+    cdef object stream
 
     cdef int record(self, const unsigned char *data, Py_ssize_t size) except -1:
         cdef MessageCtx msg
@@ -111,6 +112,7 @@ cdef class _Decoder:
                 msg.body = PyBytes_FromStringAndSize(<const char*> data, size)
             msg.stream_offset = self.offset
             msg.stream_timestamp = self.timestamp
+            msg.stream = self.stream
             self.messages.append(msg)
         self.offset += 1
         return 0
@@ -180,6 +182,7 @@ def decode_chunk(
         start_offset: int = 0,
         amqp: bool = True,
         check_crc: bool = True,
+        stream: str | None = None,
 ) -> tuple[ChunkInfo, list[MessageCtx]]:
     """
     Decode a chunk into messages.
@@ -190,6 +193,7 @@ def decode_chunk(
     :param amqp: Decode records as AMQP 1.0 messages; otherwise each body
         is the record's raw bytes.
     :param check_crc: Verify the CRC32 of the chunk's data.
+    :param stream: Stream name set on each message (``MessageCtx.stream``).
 
     :raises rbfly.error.ChunkError: When the chunk is malformed.
     :raises rbfly.error.AMQPDecodeError: When a record is not a valid AMQP
@@ -236,6 +240,7 @@ def decode_chunk(
         dec.start = start_offset
         dec.timestamp = info.timestamp
         dec.amqp = amqp
+        dec.stream = stream
         data_end = r.end = HEADER_SIZE + data_len
         for _ in range(info.num_entries):
             at = r.pos

@@ -220,7 +220,9 @@ class SuperStreamsMixin(PublishersMixin, SubscriptionsMixin):
         subscription per partition active and moves partitions as
         consumers come and go. An ``Offset.reference(name)`` offset is read
         per partition: store offsets with
-        ``write_offset(chunk.stream, name, ...)``.
+        ``write_offset(chunk.stream, name, ...)`` (with
+        :py:meth:`subscribe_super_stream`, ``get_message_ctx().stream`` is
+        the message's partition).
 
         The other parameters are those of :py:meth:`subscribe_chunks`.
         """

@@ -232,7 +232,7 @@ class Subscription:
         data, committed = chunks.popleft()
         self._buffered -= len(data)
         self._return_credit()
-        info, messages = decode_chunk(data, self.next_offset, self.amqp)
+        info, messages = decode_chunk(data, self.next_offset, self.amqp, True, self.stream)
         if info.chunk_type == 0 and info.next_offset > self.next_offset:
             self.next_offset = info.next_offset
         chunk = Chunk(messages)

@@ -6,6 +6,7 @@ consuming all partitions, and single active consumers sharing partitions.
 
 import asyncio
 import collections
+import contextlib
 import typing as tp
 import uuid
 from collections.abc import AsyncIterator
@@ -19,9 +20,10 @@ from rbfly.streams import (
     PublisherBatchFast,
     PublisherPipelined,
     StreamsClient,
+    get_message_ctx,
     streams_client,
 )
-from rbfly.streams.error import StreamDoesNotExist
+from rbfly.streams.error import NoOffset, StreamDoesNotExist
 from rbfly.streams.superstream import hash_partition
 
 @pytest.fixture
@@ -206,3 +208,46 @@ async def test_super_stream_exists(client4: StreamsClient) -> None:
         assert await client4.super_stream_exists(name)
     finally:
         await client4.delete_super_stream(name)
+
+async def test_message_knows_its_partition(client: StreamsClient, super_stream: str) -> None:
+    """
+    Reading a super stream message by message, the message context names
+    the partition, enough to store offsets per partition by hand; reading
+    on from the stored offsets gives only the messages after them.
+    """
+    partitions = await client.create_super_stream(super_stream, 3)
+    messages = ['k{}:{}'.format(i % 20, i) for i in range(300)]
+    async with client.super_stream_publisher(
+            super_stream, _key, cls=PublisherBatchFast) as publisher:
+        for m in messages[:200]:
+            publisher.batch(m)
+        await publisher.flush()
+    seen = 0
+    async with contextlib.aclosing(client.subscribe_super_stream(
+            super_stream, offset=Offset.FIRST, timeout=10)) as bodies:
+        async for body in bodies:
+            ctx = get_message_ctx()
+            assert ctx.stream == hash_partition(_key(tp.cast(str, body)), partitions)
+            await client.write_offset(ctx.stream, 'by-hand', ctx.stream_offset)
+            seen += 1
+            if seen == 200:
+                break
+    async with client.super_stream_publisher(
+            super_stream, _key, cls=PublisherBatchFast) as publisher:
+        for m in messages[200:]:
+            publisher.batch(m)
+        await publisher.flush()
+    for p in partitions:  # stored offsets are visible once the broker handled them
+        for _ in range(50):
+            with contextlib.suppress(NoOffset):
+                if await client.query_offset(p, 'by-hand') >= 0:
+                    break
+            await asyncio.sleep(0.1)
+    rest: list[str] = []
+    async with contextlib.aclosing(client.subscribe_super_stream(
+            super_stream, offset=Offset.reference('by-hand'), timeout=10)) as bodies:
+        async for body in bodies:
+            rest.append(tp.cast(str, body))
+            if len(rest) == 100:
+                break
+    assert sorted(rest, key=lambda m: int(m.split(':')[1])) == messages[200:]

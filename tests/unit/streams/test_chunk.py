@@ -98,3 +98,13 @@ def test_random_bytes_never_crash() -> None:
             decode_chunk(bytes(data), check_crc=rng.random() < 0.5)
         except (ChunkError, AMQPDecodeError):
             pass
+
+def test_stream_name_on_messages() -> None:
+    """The stream given is set on every message (None when not given)."""
+    data = chunk([entry(AMQP[0]), sub_batch(AMQP[1:3])], 3)
+    _, messages = decode_chunk(data, stream='orders-1')
+    assert [m.stream for m in messages] == ['orders-1'] * 3
+    _, messages = decode_chunk(data, amqp=False, stream='raw')
+    assert [m.stream for m in messages] == ['raw'] * 3
+    _, messages = decode_chunk(data)
+    assert [m.stream for m in messages] == [None] * 3
