@@ -172,7 +172,7 @@ class PlacementMixin(ClientBase):
         for publisher in list(manager.publishers):
             manager.publishers.discard(publisher)
             publisher._owner = None
-            self._later(self._relocate_publisher(publisher))
+            self._relocate_publisher(publisher)
 
     async def _leader_node(self, protocol: StreamsProtocol, stream: str) -> Node | None:
         """
@@ -238,63 +238,62 @@ class PlacementMixin(ClientBase):
         else:
             await self._restore_publisher(protocol, publisher)
 
-    async def _relocate_publisher(self, publisher: PublisherTrait) -> None:
-        """
-        Declare a publisher again on its stream leader's node of the moment;
-        ask again with the client's reconnection delays while that fails.
-        """
-        delays = self._reconnect.delays()
-        while not publisher._closed and publisher._error is None:
-            try:
-                protocol = await self._get_protocol()
-                await self._place_publisher(protocol, publisher, initial=False)
-                return
-            except StreamDoesNotExist as ex:
-                publisher._fail(ex)
-                return
-            except (ConnectionLost, StreamNotAvailable) as ex:
-                if publisher._owner is self._manager:
-                    return  # the client connection's recovery declares it again
-                delay = next(delays, None)
-                if delay is None:
-                    publisher._fail(ex)
-                    return
-                logger.info('publisher of %r not placed (%s); again in %.2fs',
-                            publisher.stream, ex, delay)
-                await asyncio.sleep(delay)
-
     def _relocate_later(self, sub: Subscription) -> None:
-        self._later(self._relocate(sub))
+        """
+        Subscribe again, after the last chunk received, on a member's node
+        of the moment.
+        """
+        self._later(self._keep_placing(
+            'subscription to {!r}'.format(sub.stream),
+            lambda protocol: self._place(protocol, sub, sub.resume_spec()),
+            sub.fail, lambda: sub.closed, lambda: sub.manager is self._manager,
+        ))
+
+    def _relocate_publisher(self, publisher: PublisherTrait) -> None:
+        """
+        Declare a publisher again on its stream leader's node of the moment.
+        """
+        self._later(self._keep_placing(
+            'publisher of {!r}'.format(publisher.stream),
+            lambda protocol: self._place_publisher(protocol, publisher, initial=False),
+            publisher._fail, lambda: publisher._closed or publisher._error is not None,
+            lambda: publisher._owner is self._manager,
+        ))
 
     def _later(self, coro: tp.Coroutine[tp.Any, tp.Any, None]) -> None:
         task = asyncio.ensure_future(coro)
         self._relocations.add(task)
         task.add_done_callback(self._relocations.discard)
 
-    async def _relocate(self, sub: Subscription) -> None:
+    async def _keep_placing(
+            self, what: str,
+            place: tp.Callable[[StreamsProtocol], tp.Awaitable[None]],
+            fail: tp.Callable[[Exception], None],
+            ended: tp.Callable[[], bool],
+            recovered_by_client: tp.Callable[[], bool],
+    ) -> None:
         """
-        Subscribe again, after the last chunk received, on a member's node
-        of the moment; ask again with the client's reconnection delays
-        while no member can be reached.
+        Place a publisher or subscription (``place`` gets the client's own
+        connection for the stream's metadata); ask again with the client's
+        reconnection delays while its stream has no reachable member, until
+        it ends, or the client connection's recovery took it over.
         """
         delays = self._reconnect.delays()
-        while not sub.closed:
+        while not ended():
             try:
-                protocol = await self._get_protocol()
-                await self._place(protocol, sub, sub.resume_spec())
+                await place(await self._get_protocol())
                 return
             except StreamDoesNotExist as ex:
-                sub.fail(ex)
+                fail(ex)
                 return
             except (ConnectionLost, StreamNotAvailable) as ex:
-                if sub.manager is self._manager:
-                    return  # the client connection's recovery subscribes again
+                if recovered_by_client():
+                    return
                 delay = next(delays, None)
                 if delay is None:
-                    sub.fail(ex)
+                    fail(ex)
                     return
-                logger.info('subscription to %r not placed (%s); again in %.2fs',
-                            sub.stream, ex, delay)
+                logger.info('%s not placed (%s); again in %.2fs', what, ex, delay)
                 await asyncio.sleep(delay)
 
     def _move_stream(self, stream: str) -> None:
@@ -319,7 +318,7 @@ class PlacementMixin(ClientBase):
                 if old is not None:
                     old.publishers.pop(publisher._id, None)
                 publisher.on_connection_lost(ConnectionLost('stream {!r} moved'.format(stream)))
-                self._later(self._relocate_publisher(publisher))
+                self._relocate_publisher(publisher)
 
     def _release(self, sub: Subscription) -> bool:
         """

@@ -24,11 +24,20 @@ from urllib.parse import urlsplit
 import pytest
 
 from rbfly.streams import streams_client
+from rbfly.streams.backoff import Backoff
 
 URLS = os.environ.get('RBFLY_CLUSTER_URLS', '').split()
 SCRIPT = os.environ.get(
     'RBFLY_CLUSTER_SCRIPT', str(Path(__file__).resolve().parents[2] / 'scripts' / 'cluster.sh'),
 )
+
+NEEDS_CLUSTER = pytest.mark.skipif(
+    len(URLS) < 3, reason='cluster not provisioned: scripts/cluster.sh start',
+)
+FAST = Backoff(initial=0.05, maximum=0.5)
+"""Reconnection delays of the tests' clients."""
+TIMEOUT = 30
+"""Seconds any single step of a test may take."""
 
 @dtc.dataclass(frozen=True)
 class Node:

@@ -22,8 +22,6 @@ publisher id come back as "publisher does not exist" (code 18).
 import asyncio
 import time
 
-import pytest
-
 from rbfly.streams import (
     Offset,
     PublisherBatchFast,
@@ -32,19 +30,14 @@ from rbfly.streams import (
     get_message_ctx,
     streams_client,
 )
-from rbfly.streams.backoff import Backoff
 from rbfly.streams.error import StreamNotAvailable
 
-from .conftest import URLS, Failover, Node
+from .conftest import FAST, NEEDS_CLUSTER, TIMEOUT, Failover, Node
 
-pytestmark = pytest.mark.skipif(
-    len(URLS) < 3, reason='cluster not provisioned: scripts/cluster.sh start',
-)
+pytestmark = NEEDS_CLUSTER
 
-FAST = Backoff(initial=0.05, maximum=0.5)
 BATCH = 100
 AFTER_KILL = 20  # batches published after the kill is done
-TIMEOUT = 30  # seconds any single step may take
 
 async def wait_new_leader(f: Failover) -> Node:
     """Wait until the metadata names a surviving node as the stream's leader."""

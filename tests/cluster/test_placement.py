@@ -24,17 +24,12 @@ from rbfly.streams import (
     get_message_ctx,
     streams_client,
 )
-from rbfly.streams.backoff import Backoff
 from rbfly.streams.error import StreamNotAvailable
 
-from .conftest import URLS, Cluster
+from .conftest import FAST, NEEDS_CLUSTER, TIMEOUT, Cluster
 
-pytestmark = pytest.mark.skipif(
-    len(URLS) < 3, reason='cluster not provisioned: scripts/cluster.sh start',
-)
+pytestmark = NEEDS_CLUSTER
 
-FAST = Backoff(initial=0.05, maximum=0.5)
-TIMEOUT = 30
 
 @pytest.fixture
 async def away(cluster: Cluster, stream: str) -> AsyncIterator[str]:
