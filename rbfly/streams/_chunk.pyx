@@ -163,9 +163,8 @@ cdef class _Decoder:
             if type(data) is not bytes:
                 data = bytes(data)
             if PyBytes_GET_SIZE(data) != uncompressed:
-                chunk_error('sub-batch size {} does not match declared {}'.format(
-                    PyBytes_GET_SIZE(data), uncompressed
-                ), at)
+                chunk_error('sub-batch of compression {}: size {} does not match declared {}'
+                            .format(compression, PyBytes_GET_SIZE(data), uncompressed), at)
             sub.data = <const unsigned char*> PyBytes_AS_STRING(data)
             sub.end = uncompressed
         sub.pos = 0

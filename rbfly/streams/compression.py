@@ -6,16 +6,23 @@ under one publishing id, optionally compressed; the broker stores it as it
 is and consumers unpack it. The compression codes are those of the stream
 format (osiris): 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd.
 
-``none`` and ``gzip`` (standard library) are built in, as in the other
-clients. Other codecs are registered by the application with
-:py:func:`register_codec`, for publishing and consuming alike; they must
-produce what the other clients produce to interoperate (the Java client
-uses framed Snappy and framed LZ4).
+``none`` and ``gzip`` (standard library) are built in; ``zstd`` and
+``lz4`` too when their libraries are installed (``pip install
+rbfly[compression]``: zstandard and lz4, the C libraries' bindings), in the
+formats the Java and Go clients write: a zstd frame, an LZ4 frame.
+Decompression reads at most the size the sub-entry declares (itself at
+most 64 MiB), whatever the frame claims: a small batch cannot expand into
+gigabytes. Other codecs (snappy: the Java client writes the framed format)
+are registered by the application with :py:func:`register_codec`, for
+publishing and consuming alike.
 """
 
 from __future__ import annotations
 
 import enum
+import importlib
+import io
+import typing as tp
 import zlib
 from collections.abc import Callable
 
@@ -44,6 +51,45 @@ def _gzip_decompress(data: bytes, size: int) -> bytes:
 _CODECS: dict[int, tuple[Compress, Decompress]] = {
     Compression.GZIP: (_gzip_compress, _gzip_decompress),
 }
+
+def _optional_codecs() -> None:
+    """Register zstd and lz4 when their libraries are installed."""
+    try:
+        import zstandard
+    except ImportError:
+        pass
+    else:
+        def zstd_compress(data: bytes) -> bytes:
+            return zstandard.ZstdCompressor().compress(data)
+
+        def zstd_decompress(data: bytes, size: int) -> bytes:
+            # a stream reader stops at the size asked for, whatever the
+            # frame header claims (decompress() would trust it)
+            reader = zstandard.ZstdDecompressor().stream_reader(
+                io.BytesIO(data), read_across_frames=True,
+            )
+            return reader.read(size + 1)
+
+        _CODECS[Compression.ZSTD] = (zstd_compress, zstd_decompress)
+    try:
+        # imported by name: lz4 has no type information
+        lz4_frame: tp.Any = importlib.import_module('lz4.frame')
+    except ImportError:
+        pass
+    else:
+        def lz4_compress(data: bytes) -> bytes:
+            return tp.cast(bytes, lz4_frame.compress(data))
+
+        def lz4_decompress(data: bytes, size: int) -> bytes:
+            d = lz4_frame.LZ4FrameDecompressor()
+            out = tp.cast(bytes, d.decompress(data, max_length=size + 1))
+            if len(out) <= size and not d.eof:  # it waits for more data
+                raise ValueError('truncated or invalid LZ4 frame')
+            return out
+
+        _CODECS[Compression.LZ4] = (lz4_compress, lz4_decompress)
+
+_optional_codecs()
 
 def compression_code(compression: int | str) -> int:
     """

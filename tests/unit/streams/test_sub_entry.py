@@ -7,11 +7,13 @@ codecs are built in (none, gzip) or registered.
 import gzip
 import struct
 import zlib
+from collections.abc import Iterator
 
 import pytest
 
 from rbfly.error import ChunkError, MessageTooLarge
 from rbfly.streams import FeatureNotSupported, SubEntryBatch
+from rbfly.streams import compression as compression_module
 from rbfly.streams._chunk import decode_chunk
 from rbfly.streams._publish import PublishEncoder
 from rbfly.streams.compression import Compression, compression_code, register_codec
@@ -81,7 +83,7 @@ def test_bad_batches() -> None:
     with pytest.raises(ValueError, match='unknown compression'):
         SubEntryBatch(['a'], 'brotli')
     with pytest.raises(FeatureNotSupported, match='no codec registered'):
-        SubEntryBatch(['a'], 'zstd')
+        SubEntryBatch(['a'], 'snappy')
     with pytest.raises(ValueError, match='filter value'):
         PublishEncoder().encode(0, [SubEntryBatch(['a'])], 0, 1, filter_values=[None])
     with pytest.raises(TypeError, match='binary publisher needs bytes'):
@@ -89,21 +91,29 @@ def test_bad_batches() -> None:
     assert repr(SubEntryBatch(['a'], 'gzip')) == 'SubEntryBatch(1 messages, compression=1)'
     assert len(SubEntryBatch(['a', 'b'])) == 2
 
+@pytest.fixture(autouse=True)
+def codecs() -> Iterator[None]:
+    """Codecs registered by a test are gone after it."""
+    saved = dict(compression_module._CODECS)
+    yield
+    compression_module._CODECS.clear()
+    compression_module._CODECS.update(saved)
+
 def test_registered_codec() -> None:
-    """An application's codec (here zlib under the lz4 code) both ways."""
+    """An application's codec (here zlib under code 6) both ways."""
     def decompress(data: bytes, size: int) -> bytes:
         return zlib.decompressobj().decompress(data, size + 1)
 
-    register_codec(Compression.LZ4, zlib.compress, decompress)
-    _, frame = PublishEncoder().encode(0, [SubEntryBatch(['a', 'b'], 'lz4')], 0, 1)
+    register_codec(6, zlib.compress, decompress)
+    _, frame = PublishEncoder().encode(0, [SubEntryBatch(['a', 'b'], 6)], 0, 1)
     (_, stored), = entries(frame)
-    assert stored[0] == 0x80 | (3 << 4)
+    assert stored[0] == 0x80 | (6 << 4)
     _, messages = decode_chunk(chunk([stored], 2))
     assert [m.body for m in messages] == ['a', 'b']
 
 def test_unregistered_codec_in_chunk() -> None:
     body = entry(b'x')
-    stored = struct.pack('>BHII', 0x80 | (4 << 4), 1, len(body), len(body)) + body
+    stored = struct.pack('>BHII', 0x80 | (7 << 4), 1, len(body), len(body)) + body
     with pytest.raises(ChunkError, match='no codec registered'):
         decode_chunk(chunk([stored], 1))
 
@@ -116,3 +126,42 @@ def test_failing_codec_in_chunk() -> None:
     stored = struct.pack('>BHII', 0x80 | (2 << 4), 1, len(body), len(body)) + body
     with pytest.raises(ChunkError, match='invalid sub-batch of compression 2: corrupt'):
         decode_chunk(chunk([stored], 1))
+
+
+@pytest.mark.parametrize('name', ['zstd', 'lz4'])
+def test_built_in_when_installed(name: str) -> None:
+    """zstd and lz4 both ways, with their libraries installed (the tests' extras)."""
+    batch = SubEntryBatch(['m{}'.format(i) for i in range(500)], name)
+    _, frame = PublishEncoder().encode(0, [batch], 0, 1)
+    (_, stored), = entries(frame)
+    assert stored[0] == 0x80 | (Compression[name.upper()] << 4)
+    _, messages = decode_chunk(chunk([stored], 500))
+    assert [m.body for m in messages] == ['m{}'.format(i) for i in range(500)]
+
+def _foreign(name: str, records: list[bytes], declared: int | None = None) -> bytes:
+    """A sub-entry as another implementation (cramjam, in Rust) compresses it."""
+    import cramjam
+    body = b''.join(entry(r) for r in records)
+    payload = bytes(getattr(cramjam, name).compress(body))
+    size = len(body) if declared is None else declared
+    code = Compression[name.upper()]
+    return struct.pack('>BHII', 0x80 | (code << 4), len(records), size, len(payload)) + payload
+
+@pytest.mark.parametrize('name', ['zstd', 'lz4'])
+def test_reads_other_implementations(name: str) -> None:
+    """A zstd frame and an LZ4 frame written by another implementation."""
+    records = [b'r%d' % i for i in range(300)]
+    _, messages = decode_chunk(chunk([_foreign(name, records)], 300), amqp=False)
+    assert [m.body for m in messages] == records
+
+@pytest.mark.parametrize('name', ['zstd', 'lz4'])
+def test_decompression_bounded_by_declared_size(name: str) -> None:
+    """
+    A batch expanding beyond its declared size is refused after reading
+    just past that size (100 MB of records declared as 1 kB).
+    """
+    records = [bytes(1_000_000)] * 100
+    stored = _foreign(name, records, declared=1000)
+    assert len(stored) < 1_000_000
+    with pytest.raises(ChunkError, match='does not match declared 1000'):
+        decode_chunk(chunk([stored], 100), amqp=False)
