@@ -487,7 +487,10 @@ start_one() {
     log "$B: a node is up but not serving streams on $STREAM_PORT; stopping it"
     stop_one "$B"
   fi
+  # a node just stopped may hold its ports for a moment (seen in CI under
+  # load): wait a little before calling them taken
   for p in "$AMQP_PORT" "$STREAM_PORT" "$TLS_PORT" "$MGMT_PORT" "$DIST_PORT"; do
+    for _ in $(seq 1 50); do port_open "$p" || break; sleep 0.3; done
     ! port_open "$p" || die "$B: port $p is used by another program"
   done
 

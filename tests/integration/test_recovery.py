@@ -6,6 +6,7 @@ nothing duplicated. Also a deleted stream and a broker restart.
 import asyncio
 import os
 import subprocess
+import tempfile
 from collections.abc import AsyncIterator
 from urllib.parse import urlsplit
 
@@ -153,11 +154,23 @@ async def test_broker_restart(url4: str, stream: str) -> None:
         async with client.publisher(stream, name='restart-test') as publisher:
             for i in range(10):
                 await publisher.send(i)
-            proc = await asyncio.create_subprocess_exec(
-                os.environ['RBFLY_BROKERS_SCRIPT'], 'restart', '4',
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            )
-            assert await proc.wait() == 0
+            # output to a file: the broker started inherits it (a pipe would
+            # never end)
+            with tempfile.TemporaryFile() as out:
+                proc = await asyncio.create_subprocess_exec(
+                    os.environ['RBFLY_BROKERS_SCRIPT'], 'restart', '4',
+                    stdout=out, stderr=subprocess.STDOUT,
+                )
+                if await proc.wait() != 0:
+                    out.seek(0)
+                    text = out.read().decode(errors='replace')
+                    # the tests after this one need the broker
+                    start = await asyncio.create_subprocess_exec(
+                        os.environ['RBFLY_BROKERS_SCRIPT'], 'start', '4',
+                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                    )
+                    await start.wait()
+                    pytest.fail('brokers.sh restart 4 failed:\n{}'.format(text))
             for i in range(10, 20):
                 await asyncio.wait_for(publisher.send(i), 60)
         assert await read_all(client, stream, 20) == list(range(20))
