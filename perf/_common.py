@@ -164,6 +164,13 @@ def format_ratio(value: float | None) -> str:
     return f'{value:.2f}x'
 
 
+def ok_rate(entry: JsonDict | None) -> float | None:
+    """Median rate of a result entry that ran ok, else None."""
+    if not entry or entry.get('status') != 'ok':
+        return None
+    value: float = entry['median_rate']
+    return value
+
 def format_rate(value: float | None) -> str:
     """Format a rate with thousands separators, e.g. ``1,063,452``."""
     if value is None:

@@ -10,6 +10,7 @@ from _common import (
     format_rate,
     format_ratio,
     format_table,
+    ok_rate,
     ratio,
 )
 from _streams import (
@@ -34,13 +35,6 @@ TITLES = {
 }
 
 
-def _rate(entry: JsonDict | None) -> float | None:
-    if not entry or entry.get('status') != 'ok':
-        return None
-    value: float = entry['median_rate']
-    return value
-
-
 def report(doc: JsonDict, rounds: int) -> str:
     lines = []
     for key, res in doc['results'].items():
@@ -49,8 +43,8 @@ def report(doc: JsonDict, rounds: int) -> str:
         lines.append('{} ({}): {}, {:,} messages, median of {} rounds'.format(
             key, res['format'], title, res['count'], rounds,
         ))
-        base = _rate(impls.get(BASELINE))
-        peer = _rate(impls.get('rstream'))
+        base = ok_rate(impls.get(BASELINE))
+        peer = ok_rate(impls.get('rstream'))
         headers = [
             'implementation', 'version', 'msg/s', 'spread', 'CPU us/msg', 'sys', 'client',
             'broker', 'machine', 'p50 us', 'p95 us', 'p99 us', 'vs ' + BASELINE,
@@ -94,8 +88,8 @@ def targets(doc: JsonDict) -> list[Target]:
         entry: JsonDict | None = res.get(key, {}).get('implementations', {}).get(name)
         return entry
 
-    batch_ratio = ratio(_rate(impl('batch/amqp', 'rbfly')), _rate(impl('batch/amqp', BASELINE)))
-    java_single = _rate(impl('single/amqp', 'java'))
+    batch_ratio = ratio(ok_rate(impl('batch/amqp', 'rbfly')), ok_rate(impl('batch/amqp', BASELINE)))
+    java_single = ok_rate(impl('single/amqp', 'java'))
     if java_single is not None:
         single_goal = java_single
         single_note = 'the Java stream client, median measured in this run'
@@ -105,7 +99,7 @@ def targets(doc: JsonDict) -> list[Target]:
     return [
         Target(
             'single publish (AMQP), rbfly', single_goal, 'msg/s',
-            _rate(impl('single/amqp', 'rbfly')), single_note,
+            ok_rate(impl('single/amqp', 'rbfly')), single_note,
         ),
         Target(
             'batches of 100 (AMQP), rbfly / ' + BASELINE, BATCH_RATIO, 'x', batch_ratio,
@@ -113,7 +107,7 @@ def targets(doc: JsonDict) -> list[Target]:
         ),
         Target(
             'pipelined (AMQP), rbfly', PIPELINED_RATE, 'msg/s',
-            _rate(impl('pipelined/amqp', 'rbfly')),
+            ok_rate(impl('pipelined/amqp', 'rbfly')),
         ),
     ]
 

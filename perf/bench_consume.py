@@ -73,6 +73,7 @@ from _common import (
     format_ratio,
     format_table,
     log,
+    ok_rate,
     package_version,
     ratio,
     write_json,
@@ -377,13 +378,6 @@ async def benchmark(args: argparse.Namespace) -> JsonDict:
 # report
 #
 
-def _rate(entry: JsonDict | None) -> float | None:
-    if not entry or entry.get('status') != 'ok':
-        return None
-    value: float = entry['median_rate']
-    return value
-
-
 def report(doc: JsonDict, rounds: int) -> str:
     lines = []
     for variant, res in doc['results'].items():
@@ -396,8 +390,8 @@ def report(doc: JsonDict, rounds: int) -> str:
                 res['chunks'], res['chunk_mean'], rounds,
             )
         )
-        base = _rate(impls.get(BASELINE))
-        peer = _rate(impls.get('rstream'))
+        base = ok_rate(impls.get(BASELINE))
+        peer = ok_rate(impls.get('rstream'))
         headers = [
             'implementation', 'version', 'msg/s', 'spread', 'CPU us/msg', 'sys', 'client',
             'broker', 'machine', 'vs ' + BASELINE, 'vs rstream',
@@ -428,18 +422,18 @@ def targets(doc: JsonDict) -> list[Target]:
     result = []
     for variant, res in doc['results'].items():
         impls = res['implementations']
-        base = _rate(impls.get(BASELINE))
+        base = ok_rate(impls.get(BASELINE))
         note = 'same run; stream published {}'.format(
             'in batches of 100' if variant == 'batch' else 'pipelined',
         )
         result.extend([
             Target(
                 'consume async for ({}), rbfly / {}'.format(variant, BASELINE),
-                SUBSCRIBE_RATIO, 'x', ratio(_rate(impls.get('rbfly')), base), note,
+                SUBSCRIBE_RATIO, 'x', ratio(ok_rate(impls.get('rbfly')), base), note,
             ),
             Target(
                 'consume chunks ({}), rbfly-chunks / {}'.format(variant, BASELINE),
-                CHUNKS_RATIO, 'x', ratio(_rate(impls.get('rbfly-chunks')), base), note,
+                CHUNKS_RATIO, 'x', ratio(ok_rate(impls.get('rbfly-chunks')), base), note,
             ),
         ])
     return result

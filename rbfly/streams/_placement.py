@@ -327,24 +327,21 @@ class PlacementMixin(ClientBase):
         unsubscribe).
         """
         sub.closed = True
-        manager = sub.manager
-        sub.manager = None
-        if manager is None:
-            return False
-        manager.subscriptions.discard(sub)
+        manager, sub.manager = sub.manager, None
+        if manager is not None:
+            manager.subscriptions.discard(sub)
         return self._release_node(manager)
 
     def _release_publisher(self, publisher: PublisherTrait) -> bool:
         """A publisher ended (see :py:meth:`_release`)."""
-        manager = publisher._owner
-        publisher._owner = None
-        if manager is None:
-            return False
-        manager.publishers.discard(publisher)
+        manager, publisher._owner = publisher._owner, None
+        if manager is not None:
+            manager.publishers.discard(publisher)
         return self._release_node(manager)
 
-    def _release_node(self, manager: ConnectionManager) -> bool:
-        if manager is self._manager or manager.subscriptions or manager.publishers:
+    def _release_node(self, manager: ConnectionManager | None) -> bool:
+        if manager is None or manager is self._manager or manager.subscriptions \
+                or manager.publishers:
             return False
         self._forget(manager)
         self._spawn(manager.close())
