@@ -70,10 +70,12 @@ class StreamsClient(SuperStreamsMixin):
         or on their way (it sets how many chunks the broker may send
         ahead, as chunk sizes vary from bytes to megabytes).
     :param spin: Seconds a subscription whose chunks come in quick
-        succession keeps polling for the next chunk before its task sleeps
-        (0: never). Waking a sleeping task costs more than a chunk's worth
-        of time when reading a stream of small chunks; a consumer at the
-        live end of a quiet stream never spins.
+        succession keeps polling for the next chunk before its task sleeps,
+        and a publisher awaiting a confirmation right after its last one
+        polls for it (0: never). Waking a sleeping task costs more than a
+        chunk's worth of time when reading a stream of small chunks, and
+        most of a confirmation's round trip; a consumer at the live end of
+        a quiet stream, or a publisher sending now and then, never spins.
     :param connect_timeout: Seconds to wait for a connection and handshake.
     :param connection_name: Name of the client's connections, shown by the
         broker (management UI, ``rabbitmqctl list_stream_connections``).

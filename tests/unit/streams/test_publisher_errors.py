@@ -2,11 +2,15 @@
 A publisher's reaction to the broker's PublishError, without a broker: a
 message rejected for good fails its waiter; one sent while the broker had
 dropped the publisher (its stream's leader moved) is kept to be sent again
-and the publisher is declared again.
+and the publisher is declared again. Also how a publisher waits for its
+confirmations.
 """
 
 import asyncio
 import typing as tp
+from time import monotonic
+
+import pytest
 
 from rbfly.streams import MessageRejected
 from rbfly.streams.publisher import Publisher, _Confirmation
@@ -38,3 +42,62 @@ async def test_publish_errors() -> None:
 
     publisher.on_confirm([1])
     assert futures[0].result() is None
+
+class SpinClient(Client):
+    def __init__(self, spin: float) -> None:
+        super().__init__()
+        self._spin = spin
+
+async def confirmation_polls(spin: float, since_confirm: float, monkeypatch: tp.Any) -> int:
+    """
+    Await a confirmation that comes five loop iterations later; return how
+    often the publisher looked at the clock while it waited.
+    """
+    import rbfly.streams.publisher as module
+
+    now = 100.0
+    calls = 0
+
+    def clock() -> float:
+        nonlocal calls
+        calls += 1
+        return now
+
+    monkeypatch.setattr(module, 'monotonic', clock)
+    publisher = Publisher(tp.cast(tp.Any, SpinClient(spin)), 'orders', 0, 'name', 0)
+    publisher._confirmed_at = now - since_confirm
+    future = asyncio.get_running_loop().create_future()
+
+    async def confirm() -> None:
+        for _ in range(5):
+            await asyncio.sleep(0)
+        future.set_result(None)
+
+    task = asyncio.ensure_future(confirm())
+    await publisher._confirmation(future)
+    await task
+    assert publisher._confirmed_at == now
+    return calls
+
+async def test_publishing_loop_polls_for_confirmation(monkeypatch: tp.Any) -> None:
+    """
+    A publisher sending right after its last confirmation polls the
+    connection while it waits; one sending after a pause, or with spin 0,
+    sleeps at once.
+    """
+    assert await confirmation_polls(0.001, 0.0001, monkeypatch) > 4
+    assert await confirmation_polls(0.001, 0.01, monkeypatch) == 2
+    assert await confirmation_polls(0, 0.0, monkeypatch) == 1
+
+async def test_cancelled_while_polling(monkeypatch: tp.Any) -> None:
+    """Cancelling a publisher polling for a confirmation cancels the wait."""
+    publisher = Publisher(tp.cast(tp.Any, SpinClient(5)), 'orders', 0, 'name', 0)
+    publisher._confirmed_at = monotonic()
+    future = asyncio.get_running_loop().create_future()
+    task = asyncio.ensure_future(publisher._confirmation(future))
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert not task.done()  # polling for 5 s
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
