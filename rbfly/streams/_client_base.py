@@ -15,11 +15,13 @@ import typing as tp
 from ..error import RbFlyError
 from ._publish import PublishEncoder
 from .aio.manager import ConnectionManager
-from .aio.protocol import StreamsProtocol, open_connection
+from .aio.protocol import ABANDONED, StreamsProtocol, open_connection
 from .backoff import Backoff
 from .error import (
     ConnectionLost,
     FeatureNotSupported,
+    RequestTimeout,
+    StreamsError,
 )
 from .events import ConnectionEvent, ConnectionState
 from .protocol.commands import (
@@ -44,6 +46,9 @@ DEFAULT_BUFFER_BYTES = 8 * 1024 * 1024
 """Bytes of chunks a subscription may hold (bounds its memory)."""
 
 DEFAULT_SPIN = 0.0005
+# seconds to wait for the broker's response to a request; creating a stream
+# on a cluster waits for its members to start, seconds on a busy machine
+DEFAULT_REQUEST_TIMEOUT = 30.0
 """
 Seconds a subscription receiving chunks in quick succession polls for the
 next one before its task sleeps (see :py:mod:`rbfly.streams.subscriber`).
@@ -64,8 +69,12 @@ class ClientBase:
             buffer_bytes: int = DEFAULT_BUFFER_BYTES,
             spin: float = DEFAULT_SPIN,
             connect_timeout: float = 30,
+            request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
             connection_name: str | None = None,
+            publishers_per_connection: int = 256,
+            subscriptions_per_connection: int = 256,
             on_connection: tp.Callable[[ConnectionEvent], None] | None = None,
+            address_resolver: tp.Callable[[str, int], tuple[str, int]] | None = None,
             reconnect: Backoff = DEFAULT_BACKOFF,
     ) -> None:
         if not 1 <= credit <= 0xffff:
@@ -87,6 +96,17 @@ class ClientBase:
             raise ValueError('spin must be 0..1 seconds, got {}'.format(spin))
         self._spin = spin
         self._connect_timeout = connect_timeout
+        if request_timeout is not None and not request_timeout > 0:
+            raise ValueError('request_timeout must be positive or None, got {!r}'.format(
+                request_timeout,
+            ))
+        self._request_timeout = request_timeout
+        for name, value in (('publishers_per_connection', publishers_per_connection),
+                            ('subscriptions_per_connection', subscriptions_per_connection)):
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 256:
+                raise ValueError('{} must be 1..256, got {!r}'.format(name, value))
+        self._max_publishers = publishers_per_connection
+        self._max_subscriptions = subscriptions_per_connection
         self._reconnect = reconnect
         if connection_name is not None and not isinstance(connection_name, str):
             raise TypeError('connection_name must be a str, got {!r}'.format(
@@ -96,6 +116,9 @@ class ClientBase:
         if on_connection is not None and not callable(on_connection):
             raise TypeError('on_connection must be callable')
         self._on_connection = on_connection
+        if address_resolver is not None and not callable(address_resolver):
+            raise TypeError('address_resolver must be callable')
+        self._resolver = address_resolver
         self._manager = ConnectionManager(
             self._connect, reconnect, self._restore_publisher, self._restore_subscription,
             notify=self._notify,
@@ -189,14 +212,23 @@ class ClientBase:
             info.host, info.port, core, ssl=info.ssl, timeout=self._connect_timeout,
         )
         protocol.address = (info.host, info.port)
+        protocol.request_timeout = self._request_timeout
         protocol.publish_encoder = PublishEncoder(core.frame_max)  # type: ignore[attr-defined]
         protocol.on_metadata_update = self._on_metadata_update
         protocol.broker_version = version(protocol.server_properties)  # type: ignore[attr-defined]
         if protocol.broker_version >= (3, 11):  # type: ignore[attr-defined]
-            await protocol.request(ExchangeCommandVersions([
-                CommandVersion(Key.PUBLISH, 1, 2),
-                CommandVersion(Key.DELIVER, 1, 2),
-            ]))
+            try:
+                await protocol.request(ExchangeCommandVersions([
+                    CommandVersion(Key.PUBLISH, 1, 2),
+                    CommandVersion(Key.DELIVER, 1, 2),
+                ]))
+            except RequestTimeout as ex:
+                # a node that does not answer is not reachable
+                protocol.abort(ConnectionLost(str(ex)))
+                raise ConnectionLost('{}: {}'.format(info, ex)) from ex
+            except asyncio.CancelledError:
+                protocol.abort(ConnectionLost('cancelled while connecting'))
+                raise
         logger.info('connected to %s (RabbitMQ %s)', info,
                     protocol.server_properties.get('version', 'unknown'))
         return protocol
@@ -260,6 +292,31 @@ class ClientBase:
                 protocol.server_properties.get('version', 'unknown'),
             ))
 
+    def _abandon(
+            self, protocol: StreamsProtocol, handlers: dict[int, tp.Any], key: int,
+            delete: tp.Any, what: str,
+    ) -> None:
+        """
+        A publisher's or subscription's declaration under id ``key`` was
+        cancelled or timed out, and the broker may still declare it: keep
+        the id taken (what comes for it is dropped) until ``delete`` (the
+        request deleting it) is answered, so that a later declaration never
+        gets its messages.
+        """
+        if not protocol.is_open:
+            return
+        handlers[key] = ABANDONED
+
+        async def delete_it() -> None:
+            try:
+                with contextlib.suppress(StreamsError):
+                    await protocol.request(delete, what)
+            finally:
+                if handlers.get(key) is ABANDONED:
+                    del handlers[key]
+
+        self._spawn(delete_it())
+
     @staticmethod
     def _free_id(used: tp.Mapping[int, object], what: str) -> int:
         for i in range(256):
@@ -285,5 +342,6 @@ class ClientBase:
         raise NotImplementedError
 
 __all__ = [
-    'DEFAULT_BACKOFF', 'DEFAULT_BUFFER_BYTES', 'DEFAULT_CREDIT', 'DEFAULT_SPIN', 'ClientBase',
+    'DEFAULT_BACKOFF', 'DEFAULT_BUFFER_BYTES', 'DEFAULT_CREDIT', 'DEFAULT_REQUEST_TIMEOUT',
+    'DEFAULT_SPIN', 'ClientBase',
 ]

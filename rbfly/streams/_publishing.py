@@ -6,6 +6,7 @@ connection.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import typing as tp
 import uuid
@@ -15,6 +16,7 @@ from ._placement import PlacementMixin
 from .aio.protocol import StreamsProtocol
 from .compression import compression_code
 from .error import (
+    RequestTimeout,
     StreamsError,
 )
 from .protocol.commands import (
@@ -161,13 +163,17 @@ class PublishersMixin(PlacementMixin):
         response = await protocol.request(QueryPublisherSequence(name, stream), ctx)
         publisher_id = self._free_id(protocol.publishers, 'publishers')
         protocol.publishers[publisher_id] = publisher  # reserve the id
-        declared = False
         try:
             await protocol.request(DeclarePublisher(publisher_id, name, stream), ctx)
-            declared = True
-        finally:
-            if not declared:
-                protocol.publishers.pop(publisher_id, None)
+        except (asyncio.CancelledError, RequestTimeout):
+            protocol.publishers.pop(publisher_id, None)
+            self._abandon(
+                protocol, protocol.publishers, publisher_id, DeletePublisher(publisher_id), ctx,
+            )
+            raise
+        except Exception:
+            protocol.publishers.pop(publisher_id, None)
+            raise
         return publisher_id, response.sequence
 
     async def _restore_publisher(self, protocol: StreamsProtocol, publisher: tp.Any) -> None:

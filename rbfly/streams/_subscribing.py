@@ -6,6 +6,7 @@ subscribing again on a new connection, and stored offsets.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import inspect
@@ -19,6 +20,7 @@ from ._placement import PlacementMixin
 from .aio.protocol import StreamsProtocol
 from .error import (
     NoOffset,
+    RequestTimeout,
     StreamsError,
 )
 from .offset import Offset, OffsetType
@@ -386,16 +388,18 @@ class SubscriptionsMixin(PlacementMixin):
     ) -> None:
         sid = self._free_id(protocol.subscriptions, 'subscriptions')
         sub.attach(protocol, sid)
-        subscribed = False
+        ctx = 'subscription to stream {!r}'.format(sub.stream)
         try:
             await protocol.request(
-                Subscribe(sid, sub.stream, spec, sub.credit, sub.properties),
-                'subscription to stream {!r}'.format(sub.stream),
+                Subscribe(sid, sub.stream, spec, sub.credit, sub.properties), ctx,
             )
-            subscribed = True
-        finally:
-            if not subscribed:
-                sub.detach()
+        except (asyncio.CancelledError, RequestTimeout):
+            sub.detach()
+            self._abandon(protocol, protocol.subscriptions, sid, Unsubscribe(sid), ctx)
+            raise
+        except Exception:
+            sub.detach()
+            raise
 
     async def _restore_subscription(self, protocol: StreamsProtocol, sub: tp.Any) -> None:
         """

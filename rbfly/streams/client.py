@@ -18,16 +18,24 @@ Example::
 from __future__ import annotations
 
 import asyncio
+import dataclasses as dtc
 import logging
 import ssl as _ssl
 import typing as tp
 
-from ._client_base import DEFAULT_BACKOFF, DEFAULT_BUFFER_BYTES, DEFAULT_CREDIT, DEFAULT_SPIN
+from ._client_base import (
+    DEFAULT_BACKOFF,
+    DEFAULT_BUFFER_BYTES,
+    DEFAULT_CREDIT,
+    DEFAULT_REQUEST_TIMEOUT,
+    DEFAULT_SPIN,
+)
 from ._subscribing import ConsumerUpdateCallback
 from ._super_streams import SuperStreamsMixin
 from .aio.protocol import StreamsProtocol
 from .error import (
     ConnectionLost,
+    FeatureNotSupported,
     StreamAlreadyExists,
     StreamDoesNotExist,
     StreamNotAvailable,
@@ -39,8 +47,10 @@ from .protocol.commands import (
     Delete,
     Metadata,
     MetadataUpdate,
+    SaslAuthenticate,
     StreamStats,
 )
+from .protocol.connection import sasl_plain
 from .protocol.constants import ResponseCode
 from .url import parse_uri
 from .util import StreamInfo, check_name, connection
@@ -77,12 +87,30 @@ class StreamsClient(SuperStreamsMixin):
         most of a confirmation's round trip; a consumer at the live end of
         a quiet stream, or a publisher sending now and then, never spins.
     :param connect_timeout: Seconds to wait for a connection and handshake.
+    :param request_timeout: Seconds to wait for the broker's response to a
+        request (creating a stream, a query, declaring a publisher,
+        subscribing; ``None``: no limit), then
+        :py:class:`~rbfly.streams.RequestTimeout`. A dead connection is
+        found by heartbeats; this bounds a broker that is alive but does
+        not answer.
     :param connection_name: Name of the client's connections, shown by the
         broker (management UI, ``rabbitmqctl list_stream_connections``).
+    :param publishers_per_connection: Publishers one connection holds
+        (1..256, the protocol's limit); the client opens another
+        connection to the broker for more.
+    :param subscriptions_per_connection: Subscriptions one connection
+        holds (1..256); as for publishers.
     :param on_connection: Called with a
         :py:class:`~rbfly.streams.ConnectionEvent` when a connection opens,
         is lost, recovers, is given up or is closed (see
         :py:mod:`rbfly.streams.events`).
+    :param address_resolver: Where to connect to reach a node of a cluster
+        the broker names (its advertised host and port), e.g. a load
+        balancer in front of the cluster, or the address of a container's
+        published port: ``resolver(host, port) -> (host, port)``. With a
+        resolver, a connection meant for a node is opened again until it
+        reaches that node (a load balancer picks any), up to
+        ``NODE_ATTEMPTS`` times.
     :param reconnect: Delays between reconnection attempts after the
         connection was lost (while publishers or subscriptions exist).
     """
@@ -159,6 +187,53 @@ class StreamsClient(SuperStreamsMixin):
             if m.stream == stream:
                 return bool(m.code != ResponseCode.STREAM_DOES_NOT_EXIST)
         return False
+
+    async def update_secret(self, secret: str) -> None:
+        """
+        Replace the password (or OAuth 2 token) of the client's user on its
+        open connections, and for the connections it opens later (RabbitMQ
+        3.13+): the broker authenticates each connection again. Call it
+        before a token expires; the broker closes the connections of an
+        expired one. Publishers and subscriptions are not disturbed.
+
+        :raises AuthenticationFailure: When the broker refuses the secret;
+            the client keeps the old one.
+        :raises FeatureNotSupported: On an older broker, or when the
+            client authenticates with a TLS certificate (SASL EXTERNAL:
+            it has no secret).
+        """
+        if not isinstance(secret, str):
+            raise TypeError('secret must be a str, got {!r}'.format(type(secret).__name__))
+        info = self._info
+        if info.ssl is not None and info.username is None:
+            raise FeatureNotSupported(
+                'updating the secret needs SASL PLAIN; the client authenticates'
+                ' with a TLS certificate (SASL EXTERNAL)',
+            )
+        protocol = await self._get_protocol()
+        self._require(protocol, (3, 13), 'updating the secret')
+        username = info.username or 'guest'
+        command = SaslAuthenticate('PLAIN', sasl_plain(username, secret))
+        # the client's own connection first: a refused secret changes nothing
+        await protocol.request(command, 'updating the secret of user {!r}'.format(username))
+        self._infos = [
+            dtc.replace(i, password=secret) if i.username == info.username else i
+            for i in self._infos
+        ]
+        self._info = dtc.replace(info, password=secret)
+        others = [
+            m.protocol for managers in self._nodes.values() for m in managers
+            if m.protocol is not None and m.protocol.is_open
+        ]
+        results = await asyncio.gather(
+            *(p.request(command, 'updating the secret') for p in others),
+            return_exceptions=True,
+        )
+        for result in results:
+            if isinstance(result, ConnectionLost):
+                continue  # it connects again with the new secret
+            if isinstance(result, BaseException):
+                raise result
 
     @property
     def server_properties(self) -> dict[str, str]:
@@ -334,7 +409,8 @@ def streams_client(
     return StreamsClient([parse_uri(u, ssl) for u in uri], **options)
 
 __all__ = [
-    'DEFAULT_BACKOFF', 'DEFAULT_BUFFER_BYTES', 'DEFAULT_CREDIT', 'DEFAULT_SPIN',
+    'DEFAULT_BACKOFF', 'DEFAULT_BUFFER_BYTES', 'DEFAULT_CREDIT', 'DEFAULT_REQUEST_TIMEOUT',
+    'DEFAULT_SPIN',
     'ConsumerUpdateCallback',
     'StreamInfo', 'StreamsClient', 'connection', 'streams_client',
 ]

@@ -230,6 +230,15 @@ class ConnectionLost(StreamsError):
     """
 
 
+class RequestTimeout(StreamsError, TimeoutError):
+    """
+    The broker did not answer a request (stream management, a query,
+    declaring a publisher, subscribing) within the client's
+    ``request_timeout``. The connection stays open; a late answer is
+    ignored. Also a :py:class:`TimeoutError`.
+    """
+
+
 class FeatureNotSupported(StreamsError):
     """
     The broker is too old for a feature (e.g. stream filtering needs
@@ -292,6 +301,7 @@ __all__ = [
     'ProtocolError',
     'PublisherDoesNotExist',
     'PublisherError',
+    'RequestTimeout',
     'ResponseError',
     'SaslAuthenticationFailureLoopback',
     'SaslCannotChangeMechanism',

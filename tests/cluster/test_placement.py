@@ -26,6 +26,7 @@ from rbfly.streams import (
 )
 from rbfly.streams.error import StreamNotAvailable
 
+from ..integration.proxy import Proxy
 from .conftest import FAST, NEEDS_CLUSTER, TIMEOUT, Cluster
 
 pytestmark = NEEDS_CLUSTER
@@ -147,7 +148,7 @@ async def test_subscription_moves_when_member_node_dies(cluster: Cluster, away: 
         task = asyncio.create_task(consume())
         try:
             await wait(n // 3)
-            assert [port for _, port in client._nodes] == [replica.port]
+            assert [w[1] for w in client._nodes if w is not None] == [replica.port]
             await cluster.kill(replica)
             killed = True
             await wait(n)  # the rest, from the leader
@@ -175,7 +176,7 @@ async def test_publisher_on_leader_node(cluster: Cluster, away: str) -> None:
         leader = (await client.stream_metadata(away)).leader
         assert leader is not None
         async with client.publisher(away, name='placed', cls=PublisherBatchFast) as publisher:
-            assert [port for _, port in client._nodes] == [leader[1]]
+            assert [w[1] for w in client._nodes if w is not None] == [leader[1]]
             assert publisher._protocol is not await client._get_protocol()
             for i in range(300):
                 publisher.batch(i)
@@ -193,4 +194,47 @@ async def test_publisher_on_leader_node(cluster: Cluster, away: str) -> None:
                 received.append(body)
                 if len(received) == 300:
                     break
+    assert received == list(range(300))
+
+async def test_through_load_balancer(cluster: Cluster, away: str) -> None:
+    """
+    Behind a load balancer (a proxy handing connections to r1, r2, r3 in
+    turn), with an address resolver naming it for every node: the client
+    connects until it reaches a member's node, every connection goes
+    through the balancer, and every message arrives once.
+    """
+    r1 = cluster.nodes[0]
+    await publish(r1.url, away, 0, 300)
+    balancer = Proxy('localhost', r1.port, tuple(('localhost', n.port) for n in cluster.nodes[1:]))
+    await balancer.start()
+    resolved: list[tuple[str, int]] = []
+
+    def resolver(host: str, port: int) -> tuple[str, int]:
+        resolved.append((host, port))
+        return '127.0.0.1', balancer.port
+
+    url = 'rabbitmq-stream://guest:guest@127.0.0.1:{}/'.format(balancer.port)
+    client = streams_client(url, address_resolver=resolver, reconnect=FAST)
+    received: list[object] = []
+    try:
+        async with client, asyncio.timeout(TIMEOUT):
+            home = await client._get_protocol()
+            assert home.connection_properties['advertised_port'] == str(r1.port)
+            async with aclosing(client.subscribe(away, offset=Offset.FIRST)) as bodies:
+                async for body in bodies:
+                    received.append(body)
+                    if len(received) == 300:
+                        break
+                # a member's node, reached through the balancer
+                (node,) = client._nodes
+                assert node is not None
+                assert resolved[0] == node
+                assert node[1] in {n.port for n in cluster.nodes[1:]}
+                (manager,) = client._nodes[node]
+                assert manager.protocol is not None
+                assert manager.protocol.address == ('127.0.0.1', balancer.port)
+                assert manager.protocol.connection_properties['advertised_port'] == str(node[1])
+            assert balancer.connections >= 2
+    finally:
+        await balancer.close()
     assert received == list(range(300))

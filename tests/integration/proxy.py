@@ -1,6 +1,7 @@
 """
-A TCP proxy for tests: forwards connections to a broker and cuts them on
-demand, to test what the client does when its connection is lost.
+A TCP proxy for tests: forwards connections to a broker, and cuts them or
+holds the broker's data back on demand, to test what the client does when
+its connection is lost or the broker does not answer.
 """
 
 from __future__ import annotations
@@ -10,40 +11,53 @@ import contextlib
 
 class Proxy:
     """
-    Forward ``127.0.0.1:<port>`` to ``host:port``.
+    Forward ``127.0.0.1:<port>`` to ``host:port`` (with ``more`` targets,
+    each connection to the next target in turn, as a round-robin load
+    balancer).
 
     :ivar port: Local port the proxy listens on (after :py:meth:`start`).
     :ivar connections: Number of connections accepted so far.
     """
-    def __init__(self, host: str, port: int) -> None:
-        self._target = (host, port)
+    def __init__(self, host: str, port: int, more: tuple[tuple[str, int], ...] = ()) -> None:
+        self._targets = ((host, port), *more)
         self._server: asyncio.Server | None = None
         self._pairs: set[tuple[asyncio.StreamWriter, asyncio.StreamWriter]] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self.port = 0
         self.connections = 0
+        self._flowing = asyncio.Event()
+        self._flowing.set()
+        self._hold_key: int | None = None
 
     async def start(self) -> None:
         self._server = await asyncio.start_server(self._accept, '127.0.0.1', 0)
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        target = self._targets[self.connections % len(self._targets)]
         self.connections += 1
         try:
-            up_reader, up_writer = await asyncio.open_connection(*self._target)
+            up_reader, up_writer = await asyncio.open_connection(*target)
         except OSError:
             writer.close()
             return
         pair = (writer, up_writer)
         self._pairs.add(pair)
-        for src, dst in ((reader, up_writer), (up_reader, writer)):
-            task = asyncio.create_task(self._pipe(src, dst))
+        for src, dst, held in ((reader, up_writer, False), (up_reader, writer, True)):
+            task = asyncio.create_task(self._pipe(src, dst, held))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
-    async def _pipe(self, src: asyncio.StreamReader, dst: asyncio.StreamWriter) -> None:
+    async def _pipe(
+            self, src: asyncio.StreamReader, dst: asyncio.StreamWriter, held: bool,
+    ) -> None:
+        pending = b''  # the client's bytes of an incomplete frame
         with contextlib.suppress(OSError, asyncio.IncompleteReadError):
             while data := await src.read(65536):
+                if held:
+                    await self._flowing.wait()
+                elif self._hold_key is not None:
+                    pending = self._watch(pending + data)
                 dst.write(data)
                 await dst.drain()
         dst.close()
@@ -60,7 +74,40 @@ class Proxy:
             b.transport.abort()
         return len(pairs)
 
+    def hold(self) -> None:
+        """
+        Keep what the broker sends from the client (the connections stay
+        open; the client's data still reaches the broker).
+        """
+        self._flowing.clear()
+
+    def hold_on(self, key: int) -> None:
+        """
+        Hold what the broker sends from the moment the client sends a
+        command with this key (e.g. 0x0007, Subscribe): its answer, and
+        all after it, until :py:meth:`release`.
+        """
+        self._hold_key = key
+
+    def _watch(self, data: bytes) -> bytes:
+        """Look for the key in the client's frames; return the incomplete rest."""
+        while len(data) >= 6:
+            size = int.from_bytes(data[:4], 'big')
+            if int.from_bytes(data[4:6], 'big') & 0x7fff == self._hold_key:
+                self._hold_key = None
+                self.hold()
+                return b''
+            if len(data) < 4 + size:
+                break
+            data = data[4 + size:]
+        return data
+
+    def release(self) -> None:
+        """Deliver what was held, and forward again."""
+        self._flowing.set()
+
     async def close(self) -> None:
+        self.release()
         self.cut()
         if self._server is not None:
             self._server.close()

@@ -135,7 +135,7 @@ async def test_deleted_stream_ends_subscription(any_url: str, stream: str) -> No
 class DirectClient:
     """Client straight to the broker the proxy forwards to."""
     def __init__(self, proxy: Proxy) -> None:
-        host, port = proxy._target
+        host, port = proxy._targets[0]
         self.client = streams_client('rabbitmq-stream://guest:guest@{}:{}/'.format(host, port))
 
     async def __aenter__(self) -> StreamsClient:

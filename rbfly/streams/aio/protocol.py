@@ -16,7 +16,7 @@ import typing as tp
 from collections.abc import Callable, Mapping
 
 from ...error import ProtocolError
-from ..error import ConnectionLost, error_for_code
+from ..error import ConnectionLost, RequestTimeout, error_for_code
 from ..protocol.base import OffsetSpec
 from ..protocol.commands import (
     Command,
@@ -56,6 +56,33 @@ class SubscriptionHandler(tp.Protocol):
         self, protocol: StreamsProtocol, correlation_id: int, active: bool,
     ) -> None: ...
 
+class Abandoned:
+    """
+    Holds the id of a publisher or subscription whose declaration was
+    cancelled or timed out: the broker may still declare it, so the id is
+    not used again until it is deleted; what comes for it is dropped.
+    """
+    def on_confirm(self, publishing_ids: tp.Sequence[int]) -> None:
+        pass
+
+    def on_error(self, errors: tp.Sequence[tuple[int, int]]) -> None:
+        pass
+
+    def on_connection_lost(self, error: Exception) -> None:
+        pass
+
+    def on_chunk(
+        self, chunk: bytes | bytearray | memoryview, committed_chunk_id: int | None,
+    ) -> None:
+        pass
+
+    def on_consumer_update(
+        self, protocol: StreamsProtocol, correlation_id: int, active: bool,
+    ) -> None:
+        pass
+
+ABANDONED = Abandoned()
+
 class StreamsProtocol(asyncio.Protocol):
     """
     One connection to a broker.
@@ -77,6 +104,8 @@ class StreamsProtocol(asyncio.Protocol):
         self.connection_properties: Mapping[str, str] = {}
         # (host, port) connected to, as the client was told
         self.address: tuple[str, int] | None = None
+        # seconds to wait for a response (None: no limit)
+        self.request_timeout: float | None = None
         self._pending: dict[int, tuple[asyncio.Future[tp.Any], str]] = {}
         self._timer: asyncio.TimerHandle | None = None
         self._writable = asyncio.Event()
@@ -176,6 +205,8 @@ class StreamsProtocol(asyncio.Protocol):
         :raises rbfly.streams.error.ResponseError: When the response code
             is not OK.
         :raises ConnectionLost: When the connection is lost first.
+        :raises RequestTimeout: When no response came within
+            ``request_timeout`` seconds.
         """
         self.check_open()
         correlation_id = self.core.request(command, self.loop.time())
@@ -183,7 +214,18 @@ class StreamsProtocol(asyncio.Protocol):
         self._pending[correlation_id] = (fut, context)
         self.flush()
         try:
-            return await fut
+            if self.request_timeout is None:
+                return await fut
+            try:
+                async with asyncio.timeout(self.request_timeout):
+                    return await fut
+            except TimeoutError:
+                # (only this deadline becomes TimeoutError here: an outer
+                # timeout or a cancellation stays a CancelledError)
+                raise RequestTimeout('no response to {} in {}s{}'.format(
+                    type(command).__name__, self.request_timeout,
+                    ' ({})'.format(context) if context else '',
+                )) from None
         finally:
             # on cancellation the late response is ignored; the connection
             # stays usable
@@ -232,6 +274,10 @@ class StreamsProtocol(asyncio.Protocol):
         if not transport.is_closing():
             transport.close()
         await asyncio.shield(self.closed)
+
+    def abort(self, error: Exception) -> None:
+        """Close the connection at once; pending requests fail with ``error``."""
+        self._abort(error)
 
     def _abort(self, error: Exception) -> None:
         self._error = error

@@ -154,6 +154,10 @@ def _negotiate(ours: int, theirs: int) -> int:
         return ours
     return min(ours, theirs)
 
+def sasl_plain(username: str, password: str) -> bytes:
+    """The SASL PLAIN response: no authorization identity, user, password."""
+    return b'\0' + username.encode() + b'\0' + password.encode()
+
 class ConnectionCore:
     """
     Protocol state of one connection, without I/O.
@@ -441,7 +445,7 @@ class ConnectionCore:
                     ),
                 ))
             if self._mechanism == 'PLAIN':
-                data = b'\0' + self._username.encode() + b'\0' + self._password.encode()
+                data = sasl_plain(self._username, self._password)
             else:
                 data = b''
             self._set_state(S.SASL_AUTHENTICATE)
@@ -480,4 +484,5 @@ __all__ = [
     'HandshakeFailed',
     'HeartbeatTimeout',
     'Opened',
+    'sasl_plain',
 ]

@@ -1,0 +1,126 @@
+"""
+A broker that does not answer: requests time out with RequestTimeout, and
+a subscription or publisher whose declaration timed out or was cancelled
+leaves the connection clean (through a TCP proxy holding the broker's
+data back).
+"""
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from urllib.parse import urlsplit
+
+import pytest
+
+from rbfly.streams import (
+    Offset,
+    RequestTimeout,
+    StreamsClient,
+    get_message_ctx,
+    streams_client,
+)
+from rbfly.streams.aio.protocol import ABANDONED
+
+from .proxy import Proxy
+
+@pytest.fixture
+async def proxy(any_url: str) -> AsyncIterator[Proxy]:
+    p = urlsplit(any_url)
+    proxy = Proxy(p.hostname or 'localhost', p.port or 5552)
+    await proxy.start()
+    yield proxy
+    await proxy.close()
+
+@pytest.fixture
+async def proxied(proxy: Proxy, client: StreamsClient) -> AsyncIterator[StreamsClient]:
+    """A client through the proxy (the test's stream exists)."""
+    c = streams_client('rabbitmq-stream://guest:guest@127.0.0.1:{}/'.format(proxy.port),
+                       request_timeout=0.3)
+    await c._get_protocol()
+    yield c
+    await c.disconnect()
+
+async def test_request_timeout(proxy: Proxy, proxied: StreamsClient, stream: str) -> None:
+    """
+    A request the broker does not answer in time raises RequestTimeout (a
+    TimeoutError); the connection stays open and its late answer is
+    ignored.
+    """
+    protocol = await proxied._get_protocol()
+    proxy.hold()
+    with pytest.raises(RequestTimeout, match=r'no response to Metadata in 0\.3s') as info:
+        await proxied.stream_exists(stream)
+    assert isinstance(info.value, TimeoutError)
+    proxy.release()
+    assert await proxied.stream_exists(stream)
+    assert await proxied._get_protocol() is protocol
+    assert protocol.is_open
+
+async def read(client: StreamsClient, stream: str, n: int) -> list[tuple[int, object]]:
+    received: list[tuple[int, object]] = []
+    async with asyncio.timeout(30), \
+            aclosing(client.subscribe(stream, offset=Offset.FIRST)) as bodies:
+        async for body in bodies:
+            received.append((get_message_ctx().stream_offset, body))
+            if len(received) == n:
+                break
+    return received
+
+@pytest.mark.parametrize('how', ['request_timeout', 'cancelled'])
+async def test_subscription_not_answered(
+        proxy: Proxy, proxied: StreamsClient, client: StreamsClient, stream: str, how: str,
+) -> None:
+    """
+    A subscription whose Subscribe was not answered in time (or was
+    cancelled) keeps its id taken until the broker confirms it is gone:
+    the next subscription reads every message once, nothing of the
+    abandoned one reaches it.
+    """
+    async with client.publisher(stream) as publisher:
+        for i in range(10):
+            await publisher.send('m{}'.format(i))
+    protocol = await proxied._get_protocol()
+
+    proxy.hold_on(0x0007)  # Subscribe
+    iterator = proxied.subscribe(stream, offset=Offset.FIRST)
+    if how == 'request_timeout':
+        with pytest.raises(RequestTimeout, match='subscription to stream'):
+            await anext(iterator)
+    else:
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(anext(iterator), 0.2)
+    await iterator.aclose()
+    assert protocol.subscriptions == {0: ABANDONED}
+    proxy.release()
+
+    expected = [(i, 'm{}'.format(i)) for i in range(10)]
+    assert await read(proxied, stream, 10) == expected
+    if proxied._tasks:  # the abandoned id is deleted, then freed
+        await asyncio.wait(proxied._tasks, timeout=10)
+    assert protocol.subscriptions == {}
+    assert await read(proxied, stream, 10) == expected
+    assert protocol.is_open
+
+async def test_publisher_not_answered(
+        proxy: Proxy, proxied: StreamsClient, stream: str,
+) -> None:
+    """
+    A publisher whose DeclarePublisher was not answered in time keeps its
+    id taken until the broker deleted it; the next publisher's messages
+    are all confirmed and stored once.
+    """
+    protocol = await proxied._get_protocol()
+    proxy.hold_on(0x0001)  # DeclarePublisher
+    with pytest.raises(RequestTimeout, match="publisher 'first'"):
+        async with proxied.publisher(stream, name='first'):
+            pytest.fail('declared without an answer')
+    assert protocol.publishers == {0: ABANDONED}
+    proxy.release()
+
+    async with proxied.publisher(stream, name='second') as publisher:
+        for i in range(10):
+            await publisher.send('m{}'.format(i))
+    if proxied._tasks:
+        await asyncio.wait(proxied._tasks, timeout=10)
+    assert protocol.publishers == {}
+    assert await read(proxied, stream, 10) == [(i, 'm{}'.format(i)) for i in range(10)]
