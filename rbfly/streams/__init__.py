@@ -25,6 +25,7 @@ if tp.TYPE_CHECKING:
         StreamsError,
     )
     from .events import ConnectionEvent, ConnectionState
+    from .metrics import Metrics
     from .offset import Offset, OffsetType
     from .publisher import (
         Publisher,
@@ -74,6 +75,7 @@ _EXPORTS = {
     'Backoff': '.backoff',
     'Compression': '.compression',
     'ConnectionEvent': '.events',
+    'Metrics': '.metrics',
     'ConnectionState': '.events',
     'SubEntryBatch': '._publish',
     'Subscriber': '.subscriber',
@@ -113,6 +115,7 @@ __all__ = [  # the names of _EXPORTS
     'MessageCtx',
     'MessageFilter',
     'MessageRejected',
+    'Metrics',
     'NoRoute',
     'Offset',
     'OffsetType',

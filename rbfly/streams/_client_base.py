@@ -24,6 +24,7 @@ from .error import (
     StreamsError,
 )
 from .events import ConnectionEvent, ConnectionState
+from .metrics import Counters
 from .protocol.commands import (
     CommandVersion,
     ExchangeCommandVersions,
@@ -119,6 +120,7 @@ class ClientBase:
         if address_resolver is not None and not callable(address_resolver):
             raise TypeError('address_resolver must be callable')
         self._resolver = address_resolver
+        self._counters = Counters()
         self._manager = ConnectionManager(
             self._connect, reconnect, self._restore_publisher, self._restore_subscription,
             notify=self._notify,
@@ -229,6 +231,7 @@ class ClientBase:
             except asyncio.CancelledError:
                 protocol.abort(ConnectionLost('cancelled while connecting'))
                 raise
+        self._counters.connections_opened += 1
         logger.info('connected to %s (RabbitMQ %s)', info,
                     protocol.server_properties.get('version', 'unknown'))
         return protocol
@@ -237,6 +240,8 @@ class ClientBase:
             self, manager: ConnectionManager, state: ConnectionState,
             protocol: StreamsProtocol | None, error: Exception | None,
     ) -> None:
+        if state is ConnectionState.LOST:
+            self._counters.connections_lost += 1
         callback = self._on_connection
         if callback is None:
             return

@@ -304,7 +304,9 @@ class SubscriptionsMixin(PlacementMixin):
         elif consumer_update is not None:
             raise ValueError('consumer_update is an option of a single active consumer')
         spec, start = await self._offset_spec(protocol, stream, offset)
-        sub = Subscription(stream, spec, start, amqp, flow[0], properties, flow[1], self._spin)
+        sub = Subscription(
+            stream, spec, start, amqp, flow[0], properties, flow[1], self._spin, self._counters,
+        )
         if single_active:
             sub.activation = functools.partial(
                 self._activation, stream, offset, consumer_update,

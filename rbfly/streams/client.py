@@ -42,6 +42,7 @@ from .error import (
     StreamsError,
     error_for_code,
 )
+from .metrics import Metrics
 from .protocol.commands import (
     Create,
     Delete,
@@ -234,6 +235,31 @@ class StreamsClient(SuperStreamsMixin):
                 continue  # it connects again with the new secret
             if isinstance(result, BaseException):
                 raise result
+
+    def metrics(self) -> Metrics:
+        """
+        Counters of the client since it was created, and its connections,
+        publishers and subscriptions now (see :py:mod:`rbfly.streams.metrics`).
+        """
+        managers = [self._manager, *(m for ms in self._nodes.values() for m in ms)]
+        publishers = [p for m in managers for p in m.publishers]
+        c = self._counters
+        return Metrics(
+            published=c.published,
+            confirmed=c.confirmed,
+            errored=c.errored,
+            chunks=c.chunks,
+            chunk_bytes=c.chunk_bytes,
+            consumed=c.consumed,
+            connections_opened=c.connections_opened,
+            connections_lost=c.connections_lost,
+            connections=sum(
+                1 for m in managers if m.protocol is not None and m.protocol.is_open
+            ),
+            publishers=len(publishers),
+            subscriptions=sum(len(m.subscriptions) for m in managers),
+            outstanding_confirms=sum(len(p._unconfirmed) for p in publishers),
+        )
 
     @property
     def server_properties(self) -> dict[str, str]:

@@ -125,6 +125,7 @@ class PublisherTrait:
     #
 
     def on_confirm(self, publishing_ids: tp.Sequence[int]) -> None:
+        self._client._counters.confirmed += len(publishing_ids)
         unconfirmed = self._unconfirmed
         waiting = self._waiting
         for pid in publishing_ids:
@@ -144,6 +145,7 @@ class PublisherTrait:
                 continue
             self._unconfirmed.pop(pid, None)
             error = MessageRejected(pid, code, self.stream)
+            self._client._counters.errored += 1
             c = self._waiting.pop(pid, None)
             if c is not None:
                 c.fail(error)
@@ -239,7 +241,9 @@ class PublisherTrait:
             start += count
         return frames
 
-    def _send_frames(self, protocol: StreamsProtocol, frames: list[bytes]) -> None:
+    def _send_frames(self, protocol: StreamsProtocol, frames: list[bytes], count: int) -> None:
+        """Send the Publish frames of ``count`` entries."""
+        self._client._counters.published += count
         try:
             for frame in frames:
                 protocol.send_frame(frame)
@@ -265,6 +269,7 @@ class PublisherTrait:
                     try:
                         self._frames(protocol, [m], pid)
                     except (RbFlyError, TypeError, ValueError) as ex:
+                        self._client._counters.errored += 1
                         self._unconfirmed.pop(pid, None)
                         c = self._waiting.pop(pid, None)
                         if c is not None:
@@ -279,7 +284,7 @@ class PublisherTrait:
                 frames = self._frames(protocol, messages, ids[0], ids)
             for pid, m in zip(ids, messages, strict=True):
                 self._unconfirmed[pid] = m
-            self._send_frames(protocol, frames)
+            self._send_frames(protocol, frames, len(messages))
         else:
             for pid, m in items:
                 self._unconfirmed[pid] = m
@@ -313,7 +318,7 @@ class PublisherTrait:
                 waiting[pid] = confirmation
                 unconfirmed[pid] = m
             self.message_id = ids[-1]
-        self._send_frames(protocol, frames)
+        self._send_frames(protocol, frames, n)
         try:
             await self._confirmation(future)
         except asyncio.CancelledError:
@@ -538,7 +543,7 @@ class PublisherPipelined(PublisherTrait):
             else:
                 ids = range(first, first + len(buffer))
                 self._unconfirmed.update(zip(ids, buffer, strict=True))
-                self._send_frames(protocol, frames)
+                self._send_frames(protocol, frames, len(buffer))
                 return
         self._write_checked(protocol, list(enumerate(buffer, first)))
 

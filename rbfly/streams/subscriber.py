@@ -49,6 +49,7 @@ from time import monotonic
 from ..amqp import MessageCtx
 from ._chunk import decode_chunk
 from .error import ConnectionLost
+from .metrics import Counters
 from .protocol.commands import Credit, OffsetSpec
 from .protocol.constants import OffsetType
 
@@ -100,6 +101,7 @@ class Subscription:
     :param properties: Subscription properties (filters).
     :param spin: Seconds to keep polling for the next chunk before
         sleeping, when chunks come in quick succession (0: never).
+    :param counters: The client's metrics counters.
     """
     def __init__(
             self,
@@ -111,6 +113,7 @@ class Subscription:
             properties: dict[str, str],
             buffer_bytes: int = 8 * 1024 * 1024,
             spin: float = 0.0,
+            counters: Counters | None = None,
     ) -> None:
         self.stream = stream
         self.offset_spec = offset_spec
@@ -135,6 +138,7 @@ class Subscription:
         self._buffered = 0  # bytes of chunks in the buffer
         self._chunk_size = 0.0  # moving average of chunk sizes
         self.spin = spin
+        self._counters = Counters() if counters is None else counters
         self._arrived = 0.0  # when the last chunk arrived (monotonic clock)
         self._gap = math.inf  # moving average of the time between chunks
         # single active consumer: whether the broker sends to this one, and
@@ -233,6 +237,10 @@ class Subscription:
         self._buffered -= len(data)
         self._return_credit()
         info, messages = decode_chunk(data, self.next_offset, self.amqp, True, self.stream)
+        counters = self._counters
+        counters.chunks += 1
+        counters.chunk_bytes += len(data)
+        counters.consumed += len(messages)
         if info.chunk_type == 0 and info.next_offset > self.next_offset:
             self.next_offset = info.next_offset
         chunk = Chunk(messages)

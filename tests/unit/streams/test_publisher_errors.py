@@ -13,11 +13,13 @@ from time import monotonic
 import pytest
 
 from rbfly.streams import MessageRejected
+from rbfly.streams.metrics import Counters
 from rbfly.streams.publisher import Publisher, _Confirmation
 
 class Client:
     def __init__(self) -> None:
         self.unknown: list[object] = []
+        self._counters = Counters()
 
     def _publisher_unknown(self, publisher: object) -> None:
         self.unknown.append(publisher)
@@ -42,6 +44,7 @@ async def test_publish_errors() -> None:
 
     publisher.on_confirm([1])
     assert futures[0].result() is None
+    assert (client._counters.confirmed, client._counters.errored) == (1, 1)
 
 class SpinClient(Client):
     def __init__(self, spin: float) -> None:

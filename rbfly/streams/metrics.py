@@ -1,0 +1,82 @@
+"""
+Metrics of a client: counters since it was created, and what it holds now.
+
+``client.metrics()`` returns a :py:class:`Metrics` snapshot. The counters
+only grow; feed them to a monitoring system by reading them periodically,
+e.g. as OpenTelemetry observable counters or Prometheus counters set from
+a collector::
+
+    meter.create_observable_counter(
+        'rabbitmq.stream.published',
+        callbacks=[lambda options: [Observation(client.metrics().published)]],
+    )
+
+The counters are plain integers incremented per frame or chunk (not per
+message), so keeping them costs nothing measurable.
+"""
+
+from __future__ import annotations
+
+import dataclasses as dtc
+
+class Counters:
+    """The client's counters (mutable; see :py:class:`Metrics`)."""
+    __slots__ = (
+        'chunk_bytes',
+        'chunks',
+        'confirmed',
+        'connections_lost',
+        'connections_opened',
+        'consumed',
+        'errored',
+        'published',
+    )
+
+    def __init__(self) -> None:
+        self.published = 0
+        self.confirmed = 0
+        self.errored = 0
+        self.chunks = 0
+        self.chunk_bytes = 0
+        self.consumed = 0
+        self.connections_opened = 0
+        self.connections_lost = 0
+
+
+@dtc.dataclass(frozen=True, slots=True)
+class Metrics:
+    """
+    Counters of a client since it was created, and gauges of the moment.
+
+    :ivar published: Entries sent by publishers (a message, or a sub-entry
+        batch); an entry sent again after a lost connection counts again.
+    :ivar confirmed: Publishing ids the broker confirmed.
+    :ivar errored: Entries the broker rejected (or the client could not
+        encode).
+    :ivar chunks: Chunks taken by the application (of every chunk type).
+    :ivar chunk_bytes: Bytes of those chunks.
+    :ivar consumed: Messages delivered to the application, after the
+        records before a subscription's offset were dropped (a filtered
+        subscription counts the messages before its client-side filter).
+    :ivar connections_opened: Connections opened, first and again.
+    :ivar connections_lost: Connections lost (not closed by the client).
+    :ivar connections: Connections open now.
+    :ivar publishers: Publishers declared now.
+    :ivar subscriptions: Subscriptions now.
+    :ivar outstanding_confirms: Entries sent and not confirmed yet.
+    """
+    published: int
+    confirmed: int
+    errored: int
+    chunks: int
+    chunk_bytes: int
+    consumed: int
+    connections_opened: int
+    connections_lost: int
+    connections: int
+    publishers: int
+    subscriptions: int
+    outstanding_confirms: int
+
+
+__all__ = ['Counters', 'Metrics']
