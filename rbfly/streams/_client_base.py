@@ -30,7 +30,7 @@ from .protocol.commands import (
     ExchangeCommandVersions,
     MetadataUpdate,
 )
-from .protocol.connection import ConnectionCore
+from .protocol.connection import MECHANISMS, ConnectionCore
 from .protocol.constants import DEFAULT_FRAME_MAX, DEFAULT_HEARTBEAT, Key
 from .publisher import PublisherTrait
 from .url import ConnectionInfo
@@ -76,6 +76,7 @@ class ClientBase:
             subscriptions_per_connection: int = 256,
             on_connection: tp.Callable[[ConnectionEvent], None] | None = None,
             address_resolver: tp.Callable[[str, int], tuple[str, int]] | None = None,
+            sasl_mechanism: str | None = None,
             reconnect: Backoff = DEFAULT_BACKOFF,
     ) -> None:
         if not 1 <= credit <= 0xffff:
@@ -121,6 +122,11 @@ class ClientBase:
             raise TypeError('address_resolver must be callable')
         self._resolver = address_resolver
         self._counters = Counters()
+        if sasl_mechanism is not None and sasl_mechanism not in MECHANISMS:
+            raise ValueError('sasl_mechanism must be one of {}, got {!r}'.format(
+                ', '.join(MECHANISMS), sasl_mechanism,
+            ))
+        self._mechanism = sasl_mechanism
         self._manager = ConnectionManager(
             self._connect, reconnect, self._restore_publisher, self._restore_subscription,
             notify=self._notify,
@@ -204,7 +210,7 @@ class ClientBase:
             virtual_host=info.virtual_host,
             username=info.username or 'guest',
             password=info.password if info.password is not None else 'guest',
-            mechanism='EXTERNAL' if external else 'PLAIN',
+            mechanism=self._mechanism or ('EXTERNAL' if external else 'PLAIN'),
             frame_max=self._frame_max,
             heartbeat=self._heartbeat,
             client_properties=self._client_properties(),

@@ -112,6 +112,11 @@ class StreamsClient(SuperStreamsMixin):
         resolver, a connection meant for a node is opened again until it
         reaches that node (a load balancer picks any), up to
         ``NODE_ATTEMPTS`` times.
+    :param sasl_mechanism: ``PLAIN`` (user and password of the URI),
+        ``EXTERNAL`` (TLS client certificate) or ``ANONYMOUS`` (RabbitMQ
+        4.0+, logged in as the broker's ``anonymous_login_user``); default:
+        ``EXTERNAL`` with a TLS context and no user in the URI, else
+        ``PLAIN``.
     :param reconnect: Delays between reconnection attempts after the
         connection was lost (while publishers or subscriptions exist).
     """
@@ -206,10 +211,11 @@ class StreamsClient(SuperStreamsMixin):
         if not isinstance(secret, str):
             raise TypeError('secret must be a str, got {!r}'.format(type(secret).__name__))
         info = self._info
-        if info.ssl is not None and info.username is None:
+        if self._mechanism not in (None, 'PLAIN') or (
+                self._mechanism is None and info.ssl is not None and info.username is None):
             raise FeatureNotSupported(
                 'updating the secret needs SASL PLAIN; the client authenticates'
-                ' with a TLS certificate (SASL EXTERNAL)',
+                ' with SASL {}'.format(self._mechanism or 'EXTERNAL (a TLS certificate)'),
             )
         protocol = await self._get_protocol()
         self._require(protocol, (3, 13), 'updating the secret')

@@ -212,3 +212,22 @@ async def test_connection_name(url: str) -> None:
     assert name in out.stdout
     with pytest.raises(TypeError, match='connection_name'):
         streams_client(url, connection_name=b'x')
+
+async def test_sasl_anonymous(url4: str, url: str) -> None:
+    """
+    SASL ANONYMOUS: RabbitMQ 4.x logs the client in as its
+    anonymous_login_user (guest, from this machine); 3.10 does not offer it.
+    """
+    from rbfly.streams import FeatureNotSupported
+    from rbfly.streams.error import SaslMechanismNotSupported
+
+    anonymous = _with(url4, userinfo='nobody:wrong')  # not used by ANONYMOUS
+    async with streams_client(anonymous, sasl_mechanism='ANONYMOUS') as client:
+        assert await client.stream_exists('rbfly-no-such-stream') is False
+        with pytest.raises(FeatureNotSupported, match='SASL ANONYMOUS'):
+            await client.update_secret('x')
+    async with streams_client(url, sasl_mechanism='ANONYMOUS') as client:
+        with pytest.raises(SaslMechanismNotSupported, match='ANONYMOUS not offered'):
+            await client.stream_exists('rbfly-no-such-stream')
+    with pytest.raises(ValueError, match='sasl_mechanism'):
+        streams_client(url, sasl_mechanism='CRAM-MD5')

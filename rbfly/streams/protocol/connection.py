@@ -158,6 +158,9 @@ def sasl_plain(username: str, password: str) -> bytes:
     """The SASL PLAIN response: no authorization identity, user, password."""
     return b'\0' + username.encode() + b'\0' + password.encode()
 
+MECHANISMS = ('PLAIN', 'EXTERNAL', 'ANONYMOUS')
+"""SASL mechanisms of the client."""
+
 class ConnectionCore:
     """
     Protocol state of one connection, without I/O.
@@ -165,7 +168,8 @@ class ConnectionCore:
     :param virtual_host: Virtual host to open.
     :param username: User name for SASL PLAIN.
     :param password: Password for SASL PLAIN (never logged).
-    :param mechanism: ``PLAIN`` or ``EXTERNAL`` (TLS client certificate).
+    :param mechanism: ``PLAIN``, ``EXTERNAL`` (TLS client certificate) or
+        ``ANONYMOUS`` (RabbitMQ 4.0+: the broker's ``anonymous_login_user``).
     :param frame_max: Largest frame we accept (0: no limit); the broker's
         value is taken when lower.
     :param heartbeat: Heartbeat interval we ask for, in seconds (0: none).
@@ -182,7 +186,7 @@ class ConnectionCore:
             heartbeat: int = DEFAULT_HEARTBEAT,
             client_properties: Mapping[str, str] | None = None,
     ) -> None:
-        if mechanism not in ('PLAIN', 'EXTERNAL'):
+        if mechanism not in MECHANISMS:
             raise ValueError('unsupported SASL mechanism {!r}'.format(mechanism))
         self._virtual_host = virtual_host
         self._username = username or ''
@@ -475,6 +479,7 @@ class ConnectionCore:
         return None
 
 __all__ = [
+    'MECHANISMS',
     'ConnectionClosed',
     'ConnectionCore',
     'ConnectionState',

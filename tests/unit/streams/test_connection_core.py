@@ -154,6 +154,18 @@ def test_mechanism_not_offered() -> None:
     assert isinstance(events[0], HandshakeFailed)
     assert isinstance(events[0].error, SaslMechanismNotSupported)
 
+@pytest.mark.parametrize('mechanism', ['EXTERNAL', 'ANONYMOUS'])
+def test_mechanism_without_secret(mechanism: str) -> None:
+    """EXTERNAL and ANONYMOUS send an empty response, no credentials."""
+    core = make_core(mechanism=mechanism)
+    core.start(0)
+    core.receive_data(encode(PeerPropertiesResponse(1, OK, {})), 0)
+    sent(core)
+    core.receive_data(encode(SaslHandshakeResponse(2, OK, ['PLAIN', mechanism])), 0)
+    assert sent(core) == [(SaslAuthenticate(mechanism, b''), 3)]
+    with pytest.raises(ValueError, match='unsupported SASL mechanism'):
+        make_core(mechanism='AMQPLAIN')
+
 def test_request_before_open() -> None:
     """Requests before the handshake finished are refused."""
     core = make_core()
