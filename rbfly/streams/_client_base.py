@@ -77,6 +77,7 @@ class ClientBase:
             on_connection: tp.Callable[[ConnectionEvent], None] | None = None,
             address_resolver: tp.Callable[[str, int], tuple[str, int]] | None = None,
             sasl_mechanism: str | None = None,
+            crc_check: bool = True,
             reconnect: Backoff = DEFAULT_BACKOFF,
     ) -> None:
         if not 1 <= credit <= 0xffff:
@@ -127,6 +128,7 @@ class ClientBase:
                 ', '.join(MECHANISMS), sasl_mechanism,
             ))
         self._mechanism = sasl_mechanism
+        self._crc_check = bool(crc_check)
         self._manager = ConnectionManager(
             self._connect, reconnect, self._restore_publisher, self._restore_subscription,
             notify=self._notify,

@@ -306,6 +306,7 @@ class SubscriptionsMixin(PlacementMixin):
         spec, start = await self._offset_spec(protocol, stream, offset)
         sub = Subscription(
             stream, spec, start, amqp, flow[0], properties, flow[1], self._spin, self._counters,
+            self._crc_check,
         )
         if single_active:
             sub.activation = functools.partial(

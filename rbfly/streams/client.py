@@ -117,6 +117,11 @@ class StreamsClient(SuperStreamsMixin):
         4.0+, logged in as the broker's ``anonymous_login_user``); default:
         ``EXTERNAL`` with a TLS context and no user in the URI, else
         ``PLAIN``.
+    :param crc_check: Verify the CRC32 of every chunk received (a
+        mismatch ends the subscription with
+        :py:class:`~rbfly.error.ChunkError`); ``False`` trusts the
+        connection (TLS, or TCP's own checksums) and saves the time of the
+        check, about 0.2 ms per MB here.
     :param reconnect: Delays between reconnection attempts after the
         connection was lost (while publishers or subscriptions exist).
     """

@@ -102,6 +102,8 @@ class Subscription:
     :param spin: Seconds to keep polling for the next chunk before
         sleeping, when chunks come in quick succession (0: never).
     :param counters: The client's metrics counters.
+    :param crc_check: Verify each chunk's CRC32 (a mismatch ends the
+        subscription with :py:class:`~rbfly.error.ChunkError`).
     """
     def __init__(
             self,
@@ -114,6 +116,7 @@ class Subscription:
             buffer_bytes: int = 8 * 1024 * 1024,
             spin: float = 0.0,
             counters: Counters | None = None,
+            crc_check: bool = True,
     ) -> None:
         self.stream = stream
         self.offset_spec = offset_spec
@@ -139,6 +142,7 @@ class Subscription:
         self._chunk_size = 0.0  # moving average of chunk sizes
         self.spin = spin
         self._counters = Counters() if counters is None else counters
+        self.crc_check = crc_check
         self._arrived = 0.0  # when the last chunk arrived (monotonic clock)
         self._gap = math.inf  # moving average of the time between chunks
         # single active consumer: whether the broker sends to this one, and
@@ -236,7 +240,9 @@ class Subscription:
         data, committed = chunks.popleft()
         self._buffered -= len(data)
         self._return_credit()
-        info, messages = decode_chunk(data, self.next_offset, self.amqp, True, self.stream)
+        info, messages = decode_chunk(
+            data, self.next_offset, self.amqp, self.crc_check, self.stream,
+        )
         counters = self._counters
         counters.chunks += 1
         counters.chunk_bytes += len(data)

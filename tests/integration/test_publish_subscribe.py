@@ -39,6 +39,17 @@ async def test_send_and_read_back(client: StreamsClient, stream: str) -> None:
     messages = await read(client, stream, 100)
     assert messages == [(i, {'n': i, 'text': 'żółw'}) for i in range(100)]
 
+async def test_read_without_crc_check(any_url: str, client: StreamsClient, stream: str) -> None:
+    """A client that does not check chunks' CRC reads the same messages."""
+    from rbfly.streams import streams_client
+
+    async with client.publisher(stream, cls=PublisherBatchFast) as publisher:
+        for i in range(1000):
+            publisher.batch(i)
+        await publisher.flush()
+    async with streams_client(any_url, crc_check=False) as unchecked:
+        assert await read(unchecked, stream, 1000) == list(enumerate(range(1000)))
+
 async def test_batch_publishers_100k(client: StreamsClient, stream: str) -> None:
     """100,000 messages through both batch publishers: none lost, none duplicated."""
     async with client.publisher(stream, cls=PublisherBatchFast) as fast:

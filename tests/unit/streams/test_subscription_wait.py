@@ -104,3 +104,20 @@ def test_spin_option_checked() -> None:
         streams_client('rabbitmq-stream://localhost', spin=-1)
     with pytest.raises(ValueError, match='spin'):
         streams_client('rabbitmq-stream://localhost', spin=2)
+
+@pytest.mark.parametrize('crc_check', [True, False])
+async def test_crc_check(crc_check: bool) -> None:
+    """A chunk whose CRC does not match ends the subscription, unless unchecked."""
+    from rbfly.error import ChunkError
+
+    sub = Subscription('s', OffsetSpec.first(), 0, False, 16, {}, crc_check=crc_check)
+    data = bytearray(chunk(0, [b'abc']))
+    data[-1] ^= 0xff  # the body's last byte
+    sub.on_chunk(bytes(data), None)
+    if crc_check:
+        with pytest.raises(ChunkError, match='CRC'):
+            sub.poll()
+    else:
+        chunk_ = sub.poll()
+        assert chunk_ is not None
+        assert [m.body for m in chunk_] == [b'ab\x9c']
