@@ -42,6 +42,7 @@ class PublishersMixin(PlacementMixin):
     def publisher(
             self, stream: str, *, name: str | None = None,
             filter_extract: BloomFilterExtract | None = None,
+            confirm_timeout: float | None = None,
     ) -> contextlib.AbstractAsyncContextManager[Publisher]: ...
 
     @tp.overload
@@ -49,7 +50,7 @@ class PublishersMixin(PlacementMixin):
             self, stream: str, *, name: str | None = None,
             filter_extract: BloomFilterExtract | None = None, cls: type[T],
             window: int | None = None, sub_entry_size: int | None = None,
-            compression: int | str = 'none',
+            compression: int | str = 'none', confirm_timeout: float | None = None,
     ) -> contextlib.AbstractAsyncContextManager[T]: ...
 
     def publisher(
@@ -59,6 +60,7 @@ class PublishersMixin(PlacementMixin):
             window: int | None = None,
             sub_entry_size: int | None = None,
             compression: int | str = 'none',
+            confirm_timeout: float | None = None,
     ) -> contextlib.AbstractAsyncContextManager[PublisherTrait]:
         """
         Create a publisher for a stream (an async context manager).
@@ -80,11 +82,23 @@ class PublishersMixin(PlacementMixin):
             can send).
         :param compression: Compression of the sub-entry batches:
             ``'none'``, ``'gzip'`` or a registered codec.
+        :param confirm_timeout: Seconds after which a message not
+            confirmed yet fails with
+            :py:class:`~rbfly.streams.ConfirmTimeout` (its ``send``,
+            ``flush`` or listeners get it) and is not sent again, also
+            across reconnections (default: it waits until confirmed).
         """
         check_name('stream', stream)
         if name is not None:
             check_name('publisher', name)
         options: dict[str, tp.Any] = {}
+        if confirm_timeout is not None:
+            if isinstance(confirm_timeout, bool) or not isinstance(confirm_timeout, int | float) \
+                    or not confirm_timeout > 0:
+                raise ValueError('confirm_timeout must be positive seconds, got {!r}'.format(
+                    confirm_timeout,
+                ))
+            options['confirm_timeout'] = float(confirm_timeout)
         if window is not None:
             if not issubclass(cls, PublisherPipelined):
                 raise ValueError('window is an option of PublisherPipelined only')
@@ -125,6 +139,7 @@ class PublishersMixin(PlacementMixin):
             yield publisher
         finally:
             publisher._closed = True
+            publisher._stop_timer()
             closed = self._release_publisher(publisher)
             protocol = publisher._protocol  # type: ignore[assignment]
             if protocol is not None:

@@ -266,6 +266,24 @@ class SubscriptionError(StreamsError):
     """
 
 
+class ConfirmTimeout(PublisherError, TimeoutError):
+    """
+    The broker did not confirm a message within its publisher's
+    ``confirm_timeout`` (also across reconnections). The publisher stops
+    sending it again; the broker may have stored it or not. Also a
+    :py:class:`TimeoutError`.
+
+    :ivar publishing_id: Publishing id of the message.
+    :ivar stream: Stream the message was sent to.
+    """
+    def __init__(self, publishing_id: int, stream: str, timeout: float) -> None:
+        super().__init__('message {} to stream {!r} not confirmed in {}s'.format(
+            publishing_id, stream, timeout,
+        ))
+        self.publishing_id = publishing_id
+        self.stream = stream
+
+
 class MessageRejected(PublisherError):
     """
     The broker rejected a published message (PublishError).
@@ -290,6 +308,7 @@ __all__ = [
     'AccessRefused',
     'AuthenticationError',
     'AuthenticationFailure',
+    'ConfirmTimeout',
     'ConnectionLost',
     'FeatureNotSupported',
     'FrameTooLarge',

@@ -30,13 +30,14 @@ import asyncio
 import logging
 import math
 import typing as tp
+from collections import deque
 from time import monotonic
 
 from ..amqp import MessageCtx
 from ..error import RbFlyError
 from ..types import AMQPAppProperties, AMQPBody
 from ._publish import PublishEncoder, SubEntryBatch
-from .error import ConnectionLost, MessageRejected
+from .error import ConfirmTimeout, ConnectionLost, MessageRejected
 from .protocol.constants import ResponseCode
 from .types import BloomFilterExtract
 
@@ -81,10 +82,16 @@ class PublisherTrait:
     :ivar stream: Stream the publisher sends to.
     :ivar name: Publisher reference name (used for deduplication).
     :ivar message_id: Publishing id of the last message sent.
+    :ivar confirm_timeout: Seconds after which a message handed to the
+        publisher and not confirmed yet fails with
+        :py:class:`~rbfly.streams.ConfirmTimeout` and is not sent again
+        (``None``: it waits, and is sent again after reconnections, until
+        confirmed).
     """
     stream: str
     name: str
     message_id: int
+    confirm_timeout: float | None = None
     _amqp: tp.ClassVar[bool] = True
 
     def __init__(
@@ -113,6 +120,10 @@ class PublisherTrait:
         # the connection's owner that declares it again after a loss (None
         # while it is being placed on a node)
         self._owner: ConnectionManager | None = None
+        # with confirm_timeout: when messages handed over fail if not
+        # confirmed, in order, and the timer of the first
+        self._deadlines: deque[tuple[float, tp.Iterable[int]]] = deque()
+        self._timer: asyncio.TimerHandle | None = None
         # when the last awaited confirmation came (see _confirmation)
         self._confirmed_at = -math.inf
 
@@ -133,6 +144,8 @@ class PublisherTrait:
             c = waiting.pop(pid, None)
             if c is not None:
                 c.confirm()
+        if self._deadlines:
+            self._prune()
 
     def on_error(self, errors: tp.Sequence[tuple[int, int]]) -> None:
         lost = False
@@ -143,20 +156,69 @@ class PublisherTrait:
                 # in order once the publisher is declared again
                 lost = True
                 continue
-            self._unconfirmed.pop(pid, None)
-            error = MessageRejected(pid, code, self.stream)
-            self._client._counters.errored += 1
-            c = self._waiting.pop(pid, None)
-            if c is not None:
-                c.fail(error)
-            self._rejected(pid, error)
+            self._reject(pid, MessageRejected(pid, code, self.stream))
         if lost:
             logger.info('publisher %r of stream %r is unknown to the broker; declaring it again',
                         self.name, self.stream)
             self._client._publisher_unknown(self)
 
+    def _reject(self, publishing_id: int, error: Exception) -> None:
+        """A message failed for good: not kept, its waiters get the error."""
+        self._unconfirmed.pop(publishing_id, None)
+        self._client._counters.errored += 1
+        c = self._waiting.pop(publishing_id, None)
+        if c is not None:
+            c.fail(error)
+        self._rejected(publishing_id, error)
+
     def _rejected(self, publishing_id: int, error: Exception) -> None:
         pass
+
+    #
+    # confirmation timeout
+    #
+
+    def _deadline(self, ids: tp.Iterable[int]) -> None:
+        """
+        Messages (their ids) were handed to the publisher just now: with a
+        ``confirm_timeout``, they fail when not confirmed by then.
+        """
+        timeout = self.confirm_timeout
+        if timeout is None:
+            return
+        loop = asyncio.get_running_loop()
+        self._deadlines.append((loop.time() + timeout, ids))
+        if self._timer is None:
+            self._timer = loop.call_at(self._deadlines[0][0], self._expire)
+
+    def _expire(self) -> None:
+        """Fail the messages whose confirmation is overdue."""
+        self._timer = None
+        deadlines = self._deadlines
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        timeout = tp.cast(float, self.confirm_timeout)
+        while deadlines and deadlines[0][0] <= now:
+            _, ids = deadlines.popleft()
+            for pid in ids:
+                if pid in self._unconfirmed:
+                    self._reject(pid, ConfirmTimeout(pid, self.stream, timeout))
+        self._prune()
+        if deadlines and self._error is None:
+            self._timer = loop.call_at(deadlines[0][0], self._expire)
+
+    def _prune(self) -> None:
+        """Forget the deadlines of the oldest messages, once all confirmed."""
+        deadlines = self._deadlines
+        unconfirmed = self._unconfirmed
+        while deadlines and not any(pid in unconfirmed for pid in deadlines[0][1]):
+            deadlines.popleft()
+
+    def _stop_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._deadlines.clear()
 
     def on_connection_lost(self, error: Exception) -> None:
         # unconfirmed messages wait for the reconnection; see _restore
@@ -194,6 +256,7 @@ class PublisherTrait:
         """
         self._error = error
         self._unconfirmed.clear()
+        self._stop_timer()
         waiting = self._waiting
         self._waiting = {}
         for c in waiting.values():
@@ -269,12 +332,7 @@ class PublisherTrait:
                     try:
                         self._frames(protocol, [m], pid)
                     except (RbFlyError, TypeError, ValueError) as ex:
-                        self._client._counters.errored += 1
-                        self._unconfirmed.pop(pid, None)
-                        c = self._waiting.pop(pid, None)
-                        if c is not None:
-                            c.fail(ex)
-                        self._rejected(pid, ex)
+                        self._reject(pid, ex)
                     else:
                         good.append((pid, m))
                 if not good:
@@ -319,6 +377,7 @@ class PublisherTrait:
                 unconfirmed[pid] = m
             self.message_id = ids[-1]
         self._send_frames(protocol, frames, n)
+        self._deadline(range(first, first + n) if ids is None else ids)
         try:
             await self._confirmation(future)
         except asyncio.CancelledError:
@@ -534,6 +593,7 @@ class PublisherPipelined(PublisherTrait):
             return
         self._buffer = []
         first = self._buffer_first
+        self._deadline(range(first, first + len(buffer)))
         protocol = self._protocol
         if protocol is not None and protocol.is_open:
             try:

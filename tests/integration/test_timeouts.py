@@ -13,7 +13,9 @@ from urllib.parse import urlsplit
 import pytest
 
 from rbfly.streams import (
+    ConfirmTimeout,
     Offset,
+    PublisherPipelined,
     RequestTimeout,
     StreamsClient,
     get_message_ctx,
@@ -124,3 +126,42 @@ async def test_publisher_not_answered(
         await asyncio.wait(proxied._tasks, timeout=10)
     assert protocol.publishers == {}
     assert await read(proxied, stream, 10) == [(i, 'm{}'.format(i)) for i in range(10)]
+
+async def test_confirm_timeout(proxy: Proxy, proxied: StreamsClient, stream: str) -> None:
+    """
+    Messages not confirmed within the publisher's confirm_timeout fail
+    with ConfirmTimeout (their send, flush and listeners get it) and are
+    not sent again; the publisher carries on.
+    """
+    async with proxied.publisher(stream, confirm_timeout=0.3) as publisher:
+        await publisher.send('first')
+        proxy.hold()
+        with pytest.raises(ConfirmTimeout, match='message 2 to stream') as info:
+            await publisher.send('held')
+        assert info.value.publishing_id == 2
+        assert isinstance(info.value, TimeoutError)
+        assert publisher._unconfirmed == {}
+        proxy.release()
+        await publisher.send('after')
+
+    async with proxied.publisher(
+            stream, cls=PublisherPipelined, confirm_timeout=0.3,
+    ) as pipelined:
+        failed: list[int] = []
+        pipelined.add_listener(on_error=lambda pid, ex: failed.append(pid))
+        proxy.hold()
+        for i in range(5):
+            await pipelined.send('p{}'.format(i))
+        with pytest.raises(ConfirmTimeout):
+            await pipelined.flush()
+        assert failed == [1, 2, 3, 4, 5]
+        proxy.release()
+        await pipelined.send('p5')
+        await pipelined.flush()
+    assert proxied.metrics().errored == 6
+
+    # the broker got the held messages: they are stored, once
+    received = await read(proxied, stream, 9)
+    assert [body for _, body in received] == [
+        'first', 'held', 'after', 'p0', 'p1', 'p2', 'p3', 'p4', 'p5',
+    ]

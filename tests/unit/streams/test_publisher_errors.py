@@ -104,3 +104,36 @@ async def test_cancelled_while_polling(monkeypatch: tp.Any) -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+
+async def test_confirm_timeout_bookkeeping() -> None:
+    """
+    Deadlines are kept only with a confirm_timeout, forgotten as messages
+    are confirmed, and an overdue message fails alone.
+    """
+    from rbfly.streams import ConfirmTimeout
+
+    client = Client()
+    publisher = Publisher(tp.cast(tp.Any, client), 'orders', 0, 'name', 0)
+    publisher._deadline(range(1, 3))
+    assert not publisher._deadlines and publisher._timer is None  # no timeout set
+
+    publisher.confirm_timeout = 0.05
+    loop = asyncio.get_running_loop()
+    futures = {pid: loop.create_future() for pid in (1, 2, 3)}
+    for pid, fut in futures.items():
+        publisher._unconfirmed[pid] = 'm{}'.format(pid)
+        publisher._waiting[pid] = _Confirmation(fut, 1)
+    publisher._deadline(range(1, 3))
+    publisher._deadline([3])
+    assert len(publisher._deadlines) == 2
+
+    publisher.on_confirm([1, 2])
+    assert len(publisher._deadlines) == 1  # the first send's are all confirmed
+    await asyncio.sleep(0.1)
+    error = futures[3].exception()
+    assert isinstance(error, ConfirmTimeout)
+    assert error.publishing_id == 3
+    assert publisher._unconfirmed == {}
+    assert not publisher._deadlines and publisher._timer is None
+    assert client._counters.errored == 1
+    assert futures[1].result() is None
