@@ -22,6 +22,8 @@
 #   scripts/java-perf.sh --help        the harness's options
 #   scripts/java-perf.sh --prepare     resolve and compile only; prints the classpath
 #   scripts/java-perf.sh --version     the client version the harness runs with
+#   scripts/java-perf.sh --interop ARGS  perf/java/Interop.java: publish or read
+#                                      sub-entry batches for the interoperability tests
 #
 # Environment (defaults in brackets):
 #   JAVA_PERF_DIR [perf/.java]   cache: Maven repository, jars, classes
@@ -38,8 +40,15 @@ JAVA_PERF_LOG=${JAVA_PERF_LOG:-warn}
 DEPENDENCY_PLUGIN=org.apache.maven.plugins:maven-dependency-plugin:3.8.1
 
 SRC=$ROOT/perf/java/StreamPerf.java
+SOURCES=("$SRC" "$ROOT/perf/java/Interop.java")
 M2=$JAVA_PERF_DIR/m2                          # Maven's local repository (~/.m2 is left alone)
-LIBS=$JAVA_PERF_DIR/lib-$STREAM_CLIENT_VERSION
+# (-c: with the compression libraries, the client's optional dependencies)
+LIBS=$JAVA_PERF_DIR/lib-$STREAM_CLIENT_VERSION-c
+# the compression libraries (optional dependencies of the client, which
+# declares these versions in its POM) for sub-entry batches: rbfly's
+# interoperability tests publish and read compressed batches with Java
+COMPRESSION_JARS=(org.apache.commons:commons-compress:1.28.0 com.github.luben:zstd-jni:1.5.7-15
+                  at.yawk.lz4:lz4-java:1.11.2 org.xerial.snappy:snappy-java:1.1.10.8)
 STAMP=$LIBS/.complete
 
 log() { printf '[java-perf %s] %s\n' "$(date +%T)" "$*" >&2; }
@@ -103,6 +112,11 @@ EOF
       -Dartifact="org.slf4j:slf4j-simple:$slf4j" -DoutputDirectory="$tmp" \
       >> "$JAVA_PERF_DIR/mvn.log" 2>&1 ||
     die "mvn failed adding slf4j-simple (see $JAVA_PERF_DIR/mvn.log)"
+  for a in "${COMPRESSION_JARS[@]}"; do
+    mvn -B -q -Dmaven.repo.local="$M2" "$DEPENDENCY_PLUGIN:copy" \
+        -Dartifact="$a" -DoutputDirectory="$tmp" >> "$JAVA_PERF_DIR/mvn.log" 2>&1 ||
+      die "mvn failed adding $a (see $JAVA_PERF_DIR/mvn.log)"
+  done
   rm -rf "$LIBS"
   mv "$tmp" "$LIBS"
   touch "$STAMP"
@@ -113,7 +127,7 @@ EOF
 compile() {  # sets CLASSES
   local sum
   [ -f "$SRC" ] || die "$SRC is missing"
-  sum=$( (cat "$SRC"; echo "$STREAM_CLIENT_VERSION") | md5sum | cut -c1-12)
+  sum=$( (cat "${SOURCES[@]}"; echo "$STREAM_CLIENT_VERSION") | md5sum | cut -c1-12)
   CLASSES=$JAVA_PERF_DIR/classes-$sum
   [ -f "$CLASSES/StreamPerf.class" ] && return 0
   ensure_tools
@@ -121,7 +135,7 @@ compile() {  # sets CLASSES
   rm -rf "$JAVA_PERF_DIR"/classes-*
   mkdir -p "$CLASSES.tmp"
   javac -nowarn -Xlint:-deprecation -encoding UTF-8 --release 17 -cp "$LIBS/*" \
-      -d "$CLASSES.tmp" "$SRC" || { rm -rf "$CLASSES.tmp"; die "javac failed"; }
+      -d "$CLASSES.tmp" "${SOURCES[@]}" || { rm -rf "$CLASSES.tmp"; die "javac failed"; }
   mv "$CLASSES.tmp" "$CLASSES"
 }
 
@@ -129,12 +143,14 @@ mkdir -p "$JAVA_PERF_DIR"
 resolve_jars
 compile
 CP="$CLASSES:$LIBS/*"
+MAIN=StreamPerf
 case "${1:-}" in
   --prepare) echo "$CP"; exit 0 ;;
   --version) echo "$STREAM_CLIENT_VERSION"; exit 0 ;;
+  --interop) MAIN=Interop; shift ;;
 esac
 # shellcheck disable=SC2086  # JAVA_PERF_OPTS holds several options
 exec java $JAVA_PERF_OPTS -Dorg.slf4j.simpleLogger.defaultLogLevel="$JAVA_PERF_LOG" \
      -Dorg.slf4j.simpleLogger.logFile=System.err \
      -Dstream.client.version="$STREAM_CLIENT_VERSION" \
-     -cp "$CP" StreamPerf "$@"
+     -cp "$CP" "$MAIN" "$@"

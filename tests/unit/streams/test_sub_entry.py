@@ -82,8 +82,8 @@ def test_bad_batches() -> None:
         SubEntryBatch([b''] * 65536)
     with pytest.raises(ValueError, match='unknown compression'):
         SubEntryBatch(['a'], 'brotli')
-    with pytest.raises(FeatureNotSupported, match='no codec registered'):
-        SubEntryBatch(['a'], 'snappy')
+    with pytest.raises(FeatureNotSupported, match='no codec registered for compression 5'):
+        SubEntryBatch(['a'], 5)
     with pytest.raises(ValueError, match='filter value'):
         PublishEncoder().encode(0, [SubEntryBatch(['a'])], 0, 1, filter_values=[None])
     with pytest.raises(TypeError, match='binary publisher needs bytes'):
@@ -128,9 +128,9 @@ def test_failing_codec_in_chunk() -> None:
         decode_chunk(chunk([stored], 1))
 
 
-@pytest.mark.parametrize('name', ['zstd', 'lz4'])
+@pytest.mark.parametrize('name', ['zstd', 'lz4', 'snappy'])
 def test_built_in_when_installed(name: str) -> None:
-    """zstd and lz4 both ways, with their libraries installed (the tests' extras)."""
+    """zstd, lz4 and snappy both ways, with their libraries installed (the tests' extras)."""
     batch = SubEntryBatch(['m{}'.format(i) for i in range(500)], name)
     _, frame = PublishEncoder().encode(0, [batch], 0, 1)
     (_, stored), = entries(frame)
@@ -164,4 +164,57 @@ def test_decompression_bounded_by_declared_size(name: str) -> None:
     stored = _foreign(name, records, declared=1000)
     assert len(stored) < 1_000_000
     with pytest.raises(ChunkError, match='does not match declared 1000'):
+        decode_chunk(chunk([stored], 100), amqp=False)
+
+
+def _crc32c_masked(data: bytes) -> int:
+    """The snappy framing format's checksum (CRC-32C, masked), bit by bit."""
+    crc = 0xffffffff
+    for b in data:
+        crc ^= b
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82f63b78 if crc & 1 else 0)
+    crc ^= 0xffffffff
+    return (((crc >> 15) | (crc << 17)) + 0xa282ead8) & 0xffffffff
+
+def _snappy_framed(blocks: list[bytes]) -> bytes:
+    """Snappy framed data of uncompressed chunks, written by hand (the spec)."""
+    out = [b'\xff\x06\x00\x00sNaPpY', b'\xfe\x02\x00\x00\x00\x00']  # + padding
+    for block in blocks:
+        body = struct.pack('<I', _crc32c_masked(block)) + block
+        out.append(b'\x01' + len(body).to_bytes(3, 'little') + body)
+    return b''.join(out)
+
+def test_snappy_reads_the_framing_format() -> None:
+    """Snappy framed data written by hand: uncompressed chunks, padding."""
+    records = [b'r%d' % i for i in range(300)]
+    body = b''.join(entry(r) for r in records)
+    payload = _snappy_framed([body[:1000], body[1000:]])
+    assert compression_module.snappy_framed_size(payload) == len(body)
+    stored = struct.pack('>BHII', 0x80 | (2 << 4), 300, len(body), len(payload)) + payload
+    _, messages = decode_chunk(chunk([stored], 300), amqp=False)
+    assert [m.body for m in messages] == records
+
+def test_snappy_writes_the_framing_format() -> None:
+    """What rbfly writes starts with the stream identifier, as Java and Go read it."""
+    _, frame = PublishEncoder().encode(0, [SubEntryBatch(['a'] * 100, 'snappy')], 0, 1)
+    (_, stored), = entries(frame)
+    assert stored[11:21] == b'\xff\x06\x00\x00sNaPpY'
+
+@pytest.mark.parametrize('data, message', [
+    (b'\x00\x00\x00', 'no stream identifier'),
+    (b'\xff\x06\x00\x00sNaPpY\x01\x10\x00', 'truncated snappy chunk header'),
+    (b'\xff\x06\x00\x00sNaPpY\x01\x10\x00\x00abc', 'truncated snappy chunk'),
+    (b'\xff\x06\x00\x00sNaPpY\x02\x01\x00\x00x', 'unknown snappy chunk type 0x02'),
+])
+def test_snappy_bad_frames(data: bytes, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        compression_module.snappy_framed_size(data)
+
+def test_snappy_bounded_by_declared_size() -> None:
+    """100 MB of records declared as 1 kB: refused before decompressing."""
+    records = [bytes(1_000_000)] * 100
+    stored = _foreign('snappy', records, declared=1000)
+    assert len(stored) < 10_000_000
+    with pytest.raises(ChunkError, match='more than the declared size'):
         decode_chunk(chunk([stored], 100), amqp=False)
