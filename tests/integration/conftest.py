@@ -18,6 +18,8 @@ import pytest
 
 from rbfly.streams import StreamsClient, streams_client
 
+from .proxy import Proxy
+
 URL = os.environ.get('RBFLY_URL', 'rabbitmq-stream://guest:guest@localhost:5552/')
 URL4 = os.environ.get('RBFLY_URL4', 'rabbitmq-stream://guest:guest@localhost:5553/')
 
@@ -86,3 +88,12 @@ async def client4(url4: str, stream: str) -> AsyncIterator[StreamsClient]:
     """Client of the RabbitMQ 4.x broker, with the test's stream created."""
     async for c in _client_with_stream(url4, stream):
         yield c
+
+@pytest.fixture
+async def proxy(any_url: str) -> AsyncIterator[Proxy]:
+    """A TCP proxy to each broker in turn (see ``proxy.py``)."""
+    p = urlsplit(any_url)
+    proxy = Proxy(p.hostname or 'localhost', p.port or 5552)
+    await proxy.start()
+    yield proxy
+    await proxy.close()

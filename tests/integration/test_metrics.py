@@ -6,7 +6,6 @@ gauges of the moment.
 
 import asyncio
 from contextlib import aclosing
-from urllib.parse import urlsplit
 
 import pytest
 
@@ -22,68 +21,62 @@ from rbfly.streams.backoff import Backoff
 
 from .proxy import Proxy
 
-async def test_metrics(any_url: str, client: StreamsClient, stream: str) -> None:
+async def test_metrics(proxy: Proxy, client: StreamsClient, stream: str) -> None:
     """Publishing, a rejected message, consuming, a lost connection."""
-    p = urlsplit(any_url)
-    proxy = Proxy(p.hostname or 'localhost', p.port or 5552)
-    await proxy.start()
     c = streams_client('rabbitmq-stream://guest:guest@127.0.0.1:{}/'.format(proxy.port),
                        reconnect=Backoff(initial=0.05, maximum=0.5))
-    try:
-        async with c:
-            m = c.metrics()
-            assert (m.published, m.connections, m.connections_opened, m.publishers) == (0, 0, 0, 0)
-
-            async with c.publisher(stream, cls=PublisherBatchFast) as batch:
-                for i in range(100):
-                    batch.batch(i)
-                await batch.flush()
-                m = c.metrics()
-                assert (m.published, m.confirmed, m.errored) == (100, 100, 0)
-                assert (m.connections, m.connections_opened, m.publishers) == (1, 1, 1)
-                assert m.outstanding_confirms == 0
-
-            async with c.publisher(stream, cls=PublisherPipelined) as pipelined:
-                rejected = []
-                pipelined.add_listener(on_error=lambda pid, ex: rejected.append(pid))
-                for i in range(100, 150):
-                    await pipelined.send(i)
-                await pipelined.send(object())  # type: ignore[arg-type]  # cannot be encoded
-                with pytest.raises(AMQPEncodeError):
-                    await pipelined.flush()
-                assert len(rejected) == 1
-                m = c.metrics()
-                assert (m.published, m.confirmed, m.errored) == (150, 150, 1)
-
-                assert proxy.cut() == 1
-                for i in range(150, 200):
-                    await pipelined.send(i)
-                await pipelined.flush()
-            m = c.metrics()
-            assert m.confirmed == 200
-            # the 50 sent around the cut are sent again on the new connection
-            assert 200 <= m.published <= 250
-            assert (m.connections_opened, m.connections_lost, m.publishers) == (2, 1, 0)
-
-            received = []
-            async with asyncio.timeout(30), \
-                    aclosing(c.subscribe(stream, offset=Offset.FIRST)) as bodies:
-                async for body in bodies:
-                    received.append(body)
-                    if len(received) == 1:
-                        assert c.metrics().subscriptions == 1
-                    if len(received) == 200:
-                        break
-            assert received == list(range(200))
-            m = c.metrics()
-            assert m.consumed >= 200  # the last chunk may hold more
-            assert m.chunks >= 3  # at least a chunk per publisher's flush
-            assert m.chunk_bytes > 200 * 10
-            assert m.subscriptions == 0
+    async with c:
         m = c.metrics()
-        assert m.connections == 0
-    finally:
-        await proxy.close()
+        assert (m.published, m.connections, m.connections_opened, m.publishers) == (0, 0, 0, 0)
+
+        async with c.publisher(stream, cls=PublisherBatchFast) as batch:
+            for i in range(100):
+                batch.batch(i)
+            await batch.flush()
+            m = c.metrics()
+            assert (m.published, m.confirmed, m.errored) == (100, 100, 0)
+            assert (m.connections, m.connections_opened, m.publishers) == (1, 1, 1)
+            assert m.outstanding_confirms == 0
+
+        async with c.publisher(stream, cls=PublisherPipelined) as pipelined:
+            rejected = []
+            pipelined.add_listener(on_error=lambda pid, ex: rejected.append(pid))
+            for i in range(100, 150):
+                await pipelined.send(i)
+            await pipelined.send(object())  # type: ignore[arg-type]  # cannot be encoded
+            with pytest.raises(AMQPEncodeError):
+                await pipelined.flush()
+            assert len(rejected) == 1
+            m = c.metrics()
+            assert (m.published, m.confirmed, m.errored) == (150, 150, 1)
+
+            assert proxy.cut() == 1
+            for i in range(150, 200):
+                await pipelined.send(i)
+            await pipelined.flush()
+        m = c.metrics()
+        assert m.confirmed == 200
+        # the 50 sent around the cut are sent again on the new connection
+        assert 200 <= m.published <= 250
+        assert (m.connections_opened, m.connections_lost, m.publishers) == (2, 1, 0)
+
+        received = []
+        async with asyncio.timeout(30), \
+                aclosing(c.subscribe(stream, offset=Offset.FIRST)) as bodies:
+            async for body in bodies:
+                received.append(body)
+                if len(received) == 1:
+                    assert c.metrics().subscriptions == 1
+                if len(received) == 200:
+                    break
+        assert received == list(range(200))
+        m = c.metrics()
+        assert m.consumed >= 200  # the last chunk may hold more
+        assert m.chunks >= 3  # at least a chunk per publisher's flush
+        assert m.chunk_bytes > 200 * 10
+        assert m.subscriptions == 0
+    m = c.metrics()
+    assert m.connections == 0
 
 @pytest.mark.parametrize('amqp', [True, False])
 async def test_consumed_counts_from_the_offset(

@@ -29,14 +29,6 @@ from .proxy import Proxy
 FAST = Backoff(initial=0.05, maximum=0.5)
 
 @pytest.fixture
-async def proxy(any_url: str) -> AsyncIterator[Proxy]:
-    p = urlsplit(any_url)
-    proxy = Proxy(p.hostname or 'localhost', p.port or 5552)
-    await proxy.start()
-    yield proxy
-    await proxy.close()
-
-@pytest.fixture
 async def proxied(proxy: Proxy, stream: str) -> AsyncIterator[StreamsClient]:
     """A client connected through the proxy, with the test's stream."""
     c = streams_client('rabbitmq-stream://guest:guest@127.0.0.1:{}/'.format(proxy.port),

@@ -8,7 +8,6 @@ data back).
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import aclosing
-from urllib.parse import urlsplit
 
 import pytest
 
@@ -24,14 +23,6 @@ from rbfly.streams import (
 from rbfly.streams.aio.protocol import ABANDONED
 
 from .proxy import Proxy
-
-@pytest.fixture
-async def proxy(any_url: str) -> AsyncIterator[Proxy]:
-    p = urlsplit(any_url)
-    proxy = Proxy(p.hostname or 'localhost', p.port or 5552)
-    await proxy.start()
-    yield proxy
-    await proxy.close()
 
 @pytest.fixture
 async def proxied(proxy: Proxy, client: StreamsClient) -> AsyncIterator[StreamsClient]:
