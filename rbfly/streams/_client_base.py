@@ -14,6 +14,7 @@ import typing as tp
 
 from ..error import RbFlyError
 from ._publish import PublishEncoder
+from ._publisher_base import PublisherTrait
 from .aio.manager import ConnectionManager
 from .aio.protocol import ABANDONED, StreamsProtocol, open_connection
 from .backoff import Backoff
@@ -32,7 +33,6 @@ from .protocol.commands import (
 )
 from .protocol.connection import MECHANISMS, ConnectionCore
 from .protocol.constants import DEFAULT_FRAME_MAX, DEFAULT_HEARTBEAT, Key
-from .publisher import PublisherTrait
 from .url import ConnectionInfo
 from .util import version
 

@@ -41,6 +41,7 @@ import logging
 import typing as tp
 
 from ._client_base import ClientBase
+from ._publisher_base import PublisherTrait
 from .aio.manager import ConnectionManager
 from .aio.protocol import StreamsProtocol
 from .error import (
@@ -52,7 +53,6 @@ from .error import (
 )
 from .protocol.commands import Metadata
 from .protocol.constants import ResponseCode
-from .publisher import PublisherTrait
 from .subscriber import Subscription
 
 logger = logging.getLogger('rbfly.streams.client')

@@ -13,8 +13,9 @@ from time import monotonic
 import pytest
 
 from rbfly.streams import MessageRejected
+from rbfly.streams._publisher_base import _Confirmation
 from rbfly.streams.metrics import Counters
-from rbfly.streams.publisher import Publisher, _Confirmation
+from rbfly.streams.publisher import Publisher
 
 class Client:
     def __init__(self) -> None:
@@ -56,7 +57,7 @@ async def confirmation_polls(spin: float, since_confirm: float, monkeypatch: tp.
     Await a confirmation that comes five loop iterations later; return how
     often the publisher looked at the clock while it waited.
     """
-    import rbfly.streams.publisher as module
+    import rbfly.streams._publisher_base as module
 
     now = 100.0
     calls = 0
