@@ -397,6 +397,12 @@ class PublisherTrait:
         await future
         self._confirmed_at = monotonic()
 
+    async def _finish(self) -> None:
+        """The application leaves the publisher's context normally."""
+
+    def _send_pending(self) -> None:
+        """The publisher closes: send what it accepted and did not send yet."""
+
     def _explicit_ids(self, messages: list[tp.Any], first: int) -> list[int] | None:
         """
         Publishing ids of messages when some carry their own

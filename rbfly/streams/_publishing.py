@@ -137,7 +137,9 @@ class PublishersMixin(PlacementMixin):
         await self._place_publisher(protocol, publisher, initial=True)
         try:
             yield publisher
+            await publisher._finish()
         finally:
+            publisher._send_pending()  # before DeletePublisher: frames keep their order
             publisher._closed = True
             publisher._stop_timer()
             closed = self._release_publisher(publisher)

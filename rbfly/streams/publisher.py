@@ -124,6 +124,11 @@ class PublisherPipelined(PublisherTrait):
     :py:meth:`add_listener`. A message rejected by the broker fails its
     :py:meth:`confirmed` waiter, is reported to the error listeners, and
     makes the next :py:meth:`flush` raise :py:class:`MessageRejected`.
+
+    Leaving the publisher's context flushes: it sends what is buffered and
+    waits for the confirmations (bound the wait with the publisher's
+    ``confirm_timeout``); leaving on an exception sends what is buffered
+    without waiting.
     """
     window: int = 10_000
     batch_size: int = 1_000
@@ -185,6 +190,14 @@ class PublisherPipelined(PublisherTrait):
             self._scheduled = True
             asyncio.get_running_loop().call_soon(self._send_buffer)
         return pid
+
+    async def _finish(self) -> None:
+        # leaving the context waits for the confirmations (and raises a
+        # rejection), as a flush() would: nothing sent is lost unnoticed
+        await self.flush()
+
+    def _send_pending(self) -> None:
+        self._send_buffer()
 
     def _send_buffer(self) -> None:
         self._scheduled = False

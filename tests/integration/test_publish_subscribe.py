@@ -141,6 +141,29 @@ async def test_pipelined_publisher(client: StreamsClient, stream: str) -> None:
     messages = await read(client, stream, 1000)
     assert [body for _, body in messages] == list(range(1000))
 
+async def test_pipelined_exit_flushes(client: StreamsClient, stream: str) -> None:
+    """
+    Leaving a pipelined publisher's context sends what it buffered and
+    waits for the confirmations: nothing sent is lost.
+    """
+    async with client.publisher(stream, cls=PublisherPipelined) as publisher:
+        for i in range(1500):
+            await publisher.send(i)
+        assert publisher._buffer  # not sent yet
+    assert not publisher._unconfirmed
+    messages = await read(client, stream, 1500)
+    assert [body for _, body in messages] == list(range(1500))
+
+async def test_pipelined_exit_with_error_sends(client: StreamsClient, stream: str) -> None:
+    """Leaving on an exception still sends what was buffered (not awaited)."""
+    with pytest.raises(RuntimeError, match='application'):
+        async with client.publisher(stream, cls=PublisherPipelined) as publisher:
+            for i in range(10):
+                await publisher.send(i)
+            raise RuntimeError('application error')
+    messages = await read(client, stream, 10)
+    assert [body for _, body in messages] == list(range(10))
+
 async def test_window_only_for_pipelined(client: StreamsClient, stream: str) -> None:
     """The window option is refused for other publishers."""
     with pytest.raises(ValueError, match='PublisherPipelined'):
