@@ -383,6 +383,26 @@ EOF
   ) 9> "$RUN_DIR/tls.lock"
 }
 
+# ensure_oauth2_key: the RSA key pair that signs the OAuth 2 tokens of the
+# tests (oauth2.key, a test credential any test runner may read) and that
+# the 4.x broker checks them with (oauth2.pub)
+ensure_oauth2_key() {
+  [ -s "$TLS_DIR/oauth2.key" ] && [ -s "$TLS_DIR/oauth2.pub" ] && return 0
+  local part=$TLS_DIR/oauth2.partial
+  (
+    flock -w 120 9 || die "timeout waiting for $RUN_DIR/tls.lock"
+    [ -s "$TLS_DIR/oauth2.key" ] && [ -s "$TLS_DIR/oauth2.pub" ] && exit 0
+    log "oauth2: making the key pair that signs the tests' tokens"
+    openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$part.key" \
+      > "$LOG_DIR/oauth2.log" 2>&1 &&
+    openssl pkey -in "$part.key" -pubout -out "$part.pub" >> "$LOG_DIR/oauth2.log" 2>&1 ||
+      { tail_logs "$LOG_DIR/oauth2.log"; die "oauth2: openssl failed"; }
+    chmod 644 "$part.key" "$part.pub"
+    mv "$part.pub" "$TLS_DIR/oauth2.pub"
+    mv "$part.key" "$TLS_DIR/oauth2.key"
+  ) 9> "$RUN_DIR/tls.lock"
+}
+
 # --- configuration (rewritten when it differs; CONFIG_CHANGED=1 then) --------------
 put_file() {  # PATH < content
   local new
@@ -412,8 +432,19 @@ write_config() {
   put_copy "$TLS_DIR/server.pem" "$ETC/tls/server.pem" 644
   put_copy "$TLS_DIR/server.key" "$ETC/tls/server.key" 600
   chmod 750 "$ETC/tls"
-  local plugins=$PLUGINS mechanisms
+  local plugins=$PLUGINS mechanisms oauth2=''
   [[ ,$plugins, == *,rabbitmq_auth_mechanism_ssl,* ]] || plugins=$plugins,rabbitmq_auth_mechanism_ssl
+  if [ "$B" != 310 ]; then
+    # 4.x: OAuth 2 tokens signed with the tests' key, then the internal users
+    mkdir -p "$ETC/oauth2"
+    put_copy "$TLS_DIR/oauth2.pub" "$ETC/oauth2/signing.pem" 644
+    [[ ,$plugins, == *,rabbitmq_auth_backend_oauth2,* ]] ||
+      plugins=$plugins,rabbitmq_auth_backend_oauth2
+    oauth2=$'auth_backends.1 = rabbit_auth_backend_oauth2\nauth_backends.2 = rabbit_auth_backend_internal'
+    oauth2+=$'\nauth_oauth2.resource_server_id = rbfly'
+    oauth2+=$'\nauth_oauth2.default_key = rbfly-test'
+    oauth2+=$'\nauth_oauth2.signing_keys.rbfly-test = /etc/rabbitmq/oauth2/signing.pem'
+  fi
   # EXTERNAL next to the defaults; 4.x also keeps its default ANONYMOUS
   mechanisms=$'auth_mechanisms.1 = PLAIN\nauth_mechanisms.2 = AMQPLAIN\nauth_mechanisms.3 = EXTERNAL'
   [ "$B" = 310 ] || mechanisms+=$'\nauth_mechanisms.4 = ANONYMOUS'
@@ -442,6 +473,7 @@ ssl_options.fail_if_no_peer_cert = false
 $mechanisms
 ssl_cert_login_from = common_name
 management.tcp.port = $MGMT_PORT
+$oauth2
 EOF
   put_file "$ETC/enabled_plugins" <<< "[${plugins}]."
   chown -R "$owner" "$ETC"
@@ -474,6 +506,7 @@ start_one() {
   flock -w "$BROKERS_TIMEOUT" 8 || die "$B: another brokers.sh holds $RUN_DIR/$B.lock"
   if [ "$B" = 310 ]; then host_apt_install rabbitmq-server; else build_rootfs; fi
   ensure_tls
+  ensure_oauth2_key
   write_config
   if port_open "$STREAM_PORT" && node_up; then
     if [ "$CONFIG_CHANGED" = 0 ] && port_open "$TLS_PORT"; then
@@ -596,6 +629,7 @@ case "$cmd" in
     printf 'export RBFLY_TLS_CA=%q\n' "$TLS_DIR/ca.pem"
     printf 'export RBFLY_TLS_CERT=%q\n' "$TLS_DIR/client.pem"
     printf 'export RBFLY_TLS_KEY=%q\n' "$TLS_DIR/client.key"
+    printf 'export RBFLY_OAUTH2_KEY=%q\n' "$TLS_DIR/oauth2.key"
     exit 0 ;;
   start|stop|restart|status|ctl|logs|_one) ;;
   *) usage ;;

@@ -21,11 +21,13 @@ if tp.TYPE_CHECKING:
         FeatureNotSupported,
         MessageRejected,
         NoRoute,
+        OAuth2Error,
         ResponseError,
         StreamsError,
     )
     from .events import ConnectionEvent, ConnectionState
     from .metrics import Metrics
+    from .oauth2 import ClientCredentials, Token
     from .offset import Offset, OffsetType
     from .publisher import (
         Publisher,
@@ -77,6 +79,9 @@ _EXPORTS = {
     'Compression': '.compression',
     'ConnectionEvent': '.events',
     'Metrics': '.metrics',
+    'ClientCredentials': '.oauth2',
+    'Token': '.oauth2',
+    'OAuth2Error': '.error',
     'ConnectionState': '.events',
     'SubEntryBatch': '._publish',
     'Subscriber': '.subscriber',
@@ -108,6 +113,7 @@ __all__ = [  # the names of _EXPORTS
     'AMQPScalar',
     'Backoff',
     'BloomFilterExtract',
+    'ClientCredentials',
     'Compression',
     'ConfirmTimeout',
     'ConnectionEvent',
@@ -119,6 +125,7 @@ __all__ = [  # the names of _EXPORTS
     'MessageRejected',
     'Metrics',
     'NoRoute',
+    'OAuth2Error',
     'Offset',
     'OffsetType',
     'Publisher',
@@ -137,6 +144,7 @@ __all__ = [  # the names of _EXPORTS
     'Subscriber',
     'SuperStreamPublisher',
     'Symbol',
+    'Token',
     'connection',
     'get_message_ctx',
     'stream_message_ctx',

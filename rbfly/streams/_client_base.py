@@ -19,19 +19,23 @@ from .aio.manager import ConnectionManager
 from .aio.protocol import ABANDONED, StreamsProtocol, open_connection
 from .backoff import Backoff
 from .error import (
+    AuthenticationFailure,
     ConnectionLost,
     FeatureNotSupported,
+    OAuth2Error,
     RequestTimeout,
     StreamsError,
 )
 from .events import ConnectionEvent, ConnectionState
 from .metrics import Counters
+from .oauth2 import DEFAULT_REFRESH_RATIO, RETRY_DELAYS, TokenKeeper, TokenProvider
 from .protocol.commands import (
     CommandVersion,
     ExchangeCommandVersions,
     MetadataUpdate,
+    SaslAuthenticate,
 )
-from .protocol.connection import MECHANISMS, ConnectionCore
+from .protocol.connection import MECHANISMS, ConnectionCore, sasl_plain
 from .protocol.constants import DEFAULT_FRAME_MAX, DEFAULT_HEARTBEAT, Key
 from .url import ConnectionInfo
 from .util import version
@@ -78,6 +82,8 @@ class ClientBase:
             address_resolver: tp.Callable[[str, int], tuple[str, int]] | None = None,
             sasl_mechanism: str | None = None,
             crc_check: bool = True,
+            oauth2: TokenProvider | None = None,
+            token_refresh: float = DEFAULT_REFRESH_RATIO,
             reconnect: Backoff = DEFAULT_BACKOFF,
     ) -> None:
         if not 1 <= credit <= 0xffff:
@@ -129,6 +135,10 @@ class ClientBase:
             ))
         self._mechanism = sasl_mechanism
         self._crc_check = bool(crc_check)
+        self._tokens = None if oauth2 is None else TokenKeeper.checked(
+            oauth2, token_refresh, sasl_mechanism,
+        )
+        self._token_task: asyncio.Task[None] | None = None
         self._manager = ConnectionManager(
             self._connect, reconnect, self._restore_publisher, self._restore_subscription,
             notify=self._notify,
@@ -207,20 +217,36 @@ class ClientBase:
         )) from error
 
     async def _connect_to(self, info: ConnectionInfo) -> StreamsProtocol:
-        external = info.ssl is not None and info.username is None
+        tokens = self._tokens
+        if tokens is not None:
+            # the token is the password; the broker takes the user from it
+            username, password = info.username or '', await tokens.current()
+            mechanism = 'PLAIN'
+        else:
+            external = info.ssl is not None and info.username is None
+            username = info.username or 'guest'
+            password = info.password if info.password is not None else 'guest'
+            mechanism = self._mechanism or ('EXTERNAL' if external else 'PLAIN')
         core = ConnectionCore(
             virtual_host=info.virtual_host,
-            username=info.username or 'guest',
-            password=info.password if info.password is not None else 'guest',
-            mechanism=self._mechanism or ('EXTERNAL' if external else 'PLAIN'),
+            username=username,
+            password=password,
+            mechanism=mechanism,
             frame_max=self._frame_max,
             heartbeat=self._heartbeat,
             client_properties=self._client_properties(),
         )
         logger.info('connecting to %s', info)
-        protocol = await open_connection(
-            info.host, info.port, core, ssl=info.ssl, timeout=self._connect_timeout,
-        )
+        try:
+            protocol = await open_connection(
+                info.host, info.port, core, ssl=info.ssl, timeout=self._connect_timeout,
+            )
+        except AuthenticationFailure:
+            if tokens is not None:
+                tokens.invalidate()  # revoked, or expired early: get a new one
+            raise
+        if tokens is not None and (self._token_task is None or self._token_task.done()):
+            self._token_task = asyncio.get_running_loop().create_task(self._keep_token())
         protocol.address = (info.host, info.port)
         protocol.request_timeout = self._request_timeout
         protocol.publish_encoder = PublishEncoder(core.frame_max)  # type: ignore[attr-defined]
@@ -277,6 +303,55 @@ class ClientBase:
             props['connection_name'] = self._connection_name
         return props
 
+    async def _keep_token(self) -> None:
+        """
+        Get a new OAuth 2 token when the current one is due for renewal,
+        and hand it to every open connection (retrying while the provider
+        fails; the broker closes the connections of an expired token, and
+        they reconnect with a new one).
+        """
+        tokens = self._tokens
+        assert tokens is not None
+        failures = 0
+        while (delay := tokens.refresh_in()) is not None:
+            await asyncio.sleep(delay)
+            try:
+                token = await tokens.fetch()
+            except OAuth2Error as ex:
+                retry = RETRY_DELAYS[min(failures, len(RETRY_DELAYS) - 1)]
+                failures += 1
+                logger.warning('cannot renew the OAuth 2 token (next attempt in %.0f s): %s',
+                               retry, ex)
+                await asyncio.sleep(retry)
+                continue
+            failures = 0
+            await self._renew_secret(token)
+
+    async def _renew_secret(self, token: str) -> None:
+        """
+        Authenticate the open connections again with a new token (RabbitMQ
+        3.13+; an older broker's connections get it when they reconnect).
+        """
+        command = SaslAuthenticate('PLAIN', sasl_plain(self._info.username or '', token))
+        protocols = [
+            m.protocol for m in self._managers()
+            if m.protocol is not None and m.protocol.is_open
+            and m.protocol.broker_version >= (3, 13)  # type: ignore[attr-defined]
+        ]
+        results = await asyncio.gather(
+            *(p.request(command, 'renewing the OAuth 2 token') for p in protocols),
+            return_exceptions=True,
+        )
+        for result in results:
+            if isinstance(result, ConnectionLost):
+                continue  # it connects again with the new token
+            if isinstance(result, Exception):
+                logger.error('the broker refused the renewed OAuth 2 token: %s', result)
+
+    def _managers(self) -> list[ConnectionManager]:
+        """The connection managers of the client."""
+        return [self._manager]
+
     async def disconnect(self) -> None:
         """
         Close the connection to the broker (the client connects again on
@@ -284,6 +359,10 @@ class ClientBase:
         """
         if self._tasks:
             await asyncio.wait(self._tasks)
+        task, self._token_task = self._token_task, None
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.wait([task])
         await self._manager.close()
 
     async def __aenter__(self) -> tp.Self:

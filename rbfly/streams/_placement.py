@@ -443,6 +443,9 @@ class PlacementMixin(ClientBase):
         await self._close_nodes()
         await super().disconnect()
 
+    def _managers(self) -> list[ConnectionManager]:
+        return [self._manager, *(m for ms in self._nodes.values() for m in ms)]
+
     async def _close_nodes(self) -> None:
         for task in list(self._relocations):
             task.cancel()

@@ -122,6 +122,15 @@ class StreamsClient(SuperStreamsMixin):
         :py:class:`~rbfly.error.ChunkError`); ``False`` trusts the
         connection (TLS, or TCP's own checksums) and saves the time of the
         check, about 0.2 ms per MB here.
+    :param oauth2: Where OAuth 2 tokens come from, e.g.
+        :py:class:`~rbfly.streams.oauth2.ClientCredentials`, or any
+        coroutine function returning a token: the client gets a token
+        before it opens a connection and sends it as the password (SASL
+        PLAIN; the URI's password is not used), and renews it on every open
+        connection before it expires (RabbitMQ 3.13+). See
+        :py:mod:`rbfly.streams.oauth2`.
+    :param token_refresh: Share of a token's lifetime after which the
+        client gets a new one (0..1, default 0.8).
     :param reconnect: Delays between reconnection attempts after the
         connection was lost (while publishers or subscriptions exist).
     """
@@ -215,6 +224,8 @@ class StreamsClient(SuperStreamsMixin):
         """
         if not isinstance(secret, str):
             raise TypeError('secret must be a str, got {!r}'.format(type(secret).__name__))
+        if self._tokens is not None:
+            raise ValueError('the client renews its OAuth 2 token itself (the oauth2 option)')
         info = self._info
         if self._mechanism not in (None, 'PLAIN') or (
                 self._mechanism is None and info.ssl is not None and info.username is None):
@@ -234,7 +245,7 @@ class StreamsClient(SuperStreamsMixin):
         ]
         self._info = dtc.replace(info, password=secret)
         others = [
-            m.protocol for managers in self._nodes.values() for m in managers
+            m.protocol for m in self._managers()[1:]
             if m.protocol is not None and m.protocol.is_open
         ]
         results = await asyncio.gather(
@@ -252,7 +263,7 @@ class StreamsClient(SuperStreamsMixin):
         Counters of the client since it was created, and its connections,
         publishers and subscriptions now (see :py:mod:`rbfly.streams.metrics`).
         """
-        managers = [self._manager, *(m for ms in self._nodes.values() for m in ms)]
+        managers = self._managers()
         publishers = [p for m in managers for p in m.publishers]
         c = self._counters
         return Metrics(

@@ -239,6 +239,15 @@ class RequestTimeout(StreamsError, TimeoutError):
     """
 
 
+class OAuth2Error(StreamsError):
+    """
+    The client could not get an OAuth 2 token: the token endpoint cannot
+    be reached, refused the client, or answered without a token (see
+    :py:mod:`rbfly.streams.oauth2`). The text names the endpoint and the
+    server's error, never the client's secret.
+    """
+
+
 class FeatureNotSupported(StreamsError):
     """
     The broker is too old for a feature (e.g. stream filtering needs
@@ -316,6 +325,7 @@ __all__ = [
     'MessageRejected',
     'NoOffset',
     'NoRoute',
+    'OAuth2Error',
     'PreconditionFailed',
     'ProtocolError',
     'PublisherDoesNotExist',
