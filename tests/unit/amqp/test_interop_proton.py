@@ -145,7 +145,9 @@ def proton_limit(value: tp.Any) -> str | None:
     - Proton decodes binary as a writable memoryview, which cannot be a
       dict key;
     - ``proton.symbol`` is a ``str``, so a map cannot have both a string and
-      a symbol key of the same text.
+      a symbol key of the same text; ``proton.timestamp`` is an ``int``, so a
+      map cannot have both a timestamp and an integer (or boolean) key of
+      the same value.
     """
     if isinstance(value, Described):
         if isinstance(value.value, Described):
@@ -156,6 +158,13 @@ def proton_limit(value: tp.Any) -> str | None:
             return 'proton.Data decodes binary map keys as unhashable memoryviews'
         if any(isinstance(k, Symbol) and k.name in value for k in value):
             return 'proton.symbol equals str, so a map with both loses a key'
+        try:
+            distinct = len({to_proton(k) for k in value})
+        except TypeError:
+            distinct = len(value)
+        if distinct < len(value):
+            # e.g. proton.timestamp is an int: timestamp 0 equals False and 0
+            return "Proton's types of different keys compare equal, so the map loses a key"
         return next(filter(None, map(proton_limit, [*value, *value.values()])), None)
     if isinstance(value, (list, tuple)):
         return next(filter(None, map(proton_limit, [*value, getattr(value, 'descriptor', None)])),
