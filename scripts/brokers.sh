@@ -6,6 +6,11 @@
 #   4    RabbitMQ 4.x from Debian trixie inside a debootstrap chroot (cached
 #        under $BROKERS_DIR), stream port 5553, stream over TLS on 5554,
 #        private epmd on port 4370
+#   43   the newest RabbitMQ of Debian unstable (sid; 4.3.x when written) in a
+#        chroot of its own, stream port 5556, stream over TLS on 5557, epmd
+#        4371: for the features of RabbitMQ 4.3 (ResolveOffsetSpec). Optional:
+#        `start` (all) warns and carries on when it cannot be provisioned or
+#        started (sid changes daily), and its tests skip, saying so
 #
 # TLS: a test CA, a server certificate for localhost (DNS:localhost,
 # IP:127.0.0.1, IP:::1) and a client certificate with CN "guest" are made
@@ -20,17 +25,17 @@
 # and detached with setsid). Every command is idempotent.
 #
 # Usage: scripts/brokers.sh COMMAND [ARGS]
-#   start [310|4|all]      install what is missing, start, wait until the
+#   start [310|4|43|all]      install what is missing, start, wait until the
 #                          stream port and the node answer (default: all;
 #                          both brokers start in parallel); a running broker
 #                          is reused (restarted only if its config changed)
-#   stop [310|4|all]       graceful shutdown (default: all)
-#   restart [310|4|all]    stop + start
+#   stop [310|4|43|all]    graceful shutdown (default: all)
+#   restart [310|4|43|all] stop + start
 #   status                 one line per broker; exit 0 only if all run
 #   env                    client settings: eval "$(scripts/brokers.sh env)"
-#   ctl 310|4 CMD [ARG...] run a RabbitMQ CLI as the broker's rabbitmq user, e.g.
+#   ctl 310|4|43 CMD [ARG...] run a RabbitMQ CLI as the broker's rabbitmq user, e.g.
 #                          scripts/brokers.sh ctl 4 rabbitmq-streams add_super_stream s --partitions 3
-#   logs 310|4 [LINES]     tail the node log
+#   logs 310|4|43 [LINES]     tail the node log
 #
 # Environment (defaults in brackets):
 #   BROKERS_DIR [/var/cache/rbfly-brokers]  cached rootfs, logs, pid files
@@ -45,7 +50,10 @@
 #   BROKER310_PLUGINS, BROKER4_PLUGINS
 #     [rabbitmq_management,rabbitmq_stream,rabbitmq_stream_management]
 #     (rabbitmq_auth_mechanism_ssl is always added, for SASL EXTERNAL)
+#   BROKER43_{AMQP,STREAM,TLS,MGMT,DIST,EPMD}_PORT  [5675 5556 5557 15675 25675 4371]
+#   BROKER43_NODENAME [rabbit43@localhost]  BROKER43_PLUGINS
 #   BROKER4_SUITE [trixie]  BROKER4_ROOT [$BROKERS_DIR/rootfs-$BROKER4_SUITE]
+#   BROKER43_SUITE [sid]    BROKER43_ROOT [$BROKERS_DIR/rootfs-$BROKER43_SUITE]
 #   BROKER4_UID [64672]     uid/gid of the rabbitmq account inside the chroot
 #   BROKERS_ERL_ARGS [none]  extra Erlang VM flags of both nodes
 #     (RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS), e.g. "+sbwt none" to stop
@@ -81,6 +89,17 @@ BROKER4_SUITE=${BROKER4_SUITE:-trixie}
 BROKER4_ROOT=${BROKER4_ROOT:-$BROKERS_DIR/rootfs-$BROKER4_SUITE}
 BROKER4_UID=${BROKER4_UID:-64672}
 
+BROKER43_AMQP_PORT=${BROKER43_AMQP_PORT:-5675}
+BROKER43_STREAM_PORT=${BROKER43_STREAM_PORT:-5556}
+BROKER43_TLS_PORT=${BROKER43_TLS_PORT:-5557}
+BROKER43_MGMT_PORT=${BROKER43_MGMT_PORT:-15675}
+BROKER43_DIST_PORT=${BROKER43_DIST_PORT:-25675}
+BROKER43_EPMD_PORT=${BROKER43_EPMD_PORT:-4371}
+BROKER43_NODENAME=${BROKER43_NODENAME:-rabbit43@localhost}
+BROKER43_PLUGINS=${BROKER43_PLUGINS:-$DEFAULT_PLUGINS}
+BROKER43_SUITE=${BROKER43_SUITE:-sid}
+BROKER43_ROOT=${BROKER43_ROOT:-$BROKERS_DIR/rootfs-$BROKER43_SUITE}
+
 RUN_DIR=$BROKERS_DIR/run
 LOG_DIR=$BROKERS_DIR/log
 TLS_DIR=$BROKERS_DIR/tls
@@ -111,8 +130,9 @@ select_broker() {
   B=$1
   case "$B" in
     310) P=BROKER310; ROOT=; ETC=/etc/rabbitmq ;;
-    4) P=BROKER4; ROOT=$BROKER4_ROOT; ETC=$BROKER4_ROOT/etc/rabbitmq ;;
-    *) die "unknown broker '$1' (expected 310 or 4)" ;;
+    4) P=BROKER4; ROOT=$BROKER4_ROOT; SUITE=$BROKER4_SUITE ;;
+    43) P=BROKER43; ROOT=$BROKER43_ROOT; SUITE=$BROKER43_SUITE ;;
+    *) die "unknown broker '$1' (expected 310, 4 or 43)" ;;
   esac
   local v
   for v in AMQP_PORT STREAM_PORT TLS_PORT MGMT_PORT DIST_PORT EPMD_PORT NODENAME PLUGINS; do
@@ -121,7 +141,8 @@ select_broker() {
   PIDFILE=$RUN_DIR/$B.pid
   CONSOLE_LOG=$LOG_DIR/$B-console.log
   NODE_LOG=$ROOT/var/log/rabbitmq/$NODENAME.log
-  MARKER=$BROKER4_ROOT/.rbfly-installed
+  ETC=$ROOT/etc/rabbitmq
+  MARKER=$ROOT/.rbfly-installed
 }
 
 is_installed() {
@@ -145,15 +166,15 @@ as_rabbit() {
   fi
 }
 
-# in_chroot [CHROOT-OPTION...] -- CMD...: run CMD in the trixie rootfs, in a
+# in_chroot [CHROOT-OPTION...] -- CMD...: run CMD in the broker's rootfs, in a
 # private mount namespace with its own /proc (RabbitMQ needs /proc); nothing
 # is ever mounted on the host, so the rootfs can always be deleted safely
 in_chroot() {
   local opts=()
   while [ "$1" != -- ]; do opts+=("$1"); shift; done
   shift
-  unshare --mount --propagation private -- /bin/sh -c "$MOUNT_PROC" "$BROKER4_ROOT" \
-    chroot "${opts[@]}" "$BROKER4_ROOT" "$@"
+  unshare --mount --propagation private -- /bin/sh -c "$MOUNT_PROC" "$ROOT" \
+    chroot "${opts[@]}" "$ROOT" "$@"
 }
 
 node_up() { as_rabbit rabbitmq-diagnostics -q check_running >/dev/null 2>&1; }
@@ -234,43 +255,46 @@ find_mirrors() {  # set BROKERS_MIRROR / BROKERS_SECURITY_MIRROR unless given
   [ -n "$BROKERS_SECURITY_MIRROR" ] ||
     BROKERS_SECURITY_MIRROR=$(awk -v s="$codename-security" '$2 == s { print $1; exit }' <<< "$list")
   [ -n "$BROKERS_MIRROR" ] ||
-    die "4: no Debian mirror for '$codename' in the host's apt sources; set BROKERS_MIRROR"
+    die "$B: no Debian mirror for '$codename' in the host's apt sources; set BROKERS_MIRROR"
 }
 
-# build_rootfs: debootstrap $BROKER4_SUITE and install rabbitmq-server in it
+# build_rootfs: debootstrap the broker's suite and install rabbitmq-server in it
 # (skipped when the cached rootfs is complete)
 build_rootfs() {
   [ ! -f "$MARKER" ] || return 0
   host_apt_install debootstrap
-  local part=$BROKER4_ROOT.partial t opts script=() proxy=""
-  mkdir -p "$(dirname "$BROKER4_ROOT")"
-  opts=$(findmnt -no OPTIONS --target "$(dirname "$BROKER4_ROOT")" || true)
+  local part=$ROOT.partial t opts script=() proxy=""
+  mkdir -p "$(dirname "$ROOT")"
+  opts=$(findmnt -no OPTIONS --target "$(dirname "$ROOT")" || true)
   case ",$opts," in *,noexec,*|*,nodev,*)
-    die "4: $(dirname "$BROKER4_ROOT") is mounted noexec/nodev; set BROKERS_DIR or BROKER4_ROOT elsewhere" ;;
+    die "$B: $(dirname "$ROOT") is mounted noexec/nodev; set BROKERS_DIR or ${P}_ROOT elsewhere" ;;
   esac
   find_mirrors
   eval "$(apt-config shell proxy Acquire::http::Proxy)"
   [ -z "$proxy" ] || export http_proxy=$proxy
-  [ -e "/usr/share/debootstrap/scripts/$BROKER4_SUITE" ] || script=(/usr/share/debootstrap/scripts/sid)
-  if [ -e "$part" ]; then log "4: removing unfinished $part"; rm -rf --one-file-system "$part"; fi
+  [ -e "/usr/share/debootstrap/scripts/$SUITE" ] || script=(/usr/share/debootstrap/scripts/sid)
+  if [ -e "$part" ]; then log "$B: removing unfinished $part"; rm -rf --one-file-system "$part"; fi
 
-  log "4: debootstrap $BROKER4_SUITE from $BROKERS_MIRROR -> $part"
+  log "$B: debootstrap $SUITE from $BROKERS_MIRROR -> $part"
   t=$EPOCHREALTIME
   # a private mount namespace: whatever debootstrap mounts goes away with it
   unshare --mount --propagation private -- \
-    debootstrap --variant=minbase "$BROKER4_SUITE" "$part" "$BROKERS_MIRROR" "${script[@]}" \
-    > "$LOG_DIR/4-debootstrap.log" 2>&1 ||
-    { tail_logs "$LOG_DIR/4-debootstrap.log" "$part/debootstrap/debootstrap.log"; die "4: debootstrap failed"; }
-  log "4: debootstrap done in $(elapsed "$t")s"
+    debootstrap --variant=minbase "$SUITE" "$part" "$BROKERS_MIRROR" "${script[@]}" \
+    > "$LOG_DIR/$B-debootstrap.log" 2>&1 ||
+    { tail_logs "$LOG_DIR/$B-debootstrap.log" "$part/debootstrap/debootstrap.log"; die "$B: debootstrap failed"; }
+  log "$B: debootstrap done in $(elapsed "$t")s"
 
   # no service starts from maintainer scripts; name resolution; apt sources
   printf '#!/bin/sh\nexit 101\n' > "$part/usr/sbin/policy-rc.d"
   chmod 755 "$part/usr/sbin/policy-rc.d"
   printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n' > "$part/etc/hosts"
   {
-    echo "deb $BROKERS_MIRROR $BROKER4_SUITE main"
-    echo "deb $BROKERS_MIRROR $BROKER4_SUITE-updates main"
-    [ -z "$BROKERS_SECURITY_MIRROR" ] || echo "deb $BROKERS_SECURITY_MIRROR $BROKER4_SUITE-security main"
+    echo "deb $BROKERS_MIRROR $SUITE main"
+    # unstable has no -updates or -security suites
+    if [ "$SUITE" != sid ] && [ "$SUITE" != unstable ]; then
+      echo "deb $BROKERS_MIRROR $SUITE-updates main"
+      [ -z "$BROKERS_SECURITY_MIRROR" ] || echo "deb $BROKERS_SECURITY_MIRROR $SUITE-security main"
+    fi
   } > "$part/etc/apt/sources.list"
   # Release files of -updates/-security expire; a mirror snapshot or a skewed
   # clock must not break CI
@@ -284,26 +308,26 @@ build_rootfs() {
   chroot "$part" useradd --system --uid "$BROKER4_UID" --gid "$BROKER4_UID" \
     --home-dir /var/lib/rabbitmq --no-create-home --shell /usr/sbin/nologin rabbitmq
 
-  log "4: apt-get install rabbitmq-server (inside the chroot)"
+  log "$B: apt-get install rabbitmq-server (inside the chroot)"
   t=$EPOCHREALTIME
-  local saved=$BROKER4_ROOT
-  BROKER4_ROOT=$part
+  local saved=$ROOT
+  ROOT=$part
   local env=(env -i PATH="$RB_PATH" LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive)
   { in_chroot -- "${env[@]}" apt-get -q update &&
     in_chroot -- "${env[@]}" apt-get -q -y install --no-install-recommends rabbitmq-server &&
-    in_chroot -- "${env[@]}" apt-get clean; } > "$LOG_DIR/4-apt.log" 2>&1 ||
-    { tail_logs "$LOG_DIR/4-apt.log"; die "4: apt-get install rabbitmq-server in the chroot failed"; }
-  BROKER4_ROOT=$saved
+    in_chroot -- "${env[@]}" apt-get clean; } > "$LOG_DIR/$B-apt.log" 2>&1 ||
+    { tail_logs "$LOG_DIR/$B-apt.log"; die "$B: apt-get install rabbitmq-server in the chroot failed"; }
+  ROOT=$saved
   rm -rf "$part"/var/lib/apt/lists/*_Packages* "$part"/var/lib/apt/lists/*_Translation*
   local ver erl
   # shellcheck disable=SC2016
   ver=$(chroot "$part" dpkg-query -W -f='${Version}' rabbitmq-server)
   # shellcheck disable=SC2016
   erl=$(chroot "$part" dpkg-query -W -f='${Version}' erlang-base)
-  log "4: installed rabbitmq-server $ver (erlang $erl) in $(elapsed "$t")s"
-  rm -rf --one-file-system "$BROKER4_ROOT"
-  mv "$part" "$BROKER4_ROOT"
-  echo "suite=$BROKER4_SUITE rabbitmq-server=$ver erlang-base=$erl" > "$MARKER"
+  log "$B: installed rabbitmq-server $ver (erlang $erl) in $(elapsed "$t")s"
+  rm -rf --one-file-system "$ROOT"
+  mv "$part" "$ROOT"
+  echo "suite=$SUITE rabbitmq-server=$ver erlang-base=$erl" > "$MARKER"
 }
 
 # --- TLS material ------------------------------------------------------------------
@@ -491,8 +515,8 @@ launch() {  # start the node in its own session, record its pid
     (cd /var/lib/rabbitmq &&
      exec setsid runuser -u rabbitmq -- "${env[@]}" rabbitmq-server) >> "$CONSOLE_LOG" 2>&1 < /dev/null 8>&- &
   else
-    setsid unshare --mount --propagation private -- /bin/sh -c "$MOUNT_PROC" "$BROKER4_ROOT" \
-      chroot --userspec="$BROKER4_UID:$BROKER4_UID" "$BROKER4_ROOT" \
+    setsid unshare --mount --propagation private -- /bin/sh -c "$MOUNT_PROC" "$ROOT" \
+      chroot --userspec="$BROKER4_UID:$BROKER4_UID" "$ROOT" \
       "${env[@]}" rabbitmq-server >> "$CONSOLE_LOG" 2>&1 < /dev/null 8>&- &
   fi
   echo $! > "$PIDFILE"
@@ -546,10 +570,10 @@ start_one() {
     fi
     sleep 0.3
   done
-  if [ "$B" = 4 ]; then
+  if [ "$B" != 310 ]; then
     # stream filtering, single active consumer etc. need the newest flags
     as_rabbit rabbitmqctl -q enable_feature_flag all >> "$CONSOLE_LOG" 2>&1 ||
-      { tail_logs "$CONSOLE_LOG"; die "4: rabbitmqctl enable_feature_flag all failed"; }
+      { tail_logs "$CONSOLE_LOG"; die "$B: rabbitmqctl enable_feature_flag all failed"; }
   fi
   log "$B: up in $(elapsed "$t")s (pid $(cat "$PIDFILE"), stream $BROKERS_ADVERTISED_HOST:$STREAM_PORT, tls $TLS_PORT)"
 }
@@ -601,17 +625,24 @@ status_one() {
 # parallel; each runs as a separate process of this script, so that errexit
 # holds there whatever context run_each is called from
 run_each() {
-  local action=$1 pids=() b rc=0 targets
+  local action=$1 pids=() b i rc=0 targets
   case "${2:-all}" in
-    all) targets=(310 4) ;;
-    310|4) targets=("$2") ;;
-    *) die "unknown broker '$2' (expected 310, 4 or all)" ;;
+    all) targets=(310 4 43) ;;
+    310|4|43) targets=("$2") ;;
+    *) die "unknown broker '$2' (expected 310, 4, 43 or all)" ;;
   esac
   for b in "${targets[@]}"; do
     bash "$0" _one "$action" "$b" &
     pids+=($!)
   done
-  for b in "${pids[@]}"; do wait "$b" || rc=1; done
+  for i in "${!pids[@]}"; do
+    wait "${pids[$i]}" && continue
+    if [ "${targets[$i]}" = 43 ] && [ "${2:-all}" = all ]; then
+      log "WARNING: 43 (RabbitMQ of Debian $BROKER43_SUITE) failed; the tests of RabbitMQ 4.3 features will skip"
+    else
+      rc=1
+    fi
+  done
   return $rc
 }
 
@@ -626,6 +657,7 @@ case "$cmd" in
     echo "export RBFLY_URL4=rabbitmq-stream://guest:guest@localhost:$BROKER4_STREAM_PORT/"
     echo "export RBFLY_TLS_URL=rabbitmq-stream+tls://guest:guest@localhost:$BROKER310_TLS_PORT/"
     echo "export RBFLY_TLS_URL4=rabbitmq-stream+tls://guest:guest@localhost:$BROKER4_TLS_PORT/"
+    echo "export RBFLY_URL43=rabbitmq-stream://guest:guest@localhost:$BROKER43_STREAM_PORT/"
     printf 'export RBFLY_TLS_CA=%q\n' "$TLS_DIR/ca.pem"
     printf 'export RBFLY_TLS_CERT=%q\n' "$TLS_DIR/client.pem"
     printf 'export RBFLY_TLS_KEY=%q\n' "$TLS_DIR/client.key"
@@ -639,7 +671,8 @@ esac
 case "$cmd" in
   start)
     log "start ${1:-all}"
-    if [ "${1:-all}" != 310 ] && [ ! -f "$BROKER4_ROOT/.rbfly-installed" ]; then
+    if [ "${1:-all}" != 310 ] && { [ ! -f "$BROKER4_ROOT/.rbfly-installed" ] ||
+                                   [ ! -f "$BROKER43_ROOT/.rbfly-installed" ]; }; then
       host_apt_install debootstrap
     fi
     if run_each start "${1:-all}"; then log "done"; else die "start failed"; fi ;;
@@ -652,6 +685,7 @@ case "$cmd" in
     rc=0
     status_one 310 || rc=$?
     status_one 4 || rc=$?
+    status_one 43 || rc=$?
     exit $rc ;;
   ctl)
     [ $# -ge 2 ] || usage

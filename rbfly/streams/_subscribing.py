@@ -45,6 +45,16 @@ inactive (``False``); returns the offset to start at when active, or
 ``None`` for the subscription's offset.
 """
 
+
+def filter_properties(filter: MessageFilter) -> dict[str, str]:
+    """
+    Subscription properties of a filter: its values, and whether messages
+    without a filter value match.
+    """
+    properties = {'filter.{}'.format(i): v for i, v in enumerate(sorted(filter.values))}
+    properties['match-unfiltered'] = 'true' if filter.match_unfiltered else 'false'
+    return properties
+
 class SubscriptionsMixin(PlacementMixin):
     """Subscribing to streams, and offsets."""
 
@@ -288,9 +298,7 @@ class SubscriptionsMixin(PlacementMixin):
         properties: dict[str, str] = {}
         if filter is not None:
             self._require(protocol, (3, 13), 'stream filtering')
-            for i, value in enumerate(sorted(filter.values)):
-                properties['filter.{}'.format(i)] = value
-            properties['match-unfiltered'] = 'true' if filter.match_unfiltered else 'false'
+            properties.update(filter_properties(filter))
         if name is not None:
             check_name('consumer', name)
             properties['name'] = name
@@ -465,4 +473,4 @@ class SubscriptionsMixin(PlacementMixin):
         protocol = await self._get_protocol()
         protocol.send(StoreOffset(reference, stream, value))
 
-__all__ = ['ConsumerUpdateCallback', 'SubscriptionsMixin']
+__all__ = ['ConsumerUpdateCallback', 'SubscriptionsMixin', 'filter_properties']

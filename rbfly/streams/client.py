@@ -30,7 +30,7 @@ from ._client_base import (
     DEFAULT_REQUEST_TIMEOUT,
     DEFAULT_SPIN,
 )
-from ._subscribing import ConsumerUpdateCallback
+from ._subscribing import ConsumerUpdateCallback, filter_properties
 from ._super_streams import SuperStreamsMixin
 from .aio.protocol import StreamsProtocol
 from .error import (
@@ -43,16 +43,19 @@ from .error import (
     error_for_code,
 )
 from .metrics import Metrics
+from .offset import Offset
 from .protocol.commands import (
     Create,
     Delete,
     Metadata,
     MetadataUpdate,
+    ResolveOffsetSpec,
     SaslAuthenticate,
     StreamStats,
 )
 from .protocol.connection import sasl_plain
 from .protocol.constants import ResponseCode
+from .types import MessageFilter
 from .url import parse_uri
 from .util import StreamInfo, check_name, connection
 
@@ -305,6 +308,42 @@ class StreamsClient(SuperStreamsMixin):
         self._require(protocol, (3, 11), 'stream statistics')
         response = await self._call(StreamStats(stream), 'stream {!r}'.format(stream))
         return dict(response.stats)
+
+    async def resolve_offset(
+            self,
+            stream: str,
+            offset: Offset = Offset.NEXT,
+            *,
+            filter: MessageFilter | None = None,
+    ) -> int:
+        """
+        The offset of the first message a subscription to a stream with
+        this offset specification (and filter) receives (RabbitMQ 4.3+):
+        e.g. the first message stored at or after a time, the end of the
+        stream now (``Offset.NEXT``), or where a stored offset reference
+        resumes.
+
+        The broker resolves a specification to the first offset of the
+        chunk a subscription starts reading at; for ``Offset.offset(n)``
+        and references, whose subscriptions skip the records of that chunk
+        before ``n``, the result is ``n`` (or later, when the stream no
+        longer holds ``n``).
+
+        :raises rbfly.streams.FeatureNotSupported: On older brokers.
+        :raises rbfly.streams.error.StreamDoesNotExist: When there is no
+            such stream.
+        """
+        check_name('stream', stream)
+        if not isinstance(offset, Offset):
+            raise TypeError('offset must be an Offset, got {!r}'.format(type(offset).__name__))
+        protocol = await self._get_protocol()
+        self._require(protocol, (4, 3), 'resolving an offset specification')
+        properties = {} if filter is None else filter_properties(filter)
+        spec, start = await self._offset_spec(protocol, stream, offset)
+        response = await self._call(
+            ResolveOffsetSpec(stream, spec, properties), 'stream {!r}'.format(stream),
+        )
+        return max(int(response.offset), start)
 
     async def stream_metadata(self, stream: str) -> StreamInfo:
         """

@@ -5,7 +5,9 @@ the environment variables that ``scripts/brokers.sh env`` prints.
 - ``RBFLY_URL``: RabbitMQ 3.10 (Debian 12), default port 5552;
 - ``RBFLY_URL4``: RabbitMQ 4.x (chroot), default port 5553, for features
   of RabbitMQ 3.11+ (stream statistics, Deliver v2, super streams, single
-  active consumer) and 3.13+ (filtering).
+  active consumer) and 3.13+ (filtering);
+- ``RBFLY_URL43``: the RabbitMQ of Debian unstable (4.3+, chroot), default
+  port 5556, for features of RabbitMQ 4.3 (ResolveOffsetSpec).
 """
 
 import os
@@ -22,6 +24,7 @@ from .proxy import Proxy
 
 URL = os.environ.get('RBFLY_URL', 'rabbitmq-stream://guest:guest@localhost:5552/')
 URL4 = os.environ.get('RBFLY_URL4', 'rabbitmq-stream://guest:guest@localhost:5553/')
+URL43 = os.environ.get('RBFLY_URL43', 'rabbitmq-stream://guest:guest@localhost:5556/')
 
 def _reachable(url: str) -> bool:
     p = urlsplit(url)
@@ -50,6 +53,18 @@ def url4() -> str:
         pytest.skip('RabbitMQ 4.x broker not reachable at {} (scripts/brokers.sh start 4)'
                     .format(urlsplit(URL4).netloc.split('@')[-1]))
     return URL4
+
+@pytest.fixture(scope='session')
+def url43() -> str:
+    """
+    URL of the RabbitMQ 4.3+ broker (Debian unstable's). Optional: it skips
+    when that broker is absent, as ``scripts/brokers.sh start`` carries on
+    without it when Debian unstable cannot provide it.
+    """
+    if not _reachable(URL43):
+        pytest.skip('RabbitMQ 4.3 broker not reachable at {} (scripts/brokers.sh start 43;'
+                    ' it comes from Debian unstable)'.format(urlsplit(URL43).netloc.split('@')[-1]))
+    return URL43
 
 @pytest.fixture(params=['3.10', '4.x'])
 def any_url(request: pytest.FixtureRequest) -> str:
