@@ -114,3 +114,22 @@ async def test_resolve_offset_older_brokers(any_url: str, stream: str) -> None:
     async with streams_client(any_url) as client:
         with pytest.raises(FeatureNotSupported, match=r'needs RabbitMQ 4\.3 or later'):
             await client.resolve_offset(stream, Offset.FIRST)
+
+async def test_stream_stats_43(url43: str, stream: str) -> None:
+    """
+    RabbitMQ 4.3's stream statistics: the last chunk id and the committed
+    offset (of the last message) next to the first and committed chunk ids.
+    """
+    async with streams_client(url43) as client:
+        await client.create_stream(stream)
+        async with client.publisher(stream, cls=PublisherBatchFast) as publisher:
+            for b in range(2):
+                for i in range(10):
+                    publisher.batch('{}-{}'.format(b, i))
+                await publisher.flush()
+        stats = await client.stream_stats(stream)
+        assert stats == {
+            'first_chunk_id': 0, 'committed_chunk_id': 10, 'last_chunk_id': 10,
+            'committed_offset': 19,
+        }
+        await client.delete_stream(stream)
