@@ -84,6 +84,7 @@ class ClientBase:
             crc_check: bool = True,
             oauth2: TokenProvider | None = None,
             token_refresh: float = DEFAULT_REFRESH_RATIO,
+            replicas_only: bool = False,
             reconnect: Backoff = DEFAULT_BACKOFF,
     ) -> None:
         if not 1 <= credit <= 0xffff:
@@ -139,6 +140,7 @@ class ClientBase:
             oauth2, token_refresh, sasl_mechanism,
         )
         self._token_task: asyncio.Task[None] | None = None
+        self._replicas_only = bool(replicas_only)
         self._manager = ConnectionManager(
             self._connect, reconnect, self._restore_publisher, self._restore_subscription,
             notify=self._notify,
@@ -338,15 +340,31 @@ class ClientBase:
             if m.protocol is not None and m.protocol.is_open
             and m.protocol.broker_version >= (3, 13)  # type: ignore[attr-defined]
         ]
+        for error in await self._authenticate_again(
+                protocols, command, 'renewing the OAuth 2 token'):
+            logger.error('the broker refused the renewed OAuth 2 token: %s', error)
+
+    @staticmethod
+    async def _authenticate_again(
+            protocols: list[StreamsProtocol], command: SaslAuthenticate, context: str,
+    ) -> list[Exception]:
+        """
+        Send a new secret to open connections; return the brokers' errors
+        (a connection lost meanwhile is no error: it connects again with
+        the new secret).
+        """
         results = await asyncio.gather(
-            *(p.request(command, 'renewing the OAuth 2 token') for p in protocols),
-            return_exceptions=True,
+            *(p.request(command, context) for p in protocols), return_exceptions=True,
         )
+        errors = []
         for result in results:
             if isinstance(result, ConnectionLost):
-                continue  # it connects again with the new token
+                continue
             if isinstance(result, Exception):
-                logger.error('the broker refused the renewed OAuth 2 token: %s', result)
+                errors.append(result)
+            elif isinstance(result, BaseException):  # cancelled: never swallowed
+                raise result
+        return errors
 
     def _managers(self) -> list[ConnectionManager]:
         """The connection managers of the client."""

@@ -39,8 +39,9 @@ import dataclasses as dtc
 import functools
 import logging
 import typing as tp
+from time import monotonic
 
-from ._client_base import ClientBase
+from ._client_base import DEFAULT_REQUEST_TIMEOUT, ClientBase
 from ._publisher_base import PublisherTrait
 from .aio.manager import ConnectionManager
 from .aio.protocol import StreamsProtocol
@@ -116,14 +117,51 @@ class PlacementMixin(ClientBase):
         Where to subscribe to a stream, best first: ``None`` for the
         client's own connection (``protocol``) when its node holds a
         member (or when the members are unknown), else the members' nodes,
-        those with a connection open first.
+        those with a connection open first. With ``replicas_only``, the
+        replicas' nodes alone.
+
+        :raises StreamNotAvailable: When a client reading from replicas
+            only finds none.
         """
         members = await self._members(protocol, stream)
         home = node_of(protocol)
+        if self._replicas_only:
+            replicas = members[:-1]
+            if not replicas:
+                raise StreamNotAvailable('stream {!r} has no replica to read from (the'
+                                         ' client reads from replicas only)'.format(stream))
+            if home in replicas:
+                return [None]
+            replicas.sort(key=lambda n: n not in self._nodes)
+            return list(replicas)
         if not members or home is None or home in members:
             return [None]
         members.sort(key=lambda n: n not in self._nodes)  # stable: replicas stay first
         return list(members)
+
+    async def _place_new(self, sub: Subscription) -> None:
+        """
+        Place a new subscription. With ``replicas_only``, wait (with the
+        reconnection delays, up to the request timeout) for a replica: a
+        new stream's replicas start after its leader.
+
+        :raises StreamNotAvailable: When the stream has no replica then.
+        """
+        delays = self._reconnect.delays()
+        deadline = monotonic() + (self._request_timeout or DEFAULT_REQUEST_TIMEOUT)
+        while True:
+            protocol = await self._get_protocol()
+            try:
+                await self._place(protocol, sub, sub.offset_spec)
+                return
+            except StreamNotAvailable:
+                if not self._replicas_only:
+                    raise
+                delay = next(delays, None)
+                if delay is None or monotonic() + delay > deadline:
+                    raise
+                logger.info('stream %r has no replica yet; again in %.2fs', sub.stream, delay)
+                await asyncio.sleep(delay)
 
     def _has_room(self, manager: ConnectionManager, kind: Kind) -> bool:
         limit = self._max_publishers if kind == 'publishers' else self._max_subscriptions

@@ -358,8 +358,7 @@ class SubscriptionsMixin(PlacementMixin):
         wait = timeout if timeout > 0 else None
         try:
             for sub in subs:
-                protocol = await self._get_protocol()
-                await self._place(protocol, sub, sub.offset_spec)
+                await self._place_new(sub)
             if len(subs) == 1:  # the common case, without the round robin
                 sub = subs[0]
                 while True:
@@ -385,7 +384,7 @@ class SubscriptionsMixin(PlacementMixin):
                     yield chunk
         finally:
             for sub in subs:
-                protocol = sub.protocol  # type: ignore[assignment]
+                protocol = sub.protocol
                 closed = self._release(sub)
                 sub.detach()
                 if protocol is not None and protocol.is_open and not closed:

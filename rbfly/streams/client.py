@@ -134,6 +134,13 @@ class StreamsClient(SuperStreamsMixin):
         :py:mod:`rbfly.streams.oauth2`.
     :param token_refresh: Share of a token's lifetime after which the
         client gets a new one (0..1, default 0.8).
+    :param replicas_only: Subscriptions read from replicas of their
+        stream only, sparing the leader (its node does the writing); a
+        subscription to a stream without a replica waits for one up to the
+        request timeout, then raises
+        :py:class:`~rbfly.streams.error.StreamNotAvailable`. By default a
+        subscription reads from the client's node when it holds a member
+        of the stream, the leader included.
     :param reconnect: Delays between reconnection attempts after the
         connection was lost (while publishers or subscriptions exist).
     """
@@ -251,15 +258,9 @@ class StreamsClient(SuperStreamsMixin):
             m.protocol for m in self._managers()[1:]
             if m.protocol is not None and m.protocol.is_open
         ]
-        results = await asyncio.gather(
-            *(p.request(command, 'updating the secret') for p in others),
-            return_exceptions=True,
-        )
-        for result in results:
-            if isinstance(result, ConnectionLost):
-                continue  # it connects again with the new secret
-            if isinstance(result, BaseException):
-                raise result
+        errors = await self._authenticate_again(others, command, 'updating the secret')
+        if errors:
+            raise errors[0]
 
     def metrics(self) -> Metrics:
         """

@@ -238,3 +238,44 @@ async def test_through_load_balancer(cluster: Cluster, away: str) -> None:
     finally:
         await balancer.close()
     assert received == list(range(300))
+
+async def test_replicas_only(cluster: Cluster, stream: str) -> None:
+    """
+    A client connected to the node of a stream's leader: by default its
+    subscription reads there; with ``replicas_only`` it reads through a
+    connection to a replica's node. Both receive every message once.
+    """
+    r1 = cluster.nodes[0]
+    async with streams_client(r1.url, reconnect=FAST) as client:
+        await client.create_stream(
+            stream, initial_cluster_size=3, leader_locator='client-local',
+        )
+        async with client.publisher(stream, cls=PublisherBatchFast) as publisher:
+            for i in range(300):
+                publisher.batch(i)
+            await publisher.flush()
+        info = await client.stream_metadata(stream)
+        assert info.leader is not None and info.leader[1] == r1.port
+    try:
+        for replicas_only in (False, True):
+            client = streams_client(r1.url, reconnect=FAST, replicas_only=replicas_only)
+            received: list[object] = []
+            async with client, asyncio.timeout(TIMEOUT):
+                async with aclosing(client.subscribe(stream, offset=Offset.FIRST)) as bodies:
+                    async for body in bodies:
+                        received.append(body)
+                        if len(received) == 300:
+                            break
+                    nodes = list(client._nodes)
+                    metrics = client.metrics()
+            assert received == list(range(300)), replicas_only
+            if replicas_only:
+                (node,) = nodes  # a replica's node: not r1, the leader's
+                assert node is not None and node[1] in {n.port for n in cluster.nodes[1:]}
+                assert metrics.connections == 2
+            else:
+                assert nodes == []
+                assert metrics.connections == 1
+    finally:
+        async with streams_client(r1.url) as client:
+            await client.delete_stream(stream)

@@ -10,6 +10,7 @@ the environment variables that ``scripts/brokers.sh env`` prints.
   port 5556, for features of RabbitMQ 4.3 (ResolveOffsetSpec).
 """
 
+import asyncio
 import os
 import socket
 import uuid
@@ -18,7 +19,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from rbfly.streams import StreamsClient, streams_client
+from rbfly.streams import Offset, StreamsClient, streams_client
 
 from .proxy import Proxy
 
@@ -33,6 +34,16 @@ def _reachable(url: str) -> bool:
             return True
     except OSError:
         return False
+
+async def read_back(client: StreamsClient, stream: str, count: int) -> list[object]:
+    """The first ``count`` messages of a stream (within 30 s)."""
+    received: list[object] = []
+    async with asyncio.timeout(30):
+        async for body in client.subscribe(stream, offset=Offset.FIRST):
+            received.append(body)
+            if len(received) == count:
+                break
+    return received
 
 @pytest.fixture(scope='session')
 def url() -> str:

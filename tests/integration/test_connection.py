@@ -3,6 +3,7 @@ Connection handshake, streams management and errors against real brokers.
 """
 
 import asyncio
+import time
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -231,3 +232,22 @@ async def test_sasl_anonymous(url4: str, url: str) -> None:
             await client.stream_exists('rbfly-no-such-stream')
     with pytest.raises(ValueError, match='sasl_mechanism'):
         streams_client(url, sasl_mechanism='CRAM-MD5')
+
+async def test_replicas_only_without_replica(url: str, stream: str) -> None:
+    """
+    A single node's stream has no replica: a client reading from replicas
+    only waits for one up to its request timeout, then StreamNotAvailable.
+    """
+    from rbfly.streams import Offset
+    from rbfly.streams.error import StreamNotAvailable
+
+    async with streams_client(url, replicas_only=True, request_timeout=1) as client:
+        await client.create_stream(stream)
+        try:
+            start = time.monotonic()
+            with pytest.raises(StreamNotAvailable, match='no replica to read from'):
+                async for _ in client.subscribe(stream, offset=Offset.FIRST):
+                    pass
+            assert time.monotonic() - start < 5
+        finally:
+            await client.delete_stream(stream)

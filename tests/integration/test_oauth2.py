@@ -34,6 +34,8 @@ from rbfly.streams import (
 from rbfly.streams.backoff import Backoff
 from rbfly.streams.error import AuthenticationFailure
 
+from .conftest import read_back
+
 KEY = os.environ.get('RBFLY_OAUTH2_KEY', '/var/cache/rbfly-brokers/tls/oauth2.key')
 SCOPES = 'rbfly.configure:*/* rbfly.write:*/* rbfly.read:*/*'
 CLIENT_ID, CLIENT_SECRET = 'rbfly-app', 'the-client-secret'
@@ -207,12 +209,7 @@ async def test_expired_token_replaced_on_reconnection(
             async with asyncio.timeout(30):
                 await lost.wait()  # the broker closed it: the token expired
             await publisher.send('after')  # connected again with a new token
-        received = []
-        async with asyncio.timeout(30):
-            async for body in client.subscribe(stream, offset=Offset.FIRST):
-                received.append(body)
-                if len(received) == 2:
-                    break
+        received = await read_back(client, stream, 2)
     assert received == ['before', 'after']
     assert endpoint.issued >= 2
 

@@ -14,10 +14,11 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from rbfly.streams import FeatureNotSupported, Offset, streams_client
+from rbfly.streams import FeatureNotSupported, streams_client
 from rbfly.streams.backoff import Backoff
 from rbfly.streams.error import AuthenticationFailure
 
+from .conftest import read_back
 from .proxy import Proxy
 
 SCRIPT = os.environ.get('RBFLY_BROKERS_SCRIPT') or str(
@@ -69,13 +70,7 @@ async def test_update_secret(url4: str, user: str, stream: str) -> None:
                 assert proxy.cut() == 1
                 await publisher.send('after')  # connected again, with the new password
             assert proxy.connections == 2
-            received = []
-            async with asyncio.timeout(30):
-                async for body in client.subscribe(stream, offset=Offset.FIRST):
-                    received.append(body)
-                    if len(received) == 2:
-                        break
-            assert received == ['before', 'after']
+            assert await read_back(client, stream, 2) == ['before', 'after']
             await client.delete_stream(stream)
     finally:
         await proxy.close()
