@@ -9,6 +9,7 @@ of a few seconds; the broker closes a connection whose token expired.
 import asyncio
 import base64
 import json
+import math
 import os
 import subprocess
 import threading
@@ -49,11 +50,12 @@ def mint(ttl: float, audience: str = 'rbfly', scope: str = SCOPES) -> str:
     if not Path(KEY).is_file():
         pytest.fail('no OAuth 2 signing key at {} (scripts/brokers.sh start makes it)'
                     .format(KEY))
-    now = int(time.time())
+    now = time.time()
     header = b64(json.dumps({'alg': 'RS256', 'typ': 'JWT'}).encode())
     claims = {
         'sub': CLIENT_ID, 'client_id': CLIENT_ID, 'aud': [audience], 'scope': scope,
-        'iat': now, 'exp': now + round(ttl),
+        # whole seconds, never before the lifetime the endpoint announces
+        'iat': int(now), 'exp': math.ceil(now + ttl),
     }
     payload = b64(json.dumps(claims).encode())
     signature = subprocess.run(
@@ -68,7 +70,7 @@ class TokenEndpoint:
     for one client, tokens valid ``ttl`` seconds.
     """
     def __init__(self) -> None:
-        self.ttl = 3.0
+        self.ttl = 4.0
         self.issued = 0
         self.requests: list[dict[str, list[str]]] = []
         endpoint = self
@@ -138,7 +140,7 @@ async def test_token_renewed_on_open_connections(
 ) -> None:
     """
     A publisher and a subscription run through several token lifetimes
-    (3 s): the client renews the token on its connection before it
+    (4 s): the client renews the token on its connection before it
     expires, the connection is never lost, and every message arrives once,
     in order.
     """
@@ -174,7 +176,7 @@ async def test_token_renewed_on_open_connections(
         consumer.cancel()
         metrics = client.metrics()
     assert received == list(range(sent))
-    assert endpoint.issued >= 3, endpoint.issued   # 8 s of 3 s tokens renewed at 2.4 s
+    assert endpoint.issued >= 3, endpoint.issued   # 8 s of 4 s tokens renewed at 3.2 s
     assert metrics.connections_lost == 0
     assert metrics.connections_opened == 1
     assert all(r['scope'] == [SCOPES] for r in endpoint.requests)
