@@ -17,8 +17,9 @@ client credentials grant (RFC 6749, section 4.4), what services use to get
 tokens for themselves: it posts to the authorization server's token
 endpoint with the client's id and secret (HTTP Basic authentication).
 
-The lifetime is the response's ``expires_in``; without it, the ``exp``
-claim of a JWT; without either, the token is not refreshed. Tokens and
+The lifetime is the response's ``expires_in`` or, when shorter, the time
+left until the ``exp`` claim of a JWT (the broker closes the connection
+then); without either, the token is not refreshed. Tokens and
 client secrets never appear in reprs, logs or exception texts.
 """
 
@@ -319,9 +320,10 @@ class TokenKeeper:
         if not isinstance(result, Token) or not isinstance(result.value, str) or not result.value:
             raise OAuth2Error('the token provider returned {}, not a Token or a non-empty'
                               ' str'.format(type(result).__name__))
-        lifetime = result.expires_in
-        if lifetime is None:
-            lifetime = jwt_lifetime(result.value)
+        # the shorter of the announced lifetime and the JWT's own: the
+        # broker closes the connection at the token's exp
+        known = [t for t in (result.expires_in, jwt_lifetime(result.value)) if t is not None]
+        lifetime = min(known) if known else None
         self._token = result.value
         if lifetime is None:
             self._expires_at = self._refresh_at = None

@@ -106,6 +106,18 @@ async def test_keeper_lifetimes() -> None:
     assert await keeper.current() == 'opaque'
     assert keeper.refresh_in() is None
 
+async def test_keeper_shorter_lifetime() -> None:
+    """An announced lifetime longer than the JWT's exp: the exp counts."""
+    token = jwt({'exp': time.time() + 20})
+
+    async def provider() -> Token:
+        return Token(token, expires_in=3600)
+
+    keeper = TokenKeeper(provider, 0.5)
+    await keeper.current()
+    due = keeper.refresh_in()
+    assert due is not None and 9 < due <= 10
+
 async def test_keeper_provider_errors() -> None:
     """A failing provider, or one returning no token: OAuth2Error."""
     async def fails() -> Token:
