@@ -2,14 +2,10 @@
 Metrics of a client: counters since it was created, and what it holds now.
 
 ``client.metrics()`` returns a :py:class:`Metrics` snapshot. The counters
-only grow; feed them to a monitoring system by reading them periodically,
-e.g. as OpenTelemetry observable counters or Prometheus counters set from
-a collector::
-
-    meter.create_observable_counter(
-        'rabbitmq.stream.published',
-        callbacks=[lambda options: [Observation(client.metrics().published)]],
-    )
+only grow; feed them to a monitoring system by reading them periodically:
+:py:func:`rbfly.streams.otel.instrument` registers them as OpenTelemetry
+observable instruments, and a Prometheus collector can set its counters
+from them the same way.
 
 The counters are plain integers incremented per frame or chunk (not per
 message), so keeping them costs nothing measurable.

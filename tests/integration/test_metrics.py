@@ -95,3 +95,51 @@ async def test_consumed_counts_from_the_offset(
     m = client.metrics()
     assert m.chunks - before.chunks == 1
     assert m.consumed - before.consumed == 3
+
+async def test_opentelemetry(client: StreamsClient, stream: str) -> None:
+    """
+    The client's metrics through OpenTelemetry (the SDK's in-memory
+    reader): what was published and consumed, and the gauges of the moment.
+    """
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader, NumberDataPoint
+
+    from rbfly.streams.otel import instrument
+
+    reader = InMemoryMetricReader()
+    provider = MeterProvider(metric_readers=[reader])
+    instrument(client, provider.get_meter('test'), {'client': 'one'})
+
+    def collect() -> dict[str, int]:
+        data = reader.get_metrics_data()
+        assert data is not None
+        values = {}
+        for rm in data.resource_metrics:
+            for sm in rm.scope_metrics:
+                for metric in sm.metrics:
+                    (point,) = metric.data.data_points
+                    assert isinstance(point, NumberDataPoint)
+                    assert dict(point.attributes or {}) == {'client': 'one'}
+                    values[metric.name.removeprefix('rabbitmq.stream.')] = int(point.value)
+        return values
+
+    async with client.publisher(stream, cls=PublisherBatchFast) as publisher:
+        for i in range(150):
+            publisher.batch(i)
+        await publisher.flush()
+        values = collect()
+        assert values['publishers'] == 1
+        assert values['outstanding_publish_confirmations'] == 0
+    n = 0
+    async with aclosing(client.subscribe(stream, offset=Offset.FIRST)) as bodies:
+        async for _ in bodies:
+            n += 1
+            if n == 150:
+                break
+    values = collect()
+    assert values['published'] == values['confirmed'] == values['consumed'] == 150
+    assert values['errored'] == 0 and values['chunks'] >= 1 and values['chunk_bytes'] > 0
+    assert values['connections'] == values['connections_opened'] == 1
+    assert values['publishers'] == values['subscriptions'] == 0
+    assert len(values) == 12
+    provider.shutdown()
