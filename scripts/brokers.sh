@@ -8,7 +8,8 @@
 #        private epmd on port 4370
 #   43   the newest RabbitMQ of Debian unstable (sid; 4.3.x when written) in a
 #        chroot of its own, stream port 5556, stream over TLS on 5557, epmd
-#        4371: for the features of RabbitMQ 4.3 (ResolveOffsetSpec). Optional:
+#        4372 (4371 is the cluster's): for the features of RabbitMQ 4.3
+#        (ResolveOffsetSpec). Optional:
 #        `start` (all) warns and carries on when it cannot be provisioned or
 #        started (sid changes daily), and its tests skip, saying so
 #
@@ -50,7 +51,7 @@
 #   BROKER310_PLUGINS, BROKER4_PLUGINS
 #     [rabbitmq_management,rabbitmq_stream,rabbitmq_stream_management]
 #     (rabbitmq_auth_mechanism_ssl is always added, for SASL EXTERNAL)
-#   BROKER43_{AMQP,STREAM,TLS,MGMT,DIST,EPMD}_PORT  [5675 5556 5557 15675 25675 4371]
+#   BROKER43_{AMQP,STREAM,TLS,MGMT,DIST,EPMD}_PORT  [5675 5556 5557 15675 25675 4372]
 #   BROKER43_NODENAME [rabbit43@localhost]  BROKER43_PLUGINS
 #   BROKER4_SUITE [trixie]  BROKER4_ROOT [$BROKERS_DIR/rootfs-$BROKER4_SUITE]
 #   BROKER43_SUITE [sid]    BROKER43_ROOT [$BROKERS_DIR/rootfs-$BROKER43_SUITE]
@@ -94,7 +95,7 @@ BROKER43_STREAM_PORT=${BROKER43_STREAM_PORT:-5556}
 BROKER43_TLS_PORT=${BROKER43_TLS_PORT:-5557}
 BROKER43_MGMT_PORT=${BROKER43_MGMT_PORT:-15675}
 BROKER43_DIST_PORT=${BROKER43_DIST_PORT:-25675}
-BROKER43_EPMD_PORT=${BROKER43_EPMD_PORT:-4371}
+BROKER43_EPMD_PORT=${BROKER43_EPMD_PORT:-4372}
 BROKER43_NODENAME=${BROKER43_NODENAME:-rabbit43@localhost}
 BROKER43_PLUGINS=${BROKER43_PLUGINS:-$DEFAULT_PLUGINS}
 BROKER43_SUITE=${BROKER43_SUITE:-sid}

@@ -251,3 +251,36 @@ async def test_replicas_only_without_replica(url: str, stream: str) -> None:
             assert time.monotonic() - start < 5
         finally:
             await client.delete_stream(stream)
+
+async def test_not_a_stream_port(url: str) -> None:
+    """
+    A server that is not a stream port: the broker's management (HTTP)
+    port, which waits for a request and closes the connection after its
+    timeout, and an HTTP server answering at once ("HTTP" reads as a frame
+    of 1.2 GB, refused before the connection is open): ConnectionLost
+    saying so, not a hang or a huge buffer.
+    """
+    p = urlsplit(url)
+    client = streams_client('rabbitmq-stream://guest:guest@{}:15672/'.format(p.hostname),
+                            connect_timeout=20)
+    with pytest.raises(ConnectionLost, match='closed the connection without answering'):
+        await client.create_stream('never-created')
+    await client.disconnect()
+
+    async def http(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(b'HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n')
+        await writer.drain()
+        await reader.read(1 << 16)
+        writer.close()
+
+    server = await asyncio.start_server(http, '127.0.0.1', 0)
+    port = server.sockets[0].getsockname()[1]
+    try:
+        client = streams_client('rabbitmq-stream://127.0.0.1:{}/'.format(port))
+        with pytest.raises(ConnectionLost, match=r'does not speak the stream protocol'
+                                                 r'.*frame size 1213486160 exceeds'):
+            await client.create_stream('never-created')
+        await client.disconnect()
+    finally:
+        server.close()
+        await server.wait_closed()

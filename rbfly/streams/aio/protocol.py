@@ -135,13 +135,18 @@ class StreamsProtocol(asyncio.Protocol):
         self.flush()
 
     def connection_lost(self, exc: Exception | None) -> None:
+        step = self.core.state.value  # of the handshake, when not open yet
         self.core.connection_lost()
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        error = self._error or ConnectionLost(
-            'connection to broker lost' + (': {}'.format(exc) if exc else '')
-        )
+        if self.opened.done():
+            what = 'connection to broker lost'
+        elif step == 'peer-properties':
+            what = 'the server closed the connection without answering (a stream port?)'
+        else:
+            what = 'connection to broker lost during the handshake ({})'.format(step)
+        error = self._error or ConnectionLost(what + (': {}'.format(exc) if exc else ''))
         self._error = error
         if not self.opened.done():
             self.opened.set_exception(error)

@@ -53,7 +53,13 @@ from .commands import (
     Tune,
     TuneResponse,
 )
-from .constants import DEFAULT_FRAME_MAX, DEFAULT_HEARTBEAT, ResponseCode
+from .constants import (
+    DEFAULT_FRAME_MAX,
+    DEFAULT_HEARTBEAT,
+    DEFAULT_MAX_RECEIVED_FRAME_SIZE,
+    PRE_OPEN_FRAME_MAX,
+    ResponseCode,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -196,7 +202,7 @@ class ConnectionCore:
         self._heartbeat = heartbeat
         self._client_properties = dict(client_properties or {})
         self._state = ConnectionState.IDLE
-        self._reader = FrameReader()
+        self._reader = FrameReader(PRE_OPEN_FRAME_MAX)  # until the connection is open
         self._out: list[bytes] = []
         self._correlation_id = 0
         self._server_properties: Mapping[str, str] = {}
@@ -466,6 +472,7 @@ class ConnectionCore:
             self._send(encode(Open(self._virtual_host), self._next_id()), now)
         elif state is S.OPEN and isinstance(command, OpenResponse):
             self._set_state(S.OPENED)
+            self._reader.max_frame_size = DEFAULT_MAX_RECEIVED_FRAME_SIZE
             return Opened(
                 self._server_properties, dict(command.properties),
                 self.frame_max, self.heartbeat,

@@ -51,6 +51,15 @@ Maximum size of a frame sent to the server before `Open` succeeds
 (``stream.initial_frame_max``, RabbitMQ 4.3.5), whatever `Tune` negotiated.
 """
 
+PRE_OPEN_FRAME_MAX = 64 * 1024
+"""
+Largest frame accepted from the server before the connection is open (the
+handshake's answers are a few hundred bytes): a server that is not a
+RabbitMQ stream port (an HTTP server, say, whose "HTTP" reads as a size of
+1.2 GB), or a hostile one, cannot make the client buffer megabytes before
+it authenticated.
+"""
+
 DEFAULT_MAX_RECEIVED_FRAME_SIZE = 64 * 1024 * 1024
 """
 Default limit of the size of a frame accepted from the broker (64 MiB).
@@ -171,6 +180,7 @@ __all__ = [
     'KEY_MASK',
     'MAX_REFERENCE_LENGTH',
     'NO_LEADER',
+    'PRE_OPEN_FRAME_MAX',
     'RESPONSE_FLAG',
     'Key',
     'OffsetType',

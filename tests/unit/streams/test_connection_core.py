@@ -207,3 +207,30 @@ def test_heartbeats() -> None:
     assert core.tick(30) == []
     events = core.tick(36)
     assert events == [HeartbeatTimeout(21)]
+
+def test_frame_limit_before_open() -> None:
+    """
+    Before the connection is open, a frame larger than PRE_OPEN_FRAME_MAX
+    is refused (an HTTP server's answer reads as a 1.2 GB frame); once
+    open, frames up to DEFAULT_MAX_RECEIVED_FRAME_SIZE are read.
+    """
+    import struct
+
+    from rbfly.error import FrameDecodeError
+    from rbfly.streams.protocol.constants import PRE_OPEN_FRAME_MAX
+
+    core = make_core()
+    core.start(0)
+    too_big = 'frame size 1213486160 exceeds the maximum of 65536'
+    with pytest.raises(FrameDecodeError, match=too_big):
+        core.receive_data(b'HTTP/1.1 400 Bad Request\r\n\r\n', 0)
+
+    core = make_core()
+    core.start(0)
+    with pytest.raises(FrameDecodeError, match='exceeds the maximum of 65536'):
+        core.receive_data(struct.pack('>I', PRE_OPEN_FRAME_MAX + 1), 0)
+
+    core = make_core()
+    handshake(core)
+    big = 1 << 20  # a frame bigger than the limit before open: buffered, not refused
+    assert core.receive_data(struct.pack('>I', big) + b'\0' * 100, 0) == []
