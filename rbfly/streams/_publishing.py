@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import typing as tp
 import uuid
 from collections.abc import AsyncIterator
@@ -16,6 +17,7 @@ from ._placement import PlacementMixin
 from .aio.protocol import StreamsProtocol
 from .compression import compression_code
 from .error import (
+    ConnectionLost,
     RequestTimeout,
     StreamsError,
 )
@@ -32,6 +34,8 @@ from .publisher import (
     PublisherTrait,
 )
 from .util import check_name
+
+logger = logging.getLogger(__name__)
 
 T = tp.TypeVar('T', bound=PublisherTrait)
 
@@ -134,7 +138,7 @@ class PublishersMixin(PlacementMixin):
         publisher = cls(self, stream, -1, name, 0, filter_extract)
         for key, value in options.items():
             setattr(publisher, key, value)
-        await self._place_publisher(protocol, publisher, initial=True)
+        await self._declare_new(protocol, publisher)
         try:
             yield publisher
             await publisher._finish()
@@ -152,6 +156,29 @@ class PublishersMixin(PlacementMixin):
                             DeletePublisher(publisher._id),
                             'publisher {!r} of stream {!r}'.format(name, stream),
                         )
+
+    async def _declare_new(self, protocol: StreamsProtocol, publisher: PublisherTrait) -> None:
+        """
+        Declare a new publisher. When the connection dies under the
+        declaration, declare it once more on a new connection (it has sent
+        nothing yet); when that fails too, or on any other error, the
+        client forgets it (the recovery of a connection must not declare a
+        publisher the application never got).
+        """
+        declared = False
+        try:
+            try:
+                await self._place_publisher(protocol, publisher, initial=True)
+            except ConnectionLost as ex:
+                logger.info('connection lost declaring a publisher of %r (%s); once more',
+                            publisher.stream, ex)
+                self._release_publisher(publisher)
+                protocol = await self._get_protocol()
+                await self._place_publisher(protocol, publisher, initial=True)
+            declared = True
+        finally:
+            if not declared:
+                self._release_publisher(publisher)
 
     async def query_publisher_sequence(self, stream: str, name: str) -> int:
         """

@@ -251,3 +251,29 @@ async def test_connection_events(any_url: str, stream: str) -> None:
     async with streams_client(any_url, on_connection=events.append) as direct:
         await direct.delete_stream(stream)
     assert [e.state for e in events][-2:] == [S.OPEN, S.CLOSED]
+
+async def test_cut_while_declaring(proxied: StreamsClient, proxy: Proxy, stream: str) -> None:
+    """
+    The connection dies while a publisher is being declared (the broker's
+    answer held back, then the connection cut): the client declares it
+    once more on a new connection, and the application gets it. No
+    publisher is left behind for later recoveries to declare.
+    """
+    await proxied._get_protocol()
+    proxy.hold_on(0x0001)  # DeclarePublisher
+
+    async def publish() -> None:
+        async with proxied.publisher(stream, name='declared-twice') as publisher:
+            for i in range(10):
+                await publisher.send(i)
+
+    task = asyncio.create_task(publish())
+    await asyncio.sleep(0.3)  # the declaration waits for its answer
+    assert not task.done()
+    assert proxy.cut() == 1
+    proxy.release()
+    async with asyncio.timeout(30):
+        await task
+    assert proxied.metrics().publishers == 0
+    assert await read_all(proxied, stream, 10) == list(range(10))
+    assert proxied.metrics().publishers == 0
