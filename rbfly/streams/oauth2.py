@@ -81,6 +81,10 @@ class ClientCredentials:
     :param ssl: TLS context for an ``https`` endpoint; default: the
         system's certificate authorities.
     :param timeout: Seconds to wait for the endpoint.
+    :param client_auth: How the client authenticates to the endpoint
+        (RFC 6749, section 2.3.1): ``'basic'`` (default; HTTP Basic, as
+        the Java client does) or ``'post'`` (``client_id`` and
+        ``client_secret`` in the form, for servers that accept only that).
     """
     def __init__(
             self,
@@ -92,6 +96,7 @@ class ClientCredentials:
             parameters: Mapping[str, str] | None = None,
             ssl: _ssl.SSLContext | None = None,
             timeout: float = 30,
+            client_auth: tp.Literal['basic', 'post'] = 'basic',
     ) -> None:
         parts = urllib.parse.urlsplit(token_endpoint) if isinstance(token_endpoint, str) else None
         if parts is None or parts.scheme not in ('http', 'https') or not parts.hostname:
@@ -111,17 +116,29 @@ class ClientCredentials:
             raise TypeError('parameters must map str to str')
         if not timeout > 0:
             raise ValueError('timeout must be positive, got {!r}'.format(timeout))
+        if client_auth not in ('basic', 'post'):
+            raise ValueError("client_auth must be 'basic' or 'post', got {!r}".format(
+                client_auth,
+            ))
         form['grant_type'] = 'client_credentials'
         if scope is not None:
             form['scope'] = scope
         self.token_endpoint = token_endpoint
         self.client_id = client_id
+        self._headers = {
+            'Content-Type': 'application/x-www-form-urlencoded',
+            'Accept': 'application/json',
+        }
+        if client_auth == 'post':
+            form['client_id'] = client_id
+            form['client_secret'] = client_secret
+        else:
+            # RFC 6749, 2.3.1: both form-encoded before Basic authentication
+            pair = '{}:{}'.format(
+                urllib.parse.quote_plus(client_id), urllib.parse.quote_plus(client_secret),
+            )
+            self._headers['Authorization'] = 'Basic ' + base64.b64encode(pair.encode()).decode()
         self._body = urllib.parse.urlencode(form).encode()
-        # RFC 6749, 2.3.1: both form-encoded before Basic authentication
-        pair = '{}:{}'.format(
-            urllib.parse.quote_plus(client_id), urllib.parse.quote_plus(client_secret),
-        )
-        self._authorization = 'Basic ' + base64.b64encode(pair.encode()).decode()
         self._ssl = ssl
         self._timeout = timeout
 
@@ -142,11 +159,7 @@ class ClientCredentials:
 
     def _request(self) -> Token:
         request = urllib.request.Request(
-            self.token_endpoint, data=self._body, method='POST', headers={
-                'Authorization': self._authorization,
-                'Content-Type': 'application/x-www-form-urlencoded',
-                'Accept': 'application/json',
-            },
+            self.token_endpoint, data=self._body, method='POST', headers=self._headers,
         )
         where = 'token endpoint {}'.format(self.token_endpoint)
         try:

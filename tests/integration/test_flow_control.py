@@ -100,6 +100,46 @@ async def test_memory_bound_in_bytes(any_url: str, stream: str) -> None:
                 break
         await client.delete_stream(stream)
 
+async def test_concurrent_processing_bounded(any_url: str, stream: str) -> None:
+    """
+    The documented recipe for handing messages to tasks (doc/usage.rst): a
+    semaphore bounds the messages in progress, the subscription waits for
+    it (its buffer bounds the rest), and each task's message context is its
+    own message's.
+    """
+    client = streams_client(any_url, credit=4, buffer_bytes=2_000)
+    limit = asyncio.Semaphore(50)
+    held = 0
+    in_progress = peak = 0
+    seen: dict[int, int] = {}
+
+    async def handle(body: int) -> None:
+        nonlocal in_progress, peak
+        try:
+            in_progress += 1
+            peak = max(peak, in_progress)
+            await asyncio.sleep(0.001 * (body % 7))   # finish out of order
+            seen[get_message_ctx().stream_offset] = body
+        finally:
+            in_progress -= 1
+            limit.release()
+
+    async with client:
+        await client.create_stream(stream)
+        await fill(client, stream, 5_000)
+        async with asyncio.timeout(60), asyncio.TaskGroup() as tg:
+            async for body in client.subscribe(stream, offset=Offset.FIRST):
+                await limit.acquire()
+                tg.create_task(handle(tp.cast(int, body)))
+                [sub] = client._manager.subscriptions
+                held = max(held, sum(len(c) for c, _ in sub._chunks))
+                if body == 4_999:
+                    break
+        assert peak == 50
+        assert held <= 2_000 * 1.5   # bytes of chunks buffered (the stream: about 60 kB)
+        assert seen == {i: i for i in range(5_000)}
+        await client.delete_stream(stream)
+
 async def test_wait_for_around_send(client: StreamsClient, stream: str) -> None:
     """wait_for around send raises TimeoutError; the publisher goes on."""
     async with client.publisher(stream) as publisher:

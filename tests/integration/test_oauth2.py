@@ -67,9 +67,11 @@ def mint(ttl: float, audience: str = 'rbfly', scope: str = SCOPES) -> str:
 class TokenEndpoint:
     """
     An authorization server's token endpoint: the client credentials grant
-    for one client, tokens valid ``ttl`` seconds.
+    for one client, tokens valid ``ttl`` seconds; the client authenticates
+    with HTTP Basic, or, with ``post``, with its id and secret in the form
+    (RFC 6749, section 2.3.1), and the other way is refused.
     """
-    def __init__(self) -> None:
+    def __init__(self, post: bool = False) -> None:
         self.ttl = 4.0
         self.issued = 0
         self.requests: list[dict[str, list[str]]] = []
@@ -83,7 +85,14 @@ class TokenEndpoint:
                 basic = 'Basic ' + base64.b64encode(
                     '{}:{}'.format(CLIENT_ID, CLIENT_SECRET).encode(),
                 ).decode()
-                if self.headers.get('Authorization') != basic:
+                if post:
+                    authorized = 'Authorization' not in self.headers \
+                        and form.get('client_id') == [CLIENT_ID] \
+                        and form.get('client_secret') == [CLIENT_SECRET]
+                else:
+                    authorized = self.headers.get('Authorization') == basic \
+                        and 'client_secret' not in form
+                if not authorized:
                     self._answer(401, {'error': 'invalid_client',
                                        'error_description': 'bad client credentials'})
                 elif form.get('grant_type') != ['client_credentials']:
@@ -234,6 +243,30 @@ async def test_endpoint_refuses_client(url4: str, endpoint: TokenEndpoint) -> No
     assert 'invalid_client' in text and '401' in text
     assert 'wrong-secret' not in text and 'wrong-secret' not in repr(provider)
     await client.disconnect()
+
+async def test_client_secret_post(url4: str, stream: str, cleanup: list[str]) -> None:
+    """
+    ``client_auth='post'``: the client id and secret go in the form, for a
+    server that refuses HTTP Basic; the token opens the connection.
+    """
+    endpoint = TokenEndpoint(post=True)
+    try:
+        basic = ClientCredentials(endpoint.url, CLIENT_ID, CLIENT_SECRET, scope=SCOPES)
+        with pytest.raises(OAuth2Error, match='invalid_client'):
+            await basic()
+        provider = ClientCredentials(
+            endpoint.url, CLIENT_ID, CLIENT_SECRET, scope=SCOPES, client_auth='post',
+        )
+        assert CLIENT_SECRET not in repr(provider)
+        cleanup.append(stream)
+        async with streams_client(url_of(url4), oauth2=provider) as client:
+            await client.create_stream(stream)
+            async with client.publisher(stream) as publisher:
+                await publisher.send('post')
+            assert await read_back(client, stream, 1) == ['post']
+        assert endpoint.issued == 1
+    finally:
+        endpoint.close()
 
 async def test_endpoint_unreachable(url4: str) -> None:
     """A token endpoint nobody listens on: OAuth2Error, quickly."""

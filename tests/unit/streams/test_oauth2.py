@@ -146,6 +146,8 @@ def test_client_credentials_checks() -> None:
         ClientCredentials('https://idp/token', 'id', 's', parameters={'a': 1})  # type: ignore[dict-item]
     with pytest.raises(ValueError, match='timeout must be positive'):
         ClientCredentials('https://idp/token', 'id', 's', timeout=0)
+    with pytest.raises(ValueError, match="client_auth must be 'basic' or 'post'"):
+        ClientCredentials('https://idp/token', 'id', 's', client_auth='jwt')  # type: ignore[arg-type]
     provider = ClientCredentials('https://idp/token', 'id', 'top-secret')
     assert repr(provider) == "ClientCredentials('https://idp/token', client_id='id')"
 
