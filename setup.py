@@ -21,6 +21,7 @@ MODULES = [
     'rbfly.amqp._encoder',
     'rbfly.amqp._decoder',
     'rbfly.amqp._message',
+    'rbfly.streams._bodies',
     'rbfly.streams._chunk',
     'rbfly.streams._frames',
     'rbfly.streams._publish',

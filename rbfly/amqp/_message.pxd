@@ -52,3 +52,4 @@ cdef class MessageCtx:
 
 cdef int enc_message(Writer *w, MessageCtx msg) except -1
 cdef MessageCtx dec_message(Reader *r)
+cdef int set_ctx(MessageCtx msg) except -1

@@ -25,6 +25,7 @@ are not encoded.
 import contextvars
 
 from cpython.buffer cimport PyBuffer_Release
+from cpython.contextvars cimport PyContextVar_Set
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.bytearray cimport PyByteArray_AS_STRING
 from cpython.ref cimport PyObject
@@ -641,6 +642,13 @@ def set_message_ctx(msg: MessageCtx) -> None:
     so that an application can call :py:func:`get_message_ctx`).
     """
     CTX.set(msg)
+
+cdef int set_ctx(MessageCtx msg) except -1:
+    """
+    :py:func:`set_message_ctx` for Cython modules, without the Python call.
+    """
+    PyContextVar_Set(CTX, msg)
+    return 0
 
 def get_message_ctx() -> MessageCtx:
     """
