@@ -17,9 +17,20 @@ against 90 ns.
 The message context (:py:func:`rbfly.streams.get_message_ctx`) is set per
 message, as before: a task created while a message is processed keeps that
 message's context.
+
+Automatic offset tracking (:py:mod:`rbfly.streams.tracking`): a message
+counts as processed when the next one is asked for, and the last one handed
+out when the iteration ends (closed, finished, failed or dropped). The
+iterator counts processed messages in C and reports them to the tracker in
+batches, as many as the tracker can wait for (its first after a store at
+once, which starts its timer), at the end of each chunk, and when the
+tracker is about to store.
 """
 
+import logging
+
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
+from libc.stdint cimport uint64_t
 
 from ..amqp._message cimport MessageCtx, set_ctx
 
@@ -131,6 +142,8 @@ cdef extern from *:
 
 rbfly_ready_init()
 
+logger = logging.getLogger(__name__)
+
 cdef class Bodies:
     """
     Async iterator over the bodies of the messages of a chunk generator,
@@ -139,17 +152,36 @@ cdef class Bodies:
     Also an async generator's ``asend``, ``athrow`` and ``aclose``, as
     ``subscribe()`` returned an async generator before (and RbFly 0.10's
     does): ``aclose()`` ends the subscription.
+
+    :param chunks: Async generator of chunks (lists of messages with a
+        ``stream`` attribute when tracked).
+    :param tracker: Automatic offset tracking
+        (:py:class:`rbfly.streams.tracking.OffsetTracker`), or ``None``.
     """
     cdef object _chunks
     cdef object _messages   # a Chunk: a list (subclass)
     cdef Py_ssize_t _next
     cdef bint _closed
+    # automatic offset tracking
+    cdef object _tracker
+    cdef object _stream         # stream of the messages processed, not reported
+    cdef uint64_t _done_offset  # offset of the last of them
+    cdef Py_ssize_t _done       # how many
+    cdef Py_ssize_t _limit      # report when this many
+    cdef object __weakref__     # the tracker holds a weak reference
 
-    def __cinit__(self, chunks: object) -> None:
+    def __cinit__(self, chunks: object, tracker: object = None) -> None:
         self._chunks = chunks
         self._messages = []
         self._next = 0
         self._closed = False
+        self._tracker = tracker
+        self._stream = None
+        self._done_offset = 0
+        self._done = 0
+        self._limit = 1
+        if tracker is not None:
+            tracker.attach(self._pull)
 
     def __aiter__(self) -> Bodies:
         return self
@@ -159,23 +191,91 @@ cdef class Bodies:
         cdef object messages = self._messages
         cdef Py_ssize_t i = self._next
         if i < PyList_GET_SIZE(messages):
+            if self._tracker is not None and i > 0:
+                self._processed(<MessageCtx>PyList_GET_ITEM(messages, i - 1))
             msg = <MessageCtx>PyList_GET_ITEM(messages, i)
             self._next = i + 1
             set_ctx(msg)
             return rbfly_ready_new(msg.body)
         return self._next_chunk()
 
+    cdef int _processed(self, MessageCtx msg) except -1:
+        self._done_offset = msg.stream_offset
+        self._done += 1
+        if self._done >= self._limit:
+            self._report()
+        return 0
+
+    cdef int _last_processed(self) except -1:
+        """
+        The last message handed out is processed: the next one is asked
+        for, or the iteration ends. Report what is held back (the next
+        chunk may be of another stream).
+        """
+        cdef object messages = self._messages
+        cdef Py_ssize_t i = self._next
+        if i > 0:
+            self._processed(<MessageCtx>PyList_GET_ITEM(messages, i - 1))
+            self._messages = []   # marked once
+            self._next = 0
+        if self._done:
+            self._report()
+        return 0
+
+    cdef int _report(self) except -1:
+        tracker = self._tracker
+        done = self._done
+        self._done = 0
+        tracker.processed(self._stream, self._done_offset, done)
+        self._limit = tracker.batch_limit()
+        return 0
+
+    def _pull(self) -> object:
+        """
+        Processed messages not reported yet, as ``(stream, offset, count)``
+        (or ``None``), for the tracker about to store.
+        """
+        if self._done == 0:
+            return None
+        result = (self._stream, self._done_offset, self._done)
+        self._done = 0
+        self._limit = 1   # the first processed after the store starts the timer
+        return result
+
+    cdef int _finish(self) except -1:
+        """End of the iteration: the last message handed out is processed."""
+        tracker = self._tracker
+        if tracker is None:
+            return 0
+        try:
+            self._last_processed()
+        finally:
+            self._tracker = None
+            tracker.close()
+        return 0
+
     async def _next_chunk(self) -> object:
         cdef MessageCtx msg
+        cdef bint ok
         if self._closed:
             raise StopAsyncIteration
+        if self._tracker is not None:
+            self._last_processed()
         while True:
-            messages = await self._chunks.__anext__()
+            ok = False
+            try:
+                messages = await self._chunks.__anext__()
+                ok = True
+            finally:
+                if not ok:   # ended, failed or cancelled
+                    self._finish()
             if messages:
                 if not isinstance(messages, list):
                     raise TypeError('chunks must be lists of messages')
                 self._messages = messages
                 self._next = 1
+                if self._tracker is not None:
+                    self._stream = messages.stream
                 msg = <MessageCtx>messages[0]
                 set_ctx(msg)
                 return msg.body
@@ -193,7 +293,22 @@ cdef class Bodies:
 
     async def aclose(self) -> None:
         """End the subscription."""
+        if self._closed:
+            return
         self._closed = True
-        self._messages = []
-        self._next = 0
-        await self._chunks.aclose()
+        try:
+            self._finish()
+        finally:
+            self._messages = []
+            self._next = 0
+            await self._chunks.aclose()
+
+    def __del__(self) -> None:
+        # dropped without aclose() (a break out of the loop): the tracker
+        # stores the last message handed out; the chunk generator is closed
+        # by the event loop's async generator hooks
+        if self._tracker is not None:
+            try:
+                self._finish()
+            except Exception:
+                logger.exception('offset tracking failed at the end of a subscription')

@@ -14,7 +14,7 @@ import logging
 import typing as tp
 from collections.abc import AsyncGenerator
 
-from ..amqp import MessageCtx, get_message_ctx, set_message_ctx
+from ..amqp import get_message_ctx
 from ..types import AMQPBody
 from ._bodies import Bodies
 from ._placement import PlacementMixin
@@ -114,37 +114,11 @@ class SubscriptionsMixin(PlacementMixin):
     ) -> AsyncGenerator[AMQPBody, None]:
         """
         The bodies of the messages of chunks, each message set as the
-        current message context (:py:class:`Bodies`, compiled, without
-        offset tracking).
-        """
-        if tracker is None:
-            return Bodies(chunks)
-        return self._tracked_bodies(chunks, tracker)
-
-    async def _tracked_bodies(
-            self, chunks: AsyncGenerator[Chunk, None], tracker: OffsetTracker,
-    ) -> AsyncGenerator[AMQPBody, None]:
-        """
-        The bodies of the messages of chunks, with automatic offset
-        tracking: a message counts as processed when the next one is asked
+        current message context (:py:class:`Bodies`, compiled); with a
+        tracker, a message counts as processed when the next one is asked
         for, and the last one handed out when the iteration ends.
         """
-        stream = ''
-        last: MessageCtx | None = None
-        try:
-            processed = tracker.processed
-            async for messages in chunks:
-                stream = messages.stream
-                for msg in messages:
-                    set_message_ctx(msg)
-                    last = msg
-                    yield msg.body
-                    processed(stream, msg.stream_offset)
-        finally:
-            if last is not None:  # handed out last: processed too
-                tracker.processed(stream, last.stream_offset)
-            tracker.close()
-            await chunks.aclose()
+        return Bodies(chunks, tracker)
 
     def _tracker(self, name: str | None, every: int, interval: float) -> OffsetTracker | None:
         if not every:

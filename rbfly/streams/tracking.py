@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import typing as tp
+import weakref
 
 from .protocol.commands import StoreOffset
 
@@ -55,6 +56,26 @@ class OffsetTracker:
         self._count = 0
         self._pending: dict[str, int] = {}
         self._timer: asyncio.TimerHandle | None = None
+        self._pull: weakref.WeakMethod[tp.Callable[[], tuple[str, int, int] | None]] | None \
+            = None
+
+    def attach(self, pull: tp.Callable[[], tuple[str, int, int] | None]) -> None:
+        """
+        Take processed messages from ``pull`` before storing: a message
+        iterator reports them in batches (see :py:meth:`batch_limit`), and
+        hands over the rest, as ``(stream, offset, count)``, when asked.
+        A weak reference: the iterator holds the tracker, and, dropped
+        (a ``break`` out of its loop), stores its last offset at once.
+        """
+        self._pull = weakref.WeakMethod(pull)
+
+    def batch_limit(self) -> int:
+        """
+        Processed messages an iterator may hold back before reporting them:
+        none while no timer runs (the first one starts it), else as many as
+        are missing for a store.
+        """
+        return 1 if self._timer is None else max(1, self._every - self._count)
 
     def processed(self, stream: str, offset: int, count: int = 1) -> None:
         """
@@ -74,6 +95,12 @@ class OffsetTracker:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        pull = self._pull() if self._pull is not None else None
+        held = pull() if pull is not None else None
+        if held is not None:
+            stream, offset, count = held
+            self._pending[stream] = offset
+            self._count += count
         protocol = self._protocol()
         if not self._pending or protocol is None or not protocol.is_open:
             return
@@ -88,6 +115,7 @@ class OffsetTracker:
     def close(self) -> None:
         """Store what is pending; stop the timer."""
         self.store()
+        self._pull = None
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None

@@ -13,6 +13,9 @@ import pytest
 from rbfly.amqp import MessageCtx
 from rbfly.streams import get_message_ctx
 from rbfly.streams._bodies import Bodies
+from rbfly.streams.protocol.commands import StoreOffset
+from rbfly.streams.subscriber import Chunk
+from rbfly.streams.tracking import OffsetTracker
 
 def msg(body: object, offset: int) -> MessageCtx:
     m = MessageCtx(tp.cast(tp.Any, body))
@@ -129,3 +132,98 @@ async def test_cancelled_while_waiting() -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+
+#
+# automatic offset tracking
+#
+
+class Stored:
+    """A connection that records the offsets stored (StoreOffset has no answer)."""
+    is_open = True
+
+    def __init__(self) -> None:
+        self.offsets: list[tuple[str, int]] = []
+
+    def send(self, command: StoreOffset) -> None:
+        self.offsets.append((command.stream, command.offset))
+
+def chunk(stream: str, offsets: range) -> Chunk:
+    c = Chunk(msg(i, i) for i in offsets)
+    c.stream = stream
+    return c
+
+def tracked(chunks: list[Chunk], every: int, interval: float = 60) -> tuple[Bodies, Stored]:
+    conn = Stored()
+    tracker = OffsetTracker(lambda: tp.cast(tp.Any, conn), 'app', every, interval)
+    return Bodies(Source(tp.cast(list[list[MessageCtx]], chunks)).gen(), tracker), conn
+
+async def test_tracking_every() -> None:
+    """
+    Every ``every`` processed messages (a message is processed when the next
+    one is asked for) the last one's offset is stored, within chunks and
+    across them, and at the end the last one handed out.
+    """
+    it, conn = tracked([chunk('s', range(0, 7)), chunk('s', range(7, 25))], every=5)
+    seen = []
+    async for body in it:
+        seen.append(body)
+        if body == 5:   # 0..4 processed
+            assert conn.offsets == [('s', 4)]
+        if body == 16:
+            assert conn.offsets == [('s', 4), ('s', 9), ('s', 14)]
+    assert seen == list(range(25))
+    assert conn.offsets == [('s', 4), ('s', 9), ('s', 14), ('s', 19), ('s', 24)]
+
+async def test_tracking_break_and_aclose() -> None:
+    """A loop left with break stores the last message handed out, with aclose() or without."""
+    it, conn = tracked([chunk('s', range(10))], every=100)
+    async for body in it:
+        if body == 3:
+            break
+    await it.aclose()
+    assert conn.offsets == [('s', 3)]
+
+    it, conn = tracked([chunk('s', range(10))], every=100)
+    async for body in it:
+        if body == 6:
+            break
+    del it   # dropped: as an async generator's finalizer would
+    assert conn.offsets == [('s', 6)]
+
+async def test_tracking_interval() -> None:
+    """A processed message not stored yet is stored ``interval`` seconds later."""
+    wait = asyncio.Event()
+
+    async def gen() -> AsyncGenerator[Chunk, None]:
+        yield chunk('s', range(3))
+        await wait.wait()
+        yield chunk('s', range(3, 5))
+
+    conn = Stored()
+    tracker = OffsetTracker(lambda: tp.cast(tp.Any, conn), 'app', 1000, 0.05)
+    it = Bodies(gen(), tracker)
+    assert [await anext(it) for _ in range(3)] == [0, 1, 2]
+    waiting = asyncio.create_task(anext(it))   # message 2 processed
+    await asyncio.sleep(0.2)
+    assert conn.offsets == [('s', 2)]
+    wait.set()
+    assert await waiting == 3
+    await it.aclose()
+    assert conn.offsets == [('s', 2), ('s', 3)]
+
+async def test_tracking_partitions() -> None:
+    """Chunks of several streams (a super stream's partitions): each stream's own offset."""
+    it, conn = tracked([chunk('p0', range(4)), chunk('p1', range(2)), chunk('p0', range(4, 6))],
+                       every=1000)
+    assert [b async for b in it] == [0, 1, 2, 3, 0, 1, 4, 5]
+    assert sorted(conn.offsets) == [('p0', 5), ('p1', 1)]
+
+async def test_tracking_error_stores() -> None:
+    """A subscription that fails stores the last message handed out."""
+    source = Source([chunk('s', range(3))], error=ConnectionError('lost'))
+    conn = Stored()
+    tracker = OffsetTracker(lambda: tp.cast(tp.Any, conn), 'app', 1000, 60)
+    with pytest.raises(ConnectionError):
+        async for _ in Bodies(source.gen(), tracker):
+            pass
+    assert conn.offsets == [('s', 2)]
