@@ -81,6 +81,36 @@ async def test_flow_per_subscription(any_url: str, stream: str) -> None:
         assert not client._manager.subscriptions
         await client.delete_stream(stream)
 
+async def test_break_ends_subscription(any_url: str, stream: str) -> None:
+    """
+    Leaving ``async for`` over a subscription ends it on the broker: at once
+    with ``aclose()``, and soon after the iterator is dropped without it
+    (the event loop closes the chunk generator); the connection stays
+    usable.
+    """
+    client = streams_client(any_url)
+    async with client:
+        await client.create_stream(stream)
+        await fill(client, stream, 100)
+        it = client.subscribe(stream, offset=Offset.FIRST)
+        async for body in it:
+            if body == 10:
+                break
+        assert len(client._manager.subscriptions) == 1
+        await it.aclose()
+        assert not client._manager.subscriptions
+
+        async for body in client.subscribe(stream, offset=Offset.FIRST):
+            if body == 20:
+                break
+        for _ in range(100):
+            if not client._manager.subscriptions:
+                break
+            await asyncio.sleep(0.01)
+        assert not client._manager.subscriptions
+        assert await anext(client.subscribe(stream, offset=Offset.offset(99))) == 99
+        await client.delete_stream(stream)
+
 async def test_memory_bound_in_bytes(any_url: str, stream: str) -> None:
     """Small chunks: many in flight, but about buffer_bytes held at most."""
     client = streams_client(any_url, credit=4, buffer_bytes=20_000)
