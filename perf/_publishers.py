@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from _common import JsonDict
+from _raw import Sender, amqp_string, connect, poll, publish_frames
 from _streams import (
     SkipImplementation,
     Stopwatch,
@@ -163,6 +164,52 @@ def latency_of(lat: Sequence[int], case: Case) -> JsonDict | None:
     if result is not None:
         result['unit'] = 'message' if case.scenario == 'single' else 'batch'
     return result
+
+
+#
+# the broker's ceiling: a publisher whose frames are ready before the timing
+#
+
+async def publish_ceiling(url: str, stream: str, case: Case) -> JsonDict:
+    """
+    Publish a case with :py:class:`_raw.Sender`: all Publish frames built
+    before the timing (one message per frame for ``single``, ``case.batch``
+    for ``batch``), each awaited as the others' are, the event loop polled
+    meanwhile. Pipelined publishing has no ceiling line (what a client
+    batches into a frame there is its own design).
+    """
+    if case.scenario == 'pipelined':
+        raise SkipImplementation('no ceiling for pipelined publishing')
+    if not url.startswith('rabbitmq-stream:'):
+        raise SkipImplementation('the ceiling publisher has no TLS')
+    encode = amqp_string if case.fmt == 'amqp' else str.encode
+    messages = [encode(message(i)) for i in range(case.count)]
+    per_frame = 1 if case.scenario == 'single' else case.batch
+    frames = publish_frames(messages, 1, per_frame)
+    del messages
+    ep = endpoint(url)
+    sender = Sender(ep)
+    await connect(ep, sender)
+    watch = Stopwatch()
+    lat: list[int] = []
+    clock = time.perf_counter_ns
+    try:
+        await sender.declare(stream)
+        assert sender.transport is not None
+        write = sender.transport.write
+        sent = 0
+        watch.start()
+        for frame in frames:
+            t0 = clock()
+            sent = min(sent + per_frame, case.count)
+            confirmed = sender.expect(sent)
+            write(frame)
+            await poll(confirmed)
+            lat.append(clock() - t0)
+        watch.stop()
+    finally:
+        sender.close()
+    return run_result(case.count, watch, latency_of(lat, case))
 
 
 #

@@ -68,6 +68,15 @@ Implementations (``--impl``):
     time is the JVM's (all threads).  Part of the default implementations
     only when java, javac and mvn are installed; skipped when the harness
     cannot be built (``scripts/java-perf.sh --prepare``).
+``ceiling``
+    not a client: the broker's ceiling. A minimal publisher written from the
+    protocol specification (``perf/_raw.py``) whose Publish frames are all
+    built before the timing (one message each for ``single``, 100 for
+    ``batch``, the same AMQP bytes as rbfly's), each confirmation awaited
+    while polling the event loop: the fastest the broker confirms such
+    frames one after the other on this machine.  The report gives every
+    implementation's share of it (``of ceiling``).  Not run for pipelined
+    publishing, where what goes into a frame is each client's design.
 
 Every round of every implementation publishes to a fresh stream (topic),
 which is checked afterwards (its last message must be message ``count -
@@ -136,7 +145,10 @@ from _streams import (
 )
 
 BENCHMARK = 'publish'
-IMPLEMENTATIONS = ('rbfly', BASELINE, 'rstream', 'aiokafka', 'rbfly-subentry', 'java')
+CEILING = 'ceiling'
+IMPLEMENTATIONS = (
+    'rbfly', BASELINE, 'rstream', 'aiokafka', 'rbfly-subentry', 'java', CEILING,
+)
 SCENARIOS = ('single', 'batch', 'pipelined')
 FORMATS = ('amqp', 'binary')
 COUNTS = {'single': 200_000, 'batch': 1_000_000, 'pipelined': 1_000_000}
@@ -154,6 +166,7 @@ from _publishers import (  # noqa: E402
     StreamAdmin,
     TopicAdmin,
     publish_aiokafka,
+    publish_ceiling,
     publish_rbfly,
     publish_rstream,
     rbfly_class,
@@ -202,6 +215,9 @@ class LocalRunner:
                 return str(ex)
         if self.name == 'rbfly-subentry' and case.scenario == 'single':
             return 'a sub-entry batch of one message is a single message'
+        if self.name == 'ceiling' and case.scenario == 'pipelined':
+            return ('no ceiling for pipelined publishing: what goes into a frame is'
+                    " the client's design")
         if self.name == 'aiokafka' and case.fmt != 'amqp':
             return 'aiokafka sends msgpack messages; it is compared under --format amqp'
         return None
@@ -302,6 +318,12 @@ RSTREAM_API = {
     'pipelined': 'Producer.send(stream, m, on_publish_confirm=cb) for each,'
                  ' then wait until cb counted all',
 }
+CEILING_API = {
+    'single': 'a Publish frame of one message, built before the timing; its'
+              ' PublishConfirm awaited, polling (perf/_raw.py)',
+    'batch': 'a Publish frame of 100 messages, built before the timing; its'
+             ' PublishConfirm awaited, polling (perf/_raw.py)',
+}
 AIOKAFKA_API = {
     'single': "AIOKafkaProducer(acks='all').send_and_wait(topic, msgpack.packb(m))",
     'batch': 'create_batch() + 100 x append + await (await send_batch(...))',
@@ -353,6 +375,13 @@ def make_runner(name: str, args: argparse.Namespace, admin: StreamAdmin) -> Runn
         )
     if name == 'java':
         return JavaPublishRunner(url, _streams.BROKER_PID, admin)
+    if name == CEILING:
+        if not url.startswith('rabbitmq-stream:'):
+            raise SkipImplementation('the ceiling publisher has no TLS')
+        return LocalRunner(
+            name, '-', admin, functools.partial(publish_ceiling, url), CEILING_API,
+            args.profile,
+        )
     raise ValueError(name)
 
 
