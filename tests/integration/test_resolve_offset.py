@@ -34,6 +34,20 @@ async def first_offset(client: StreamsClient, stream: str, offset: Offset) -> in
             return get_message_ctx().stream_offset
     raise AssertionError('the subscription ended')
 
+async def chunk_starts(client: StreamsClient, stream: str, count: int) -> list[int]:
+    """
+    Offsets of the first messages of the chunks holding the first ``count``
+    messages. The broker decides where a chunk ends: the messages of one
+    Publish frame usually share a chunk, but its writer may cut them in two.
+    """
+    starts: list[int] = []
+    async with asyncio.timeout(30):
+        async for chunk in client.subscribe_chunks(stream, offset=Offset.FIRST):
+            starts.append(chunk[0].stream_offset)
+            if chunk[-1].stream_offset + 1 >= count:
+                return starts
+    raise AssertionError('the subscription ended')
+
 async def test_resolve_offset(url43: str, stream: str) -> None:
     """
     Three chunks of 10 messages, a second apart: each specification
@@ -52,6 +66,8 @@ async def test_resolve_offset(url43: str, stream: str) -> None:
                     publisher.batch('{}-{}'.format(b, i))
                 await publisher.flush()
         assert await client.resolve_offset(stream) == 30  # NEXT by default
+        starts = await chunk_starts(client, stream, 30)
+        assert starts[0] == 0 and 20 in starts  # a batch starts a chunk
         await client.write_offset(stream, 'resolve', 12)  # a tracking record at 30
         specs = {
             'first': Offset.FIRST, 'last': Offset.LAST, 'offset': Offset.offset(15),
@@ -60,7 +76,7 @@ async def test_resolve_offset(url43: str, stream: str) -> None:
         }
         resolved = {name: await client.resolve_offset(stream, s) for name, s in specs.items()}
         assert resolved == {
-            'first': 0, 'last': 20, 'offset': 15, 'timestamp': 20, 'reference': 13,
+            'first': 0, 'last': starts[-1], 'offset': 15, 'timestamp': 20, 'reference': 13,
             'gone': 1000,
         }
         for name in ('first', 'last', 'offset', 'timestamp', 'reference'):
@@ -98,7 +114,8 @@ async def test_resolve_offset_filter(url43: str, stream: str) -> None:
                 break
         assert first_b == 20
         assert 0 <= resolved <= first_b
-        assert await client.resolve_offset(stream, Offset.LAST, filter=only_b) == 20
+        starts = await chunk_starts(client, stream, 30)
+        assert await client.resolve_offset(stream, Offset.LAST, filter=only_b) == starts[-1]
         await client.delete_stream(stream)
 
 async def test_resolve_offset_errors(url43: str) -> None:
@@ -128,8 +145,10 @@ async def test_stream_stats_43(url43: str, stream: str) -> None:
                     publisher.batch('{}-{}'.format(b, i))
                 await publisher.flush()
         stats = await client.stream_stats(stream)
+        last = (await chunk_starts(client, stream, 20))[-1]
+        assert 10 <= last < 20
         assert stats == {
-            'first_chunk_id': 0, 'committed_chunk_id': 10, 'last_chunk_id': 10,
+            'first_chunk_id': 0, 'committed_chunk_id': last, 'last_chunk_id': last,
             'committed_offset': 19,
         }
         await client.delete_stream(stream)
