@@ -23,8 +23,10 @@ MODULES = [
     'rbfly.amqp._message',
     'rbfly.streams._bodies',
     'rbfly.streams._chunk',
+    'rbfly.streams._confirm',
     'rbfly.streams._frames',
     'rbfly.streams._publish',
+    'rbfly.streams._ready',
 ]
 
 directives = {

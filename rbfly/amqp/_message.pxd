@@ -51,5 +51,6 @@ cdef class MessageCtx:
     cdef tuple key(self)
 
 cdef int enc_message(Writer *w, MessageCtx msg) except -1
+cdef int enc_body(Writer *w, object body) except -1
 cdef MessageCtx dec_message(Reader *r)
 cdef int set_ctx(MessageCtx msg) except -1

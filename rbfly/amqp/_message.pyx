@@ -330,7 +330,6 @@ cdef int enc_message(Writer *w, MessageCtx msg) except -1:
     Encode a message's sections in the order the specification requires.
     """
     cdef object body = msg.body
-    cdef type t = type(body)
     cdef AMQPHeader header
     cdef AMQPProperties props
     if msg._header is not None:
@@ -364,6 +363,20 @@ cdef int enc_message(Writer *w, MessageCtx msg) except -1:
         enc_descriptor(w, SEC_APP_PROPERTIES)
         enc_value(w, msg._app_properties, 0)
 
+    enc_body(w, body)
+
+    if msg._footer:
+        enc_descriptor(w, SEC_FOOTER)
+        enc_value(w, msg._footer, 0)
+    return 0
+
+cdef int enc_body(Writer *w, object body) except -1:
+    """
+    Encode the body sections of a message; alone, the whole message of a
+    plain body (no other sections), which publishers send without making a
+    :py:class:`MessageCtx` for it.
+    """
+    cdef type t = type(body)
     if t is bytes:
         enc_descriptor(w, SEC_DATA)
         enc_binary(w, PyBytes_AS_STRING(body), PyBytes_GET_SIZE(body))
@@ -393,10 +406,6 @@ cdef int enc_message(Writer *w, MessageCtx msg) except -1:
     else:
         enc_descriptor(w, SEC_VALUE)
         enc_value(w, body, 0)
-
-    if msg._footer:
-        enc_descriptor(w, SEC_FOOTER)
-        enc_value(w, msg._footer, 0)
     return 0
 
 cdef int enc_properties(Writer *w, list fields) except -1:

@@ -38,7 +38,7 @@ from libc.string cimport memcpy, memmove
 
 from .._wire._buffer cimport Writer, rbfly_store_u16, rbfly_store_u32, rbfly_store_u64, w_take
 from ..amqp._encoder cimport enc_bytes_like
-from ..amqp._message cimport MessageCtx, enc_message
+from ..amqp._message cimport MessageCtx, enc_body, enc_message
 
 from ..error import MessageTooLarge, RbFlyError
 from .compression import compress as codec_compress
@@ -129,7 +129,6 @@ cdef class PublishEncoder:
         return 0
 
     cdef int enc_one(self, Writer *w, object msg, bint amqp) except -1:
-        cdef MessageCtx ctx
         cdef Py_ssize_t start
         cdef unsigned char *p
         start = w.pos
@@ -138,9 +137,7 @@ cdef class PublishEncoder:
             if type(msg) is MessageCtx:
                 enc_message(w, <MessageCtx> msg)
             else:
-                ctx = MessageCtx.__new__(MessageCtx)
-                ctx.body = msg
-                enc_message(w, ctx)
+                enc_body(w, msg)
         elif type(msg) is bytes:
             p = w_take(w, PyBytes_GET_SIZE(msg))
             memcpy(p, PyBytes_AS_STRING(msg), PyBytes_GET_SIZE(msg))

@@ -23,6 +23,7 @@ from time import monotonic
 
 from ..amqp import MessageCtx
 from ..error import RbFlyError
+from ._confirm import Confirmation, confirm, explicit_ids, track
 from ._publish import PublishEncoder
 from .error import ConfirmTimeout, ConnectionLost, MessageRejected
 from .protocol.constants import ResponseCode
@@ -42,25 +43,6 @@ ConfirmListener: tp.TypeAlias = tp.Callable[[tp.Sequence[int]], None]
 
 ErrorListener: tp.TypeAlias = tp.Callable[[int, Exception], None]
 """Called with the publishing id and the error of a rejected message."""
-
-class _Confirmation:
-    """
-    Confirmation of a group of messages: done when all were confirmed.
-    """
-    __slots__ = ('future', 'remaining')
-
-    def __init__(self, future: asyncio.Future[None], remaining: int) -> None:
-        self.future = future
-        self.remaining = remaining
-
-    def confirm(self) -> None:
-        self.remaining -= 1
-        if self.remaining == 0 and not self.future.done():
-            self.future.set_result(None)
-
-    def fail(self, error: Exception) -> None:
-        if not self.future.done():
-            self.future.set_exception(error)
 
 class PublisherTrait:
     """
@@ -100,7 +82,7 @@ class PublisherTrait:
         # messages sent and not confirmed yet, kept to send them again
         # after a reconnection (insertion order is publishing id order)
         self._unconfirmed: dict[int, tp.Any] = {}
-        self._waiting: dict[int, _Confirmation] = {}
+        self._waiting: dict[int, Confirmation] = {}
         self._ready = asyncio.Event()
         self._error: Exception | None = None
         self._closed = False
@@ -124,13 +106,7 @@ class PublisherTrait:
 
     def on_confirm(self, publishing_ids: tp.Sequence[int]) -> None:
         self._client._counters.confirmed += len(publishing_ids)
-        unconfirmed = self._unconfirmed
-        waiting = self._waiting
-        for pid in publishing_ids:
-            unconfirmed.pop(pid, None)
-            c = waiting.pop(pid, None)
-            if c is not None:
-                c.confirm()
+        confirm(self._unconfirmed, self._waiting, publishing_ids)
         if self._deadlines:
             self._prune()
 
@@ -347,22 +323,13 @@ class PublisherTrait:
         protocol = await self._connection()  # the connection may be lost in drain()
         n = len(messages)
         first = self.message_id + 1
-        ids = self._explicit_ids(messages, first)
+        ids = explicit_ids(messages, first, self._unconfirmed)
         frames = self._frames(protocol, messages, first, ids)
         future: asyncio.Future[None] = protocol.loop.create_future()
-        confirmation = _Confirmation(future, n)
+        confirmation = Confirmation(future, n)
         waiting = self._waiting
-        unconfirmed = self._unconfirmed
-        if ids is None:
-            for i, m in enumerate(messages):
-                waiting[first + i] = confirmation
-                unconfirmed[first + i] = m
-            self.message_id = first + n - 1
-        else:
-            for pid, m in zip(ids, messages, strict=True):
-                waiting[pid] = confirmation
-                unconfirmed[pid] = m
-            self.message_id = ids[-1]
+        track(self._unconfirmed, waiting, messages, first, ids, confirmation)
+        self.message_id = first + n - 1 if ids is None else ids[-1]
         self._send_frames(protocol, frames, n)
         self._deadline(range(first, first + n) if ids is None else ids)
         try:
@@ -402,34 +369,5 @@ class PublisherTrait:
 
     def _send_pending(self) -> None:
         """The publisher closes: send what it accepted and did not send yet."""
-
-    def _explicit_ids(self, messages: list[tp.Any], first: int) -> list[int] | None:
-        """
-        Publishing ids of messages when some carry their own
-        (``MessageCtx.stream_publish_id``, as RbFly 0.10's
-        ``stream_message_ctx(publish_id=...)`` sets): those use theirs, the
-        others continue from the previous one. ``None`` when all ids are
-        consecutive from ``first``.
-
-        :raises ValueError: When an id repeats, or waits for confirmation
-            already.
-        """
-        ids = None
-        pid = first - 1
-        for i, m in enumerate(messages):
-            if type(m) is MessageCtx and m.stream_publish_id:
-                if ids is None:
-                    ids = list(range(first, first + i))
-                pid = m.stream_publish_id
-            else:
-                pid += 1
-            if ids is not None:
-                ids.append(pid)
-        if ids is None:
-            return None
-        if len(set(ids)) != len(ids) or any(pid in self._unconfirmed for pid in ids):
-            raise ValueError('publishing ids must not repeat or be waiting for confirmation:'
-                             ' {}..{}'.format(min(ids), max(ids)))
-        return ids
 
 __all__ = ['ConfirmListener', 'ErrorListener', 'PublisherTrait']

@@ -30,13 +30,10 @@ import typing as tp
 from ..amqp import MessageCtx
 from ..error import RbFlyError
 from ..types import AMQPAppProperties, AMQPBody
+from ._confirm import Confirmation
 from ._publish import SubEntryBatch
-from ._publisher_base import (
-    ConfirmListener,
-    ErrorListener,
-    PublisherTrait,
-    _Confirmation,
-)
+from ._publisher_base import ConfirmListener, ErrorListener, PublisherTrait
+from ._ready import ready
 from .types import BloomFilterExtract
 
 class Publisher(PublisherTrait):
@@ -158,12 +155,39 @@ class PublisherPipelined(PublisherTrait):
         if on_error is not None:
             self._error_listeners.append(on_error)
 
-    async def send(self, message: AMQPBody | MessageCtx | SubEntryBatch) -> int:
+    def send(
+            self, message: AMQPBody | MessageCtx | SubEntryBatch,
+    ) -> tp.Coroutine[tp.Any, tp.Any, int]:
         """
         Send a message without waiting for its confirmation.
 
-        :return: Publishing id of the message.
+        Await the result (or pass it to :py:func:`asyncio.create_task`) to
+        get the publishing id; the wait is for room in the window only.
+        When there is room, the message is buffered for sending at once,
+        as this method is called, and the awaitable it returns is done
+        already: no coroutine is made per message.
+
+        :return: Awaitable of the publishing id of the message.
         """
+        if self._error is None \
+                and len(self._unconfirmed) + len(self._buffer) < self.window \
+                and not (type(message) is MessageCtx and message.stream_publish_id):
+            buffer = self._buffer
+            if not self._scheduled and len(buffer) + 1 < self.batch_size:
+                # first, as it raises outside of an event loop
+                asyncio.get_running_loop().call_soon(self._send_buffer)
+                self._scheduled = True
+            pid = self.message_id = self.message_id + 1
+            if not buffer:
+                self._buffer_first = pid
+            buffer.append(message)
+            if len(buffer) >= self.batch_size:
+                self._send_buffer()
+            return ready(pid)
+        return self._send(message)
+
+    async def _send(self, message: AMQPBody | MessageCtx | SubEntryBatch) -> int:
+        """Send a message: the way with a full window, an error or an own id."""
         if len(self._unconfirmed) + len(self._buffer) >= self.window:
             await self._wait_space()
         elif self._error is not None:
@@ -268,7 +292,7 @@ class PublisherPipelined(PublisherTrait):
         if publishing_id not in self._unconfirmed and not buffered:
             return
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiting[publishing_id] = _Confirmation(future, 1)
+        self._waiting[publishing_id] = Confirmation(future, 1)
         await future
 
     async def flush(self) -> None:

@@ -2,6 +2,7 @@
 Publishing with confirmation and reading back, against real brokers.
 """
 
+import asyncio
 import itertools
 
 import pytest
@@ -140,6 +141,24 @@ async def test_pipelined_publisher(client: StreamsClient, stream: str) -> None:
     assert sorted(confirmed) == ids
     messages = await read(client, stream, 1000)
     assert [body for _, body in messages] == list(range(1000))
+
+async def test_pipelined_send_as_task(client: StreamsClient, stream: str) -> None:
+    """
+    ``send()`` gives a coroutine to asyncio (tasks, gather, wait_for), done
+    at once while the window has room; the messages take their ids, and
+    their places in the stream, in the order of the calls. With the window
+    full, the task waits for room; every message arrives once.
+    """
+    async with client.publisher(stream, cls=PublisherPipelined, window=50) as publisher:
+        first = publisher.send(0)
+        assert asyncio.iscoroutine(first)
+        tasks = [asyncio.create_task(publisher.send(i)) for i in range(1, 200)]
+        ids = [await first, *await asyncio.gather(*tasks)]
+        assert ids == list(range(1, 201))
+        assert await asyncio.wait_for(publisher.send(200), 5) == 201
+        await publisher.flush()
+    messages = await read(client, stream, 201)
+    assert [body for _, body in messages] == list(range(201))
 
 async def test_pipelined_exit_flushes(client: StreamsClient, stream: str) -> None:
     """

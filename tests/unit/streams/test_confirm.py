@@ -1,0 +1,89 @@
+"""
+Bookkeeping of unconfirmed messages (rbfly.streams._confirm) and the
+awaitable that is done at once (rbfly.streams._ready), without a broker.
+"""
+
+import asyncio
+
+import pytest
+
+from rbfly.amqp import MessageCtx
+from rbfly.streams._confirm import Confirmation, confirm, explicit_ids, track
+from rbfly.streams._ready import ready
+
+def test_explicit_ids_none() -> None:
+    """Plain messages and messages without an id of their own: None."""
+    assert explicit_ids(['a', MessageCtx('b'), b'c'], 7, {}) is None
+    assert explicit_ids([], 7, {}) is None
+
+def test_explicit_ids_continue_from_own() -> None:
+    """A message with its own id; later messages continue from it."""
+    messages = ['a', MessageCtx('b', stream_publish_id=20), 'c', 'd']
+    assert explicit_ids(messages, 7, {}) == [7, 20, 21, 22]
+
+def test_explicit_ids_repeat_or_waiting() -> None:
+    """An id twice, or one waiting for confirmation: ValueError."""
+    with pytest.raises(ValueError, match='must not repeat'):
+        explicit_ids(['a', MessageCtx('b', stream_publish_id=7)], 7, {})
+    with pytest.raises(ValueError, match=r'waiting for confirmation: 3\.\.3'):
+        explicit_ids([MessageCtx('b', stream_publish_id=3)], 7, {3: 'x'})
+
+async def test_track_and_confirm() -> None:
+    """A group's future is done when its last message is confirmed."""
+    unconfirmed: dict[int, object] = {}
+    waiting: dict[int, Confirmation] = {}
+    future = asyncio.get_running_loop().create_future()
+    c = Confirmation(future, 3)
+    track(unconfirmed, waiting, ['a', 'b', 'c'], 10, None, c)
+    assert unconfirmed == {10: 'a', 11: 'b', 12: 'c'}
+    assert waiting == {10: c, 11: c, 12: c}
+    confirm(unconfirmed, waiting, [10, 12, 99])  # 99: unknown, ignored
+    assert not future.done()
+    assert unconfirmed == {11: 'b'}
+    confirm(unconfirmed, waiting, (11,))
+    assert future.done()
+    assert unconfirmed == {} and waiting == {}
+
+async def test_track_with_ids_without_confirmation() -> None:
+    """Explicit ids; no confirmation: only the unconfirmed messages."""
+    unconfirmed: dict[int, object] = {}
+    waiting: dict[int, Confirmation] = {}
+    track(unconfirmed, waiting, ['a', 'b'], 0, [5, 9], None)
+    assert unconfirmed == {5: 'a', 9: 'b'} and waiting == {}
+    with pytest.raises(ValueError, match='1 ids for 2 messages'):
+        track(unconfirmed, waiting, ['a', 'b'], 0, [5], None)
+
+async def test_confirmation_fail() -> None:
+    """A failed group raises the error; a later confirmation is ignored."""
+    future = asyncio.get_running_loop().create_future()
+    c = Confirmation(future, 2)
+    c.fail(RuntimeError('gone'))
+    c.confirm()
+    c.confirm()
+    with pytest.raises(RuntimeError, match='gone'):
+        await future
+
+async def test_ready() -> None:
+    """Done at once: awaited, as a task, under wait_for and gather."""
+    assert await ready(1) == 1
+    assert await asyncio.create_task(ready(2)) == 2
+    assert await asyncio.wait_for(ready(3), 1) == 3
+    assert list(await asyncio.gather(ready(4), ready(5))) == [4, 5]
+    assert asyncio.iscoroutine(ready(6))
+
+def test_ready_protocols() -> None:
+    """The iterator and coroutine methods: the value once, then None."""
+    r = ready((1, 2))
+    with pytest.raises(StopIteration) as ex:
+        r.send(None)
+    assert ex.value.value == (1, 2)  # a tuple stays whole
+    with pytest.raises(StopIteration) as ex:
+        next(iter(r.__await__()))
+    assert ex.value.value is None
+    with pytest.raises(KeyError):
+        ready(1).throw(KeyError('x'))
+    r = ready((1, 2))
+    r.close()
+    with pytest.raises(StopIteration) as ex:
+        r.send(None)
+    assert ex.value.value is None
