@@ -373,9 +373,13 @@ class PlacementMixin(ClientBase):
         Subscribe again, after the last chunk received, on a member's node
         of the moment.
         """
+        async def place(protocol: StreamsProtocol) -> None:
+            spec = await self._resume_spec(sub)
+            if spec is not None:
+                await self._place(protocol, sub, spec)
+
         self._later(self._keep_placing(
-            'subscription to {!r}'.format(sub.stream),
-            lambda protocol: self._place(protocol, sub, sub.resume_spec()),
+            'subscription to {!r}'.format(sub.stream), place,
             sub.fail, lambda: sub.closed, lambda: sub.manager is self._manager,
         ))
 
@@ -503,6 +507,9 @@ class PlacementMixin(ClientBase):
         raise NotImplementedError
 
     async def _subscribe(self, protocol: StreamsProtocol, sub: Subscription, spec: tp.Any) -> None:
+        raise NotImplementedError
+
+    async def _resume_spec(self, sub: Subscription) -> tp.Any:
         raise NotImplementedError
 
 __all__ = ['NODE_ATTEMPTS', 'Node', 'PlacementMixin', 'node_of']

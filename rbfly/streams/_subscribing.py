@@ -46,6 +46,15 @@ inactive (``False``); returns the offset to start at when active, or
 ``None`` for the subscription's offset.
 """
 
+ResumeCallback = tp.Callable[[str, Offset], 'Offset | tp.Awaitable[Offset | None] | None']
+"""
+Called before a subscription subscribes again (after a lost connection, or
+when its stream's member moved) with the stream and the offset it would
+resume from: right after the last chunk received, or its starting offset
+when none was received. Returns the offset to resume from instead (e.g.
+one kept by the application), or ``None`` to keep it.
+"""
+
 
 def filter_properties(filter: MessageFilter) -> dict[str, str]:
     """
@@ -74,6 +83,7 @@ class SubscriptionsMixin(PlacementMixin):
             store_interval: float = 5,
             credit: int | None = None,
             buffer_bytes: int | None = None,
+            resume: ResumeCallback | None = None,
     ) -> AsyncGenerator[AMQPBody, None]:
         """
         Subscribe to a stream and iterate over its messages' bodies.
@@ -100,12 +110,13 @@ class SubscriptionsMixin(PlacementMixin):
             offset is stored anyway.
         :param credit: See :py:meth:`subscribe_chunks`.
         :param buffer_bytes: See :py:meth:`subscribe_chunks`.
+        :param resume: See :py:meth:`subscribe_chunks`.
         """
         tracker = self._tracker(name, store_every, store_interval)
         chunks = self.subscribe_chunks(
             stream, offset=offset, filter=filter, amqp=amqp, timeout=timeout,
             name=name, single_active=single_active, consumer_update=consumer_update,
-            credit=credit, buffer_bytes=buffer_bytes,
+            credit=credit, buffer_bytes=buffer_bytes, resume=resume,
         )
         return self._bodies(chunks, tracker)
 
@@ -143,6 +154,7 @@ class SubscriptionsMixin(PlacementMixin):
             store_interval: float = 5,
             credit: int | None = None,
             buffer_bytes: int | None = None,
+            resume: ResumeCallback | None = None,
     ) -> AsyncGenerator[Chunk, None]:
         """
         Subscribe to a stream and receive its messages a chunk at a time.
@@ -180,13 +192,22 @@ class SubscriptionsMixin(PlacementMixin):
             least (default: the client's ``credit``).
         :param buffer_bytes: Bytes of chunks the subscription may hold
             (default: the client's ``buffer_bytes``).
+        :param resume: Called with the stream and an :py:class:`Offset`
+            before the subscription subscribes again, after a lost
+            connection or a moved stream member; the offset is where it
+            would resume, right after the last chunk received (no message
+            lost or repeated). May return (or be a coroutine returning) the
+            :py:class:`Offset` to resume from instead, e.g. one stored by
+            the application with the messages it processed; chunks received
+            and not handed out yet are then dropped. An exception it raises
+            ends the subscription with that exception.
         """
         check_name('stream', stream)
         protocol = await self._get_protocol()
         flow = self._flow(credit, buffer_bytes)
         sub = await self._new_subscription(
             protocol, stream, offset, filter, amqp, name, single_active, consumer_update, None,
-            flow,
+            flow, resume,
         )
         # closed with this generator, not when garbage collected: the
         # subscription ends (and its node connection closes) at once
@@ -270,6 +291,7 @@ class SubscriptionsMixin(PlacementMixin):
             consumer_update: ConsumerUpdateCallback | None,
             super_stream: str | None,
             flow: tuple[int, int],
+            resume: ResumeCallback | None = None,
     ) -> Subscription:
         """
         Check the options of a subscription against the broker and build it.
@@ -299,7 +321,43 @@ class SubscriptionsMixin(PlacementMixin):
             sub.activation = functools.partial(
                 self._activation, stream, offset, consumer_update,
             )
+        sub.resume = resume
+        sub.resume_offset = offset
         return sub
+
+    async def _resume_spec(self, sub: Subscription) -> OffsetSpec | None:
+        """
+        Offset specification a subscription subscribes with again: after
+        the last chunk received, or what its ``resume`` callback returns
+        instead. ``None`` when the callback failed (the subscription ends
+        with its error).
+        """
+        spec = sub.resume_spec()
+        if sub.resume is None:
+            return spec
+        current = tp.cast(Offset, sub.resume_offset) if sub.received_offset is None \
+            else Offset.offset(tp.cast(int, spec.value))
+        try:
+            result = sub.resume(sub.stream, current)
+            if inspect.isawaitable(result):
+                result = await result
+            if result is None or result == current:
+                return spec
+            if not isinstance(result, Offset):
+                raise TypeError('resume must return an Offset or None, got {!r}'.format(result))
+            protocol = await self._get_protocol()
+            spec, start = await self._offset_spec(protocol, sub.stream, result)
+        except StreamsError:
+            raise  # a lost connection, a deleted stream: the recovery's to handle
+        except Exception as ex:  # noqa: BLE001 - the application's callback; the iterator raises it
+            logger.error('resume callback of the subscription to stream %r failed: %s',
+                         sub.stream, ex)
+            sub.fail(ex)
+            return None
+        logger.info('subscription to stream %r resumes at %s instead of %s',
+                    sub.stream, result, current)
+        sub.restart(spec, start, result)
+        return spec
 
     async def _activation(
             self, stream: str, offset: Offset,
@@ -397,7 +455,9 @@ class SubscriptionsMixin(PlacementMixin):
         node now, place the subscription on a member's node.
         """
         if (await self._placements(protocol, sub.stream))[0] is None:
-            await self._subscribe(protocol, sub, sub.resume_spec())
+            spec = await self._resume_spec(sub)
+            if spec is not None:
+                await self._subscribe(protocol, sub, spec)
             return
         self._manager.subscriptions.discard(sub)
         sub.manager = None

@@ -14,7 +14,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 
 from ..types import AMQPBody
 from ._publishing import PublishersMixin
-from ._subscribing import ConsumerUpdateCallback, SubscriptionsMixin
+from ._subscribing import ConsumerUpdateCallback, ResumeCallback, SubscriptionsMixin
 from .error import (
     StreamAlreadyExists,
     StreamDoesNotExist,
@@ -181,6 +181,7 @@ class SuperStreamsMixin(PublishersMixin, SubscriptionsMixin):
             store_interval: float = 5,
             credit: int | None = None,
             buffer_bytes: int | None = None,
+            resume: ResumeCallback | None = None,
     ) -> AsyncGenerator[AMQPBody, None]:
         """
         Subscribe to every partition of a super stream and iterate over
@@ -190,7 +191,7 @@ class SuperStreamsMixin(PublishersMixin, SubscriptionsMixin):
         chunks = self.subscribe_super_stream_chunks(
             super_stream, offset=offset, filter=filter, amqp=amqp, timeout=timeout,
             name=name, single_active=single_active, consumer_update=consumer_update,
-            credit=credit, buffer_bytes=buffer_bytes,
+            credit=credit, buffer_bytes=buffer_bytes, resume=resume,
         )
         tracker = self._tracker(name, store_every, store_interval)
         return self._bodies(chunks, tracker)
@@ -210,6 +211,7 @@ class SuperStreamsMixin(PublishersMixin, SubscriptionsMixin):
             store_interval: float = 5,
             credit: int | None = None,
             buffer_bytes: int | None = None,
+            resume: ResumeCallback | None = None,
     ) -> AsyncGenerator[Chunk, None]:
         """
         Subscribe to every partition of a super stream and receive their
@@ -224,7 +226,8 @@ class SuperStreamsMixin(PublishersMixin, SubscriptionsMixin):
         :py:meth:`subscribe_super_stream`, ``get_message_ctx().stream`` is
         the message's partition).
 
-        The other parameters are those of :py:meth:`subscribe_chunks`.
+        The other parameters are those of :py:meth:`subscribe_chunks`
+        (``resume`` is called with the partition).
         """
         partitions = await self.super_stream_partitions(super_stream)
         if not partitions:
@@ -234,7 +237,7 @@ class SuperStreamsMixin(PublishersMixin, SubscriptionsMixin):
         subs = [
             await self._new_subscription(
                 protocol, partition, offset, filter, amqp, name, single_active,
-                consumer_update, super_stream, flow,
+                consumer_update, super_stream, flow, resume,
             )
             for partition in partitions
         ]

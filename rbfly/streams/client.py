@@ -30,7 +30,7 @@ from ._client_base import (
     DEFAULT_REQUEST_TIMEOUT,
     DEFAULT_SPIN,
 )
-from ._subscribing import ConsumerUpdateCallback, filter_properties
+from ._subscribing import ConsumerUpdateCallback, ResumeCallback, filter_properties
 from ._super_streams import SuperStreamsMixin
 from .aio.protocol import StreamsProtocol
 from .error import (
@@ -500,5 +500,6 @@ __all__ = [
     'DEFAULT_BACKOFF', 'DEFAULT_BUFFER_BYTES', 'DEFAULT_CREDIT', 'DEFAULT_REQUEST_TIMEOUT',
     'DEFAULT_SPIN',
     'ConsumerUpdateCallback',
+    'ResumeCallback',
     'StreamInfo', 'StreamsClient', 'connection', 'streams_client',
 ]

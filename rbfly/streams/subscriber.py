@@ -50,6 +50,7 @@ from ..amqp import MessageCtx
 from ._chunk import decode_chunk
 from .error import ConnectionLost
 from .metrics import Counters
+from .offset import Offset
 from .protocol.commands import Credit, OffsetSpec
 from .protocol.constants import OffsetType
 
@@ -149,6 +150,11 @@ class Subscription:
         # what finds the offset to resume from when it becomes active
         self.active = True
         self.activation: Callable[[bool], Awaitable[OffsetSpec]] | None = None
+        # the application's say on where to subscribe again, and the offset
+        # it started at (or resumes from, once the callback chose one)
+        self.resume: Callable[[str, Offset], Offset | Awaitable[Offset | None] | None] \
+            | None = None
+        self.resume_offset: Offset | None = None
         self._tasks: set[asyncio.Future[None]] = set()
         # called when a chunk arrives or the subscription ends, while a
         # consumer of several subscriptions waits on all of them
@@ -161,6 +167,19 @@ class Subscription:
         if self.received_offset is None:
             return self.offset_spec
         return OffsetSpec.offset(max(self.received_offset, self.next_offset))
+
+    def restart(self, spec: OffsetSpec, start: int, offset: Offset) -> None:
+        """
+        Continue elsewhere in the stream (``offset``, as ``spec`` from
+        ``start``), as the application asked when subscribing again: the
+        chunks received and not taken yet are dropped.
+        """
+        self.offset_spec = spec
+        self.resume_offset = offset
+        self.next_offset = start
+        self.received_offset = None
+        self._chunks.clear()
+        self._buffered = 0
 
     def attach(self, protocol: StreamsProtocol, subscription_id: int) -> None:
         """

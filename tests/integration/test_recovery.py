@@ -7,6 +7,7 @@ import asyncio
 import os
 import subprocess
 import tempfile
+import typing as tp
 from collections.abc import AsyncIterator
 from urllib.parse import urlsplit
 
@@ -23,6 +24,7 @@ from rbfly.streams import (
 )
 from rbfly.streams.backoff import Backoff
 from rbfly.streams.error import StreamDoesNotExist
+from rbfly.streams.offset import OffsetType
 
 from .proxy import Proxy
 
@@ -277,3 +279,96 @@ async def test_cut_while_declaring(proxied: StreamsClient, proxy: Proxy, stream:
     assert proxied.metrics().publishers == 0
     assert await read_all(proxied, stream, 10) == list(range(10))
     assert proxied.metrics().publishers == 0
+
+async def publish_chunks(client: StreamsClient, stream: str, n: int, size: int) -> None:
+    """``n`` messages (their numbers) in chunks of ``size``."""
+    async with client.publisher(stream, cls=PublisherBatchFast) as publisher:
+        for i in range(n):
+            publisher.batch(i)
+            if i % size == size - 1:
+                await publisher.flush()
+
+async def test_resume_callback_default(
+        proxied: StreamsClient, proxy: Proxy, stream: str,
+) -> None:
+    """
+    The resume callback gets the stream and the offset after the last
+    chunk received; returning None keeps it: no gap, no repeat.
+    """
+    n = 20_000
+    await publish_chunks(proxied, stream, n, 100)
+    asked: list[tuple[str, Offset]] = []
+
+    def resume(s: str, offset: Offset) -> None:
+        asked.append((s, offset))
+
+    received: list[int] = []
+    cut_at = -1
+    async for body in proxied.subscribe(stream, offset=Offset.FIRST, timeout=10, resume=resume):
+        received.append(get_message_ctx().stream_offset)
+        assert body == received[-1]
+        if len(received) == 5_050:
+            cut_at = received[-1]
+            assert proxy.cut()
+        if len(received) == n:
+            break
+    assert received == list(range(n))
+    assert len(asked) == 1
+    s, offset = asked[0]
+    assert s == stream and offset.type == OffsetType.OFFSET
+    value = tp.cast(int, offset.value)
+    assert cut_at < value <= n  # after the last chunk received
+
+async def test_resume_callback_own_offset(
+        proxied: StreamsClient, proxy: Proxy, stream: str,
+) -> None:
+    """
+    An offset the application kept (stored every 1,000 messages): the
+    subscription goes on from it; the messages after it come again, each
+    once more, and none is lost.
+    """
+    n = 20_000
+    await publish_chunks(proxied, stream, n, 100)
+    stored = 0
+    returned: list[int] = []
+
+    async def resume(s: str, offset: Offset) -> Offset:
+        await asyncio.sleep(0)  # a coroutine is fine too
+        returned.append(stored)
+        return Offset.offset(stored)
+
+    received: list[int] = []
+    async for _ in proxied.subscribe(stream, offset=Offset.FIRST, timeout=10, resume=resume):
+        offset = get_message_ctx().stream_offset
+        received.append(offset)
+        if offset % 1000 == 999:
+            stored = offset + 1
+        if len(received) == 5_050:
+            assert proxy.cut()
+        if offset == n - 1:
+            break
+    assert len(returned) == 1 and returned[0] == 5_000
+    # one jump back, to the offset returned; consecutive before and after
+    back = [i for i in range(1, len(received)) if received[i] != received[i - 1] + 1]
+    assert len(back) == 1
+    i = back[0]
+    assert received[i] == returned[0] <= received[i - 1]
+    assert received[:i] == list(range(i))
+    assert received[i:] == list(range(returned[0], n))
+
+async def test_resume_callback_error(
+        proxied: StreamsClient, proxy: Proxy, stream: str,
+) -> None:
+    """A failing resume callback ends the subscription with its error."""
+    await publish_chunks(proxied, stream, 1000, 100)
+
+    def resume(s: str, offset: Offset) -> Offset:
+        raise LookupError('no stored offset for {}'.format(s))
+
+    received = 0
+    with pytest.raises(LookupError, match='no stored offset for ' + stream):
+        async for _ in proxied.subscribe(stream, offset=Offset.FIRST, timeout=10, resume=resume):
+            received += 1
+            if received == 10:
+                assert proxy.cut()
+    assert 10 <= received < 1000
