@@ -10,6 +10,7 @@ import contextlib
 import typing as tp
 import uuid
 from collections.abc import AsyncIterator
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -23,8 +24,11 @@ from rbfly.streams import (
     get_message_ctx,
     streams_client,
 )
+from rbfly.streams.backoff import Backoff
 from rbfly.streams.error import NoOffset, StreamDoesNotExist
 from rbfly.streams.superstream import hash_partition
+
+from .proxy import Proxy
 
 @pytest.fixture
 def super_stream() -> str:
@@ -251,3 +255,44 @@ async def test_message_knows_its_partition(client: StreamsClient, super_stream: 
             if len(rest) == 100:
                 break
     assert sorted(rest, key=lambda m: int(m.split(':')[1])) == messages[200:]
+
+async def test_resume_callback_per_partition(url4: str, super_stream: str) -> None:
+    """
+    After a cut, a super stream subscription asks the resume callback per
+    partition, with the partition's offset after its last chunk received:
+    every message comes once.
+    """
+    p = urlsplit(url4)
+    proxy = Proxy(p.hostname or 'localhost', p.port or 5553)
+    await proxy.start()
+    client = streams_client('rabbitmq-stream://guest:guest@127.0.0.1:{}/'.format(proxy.port),
+                            reconnect=Backoff(initial=0.05, maximum=0.5))
+    try:
+        partitions = await client.create_super_stream(super_stream, 3)
+        messages = ['k{}:{}'.format(i % 30, i) for i in range(3000)]
+        async with client.super_stream_publisher(
+                super_stream, _key, cls=PublisherBatchFast) as publisher:
+            for i, m in enumerate(messages):
+                publisher.batch(m)
+                if i % 100 == 99:
+                    await publisher.flush()
+        asked: dict[str, Offset] = {}
+
+        def resume(stream: str, offset: Offset) -> None:
+            asked[stream] = offset
+
+        received: list[str] = []
+        async with contextlib.aclosing(client.subscribe_super_stream(
+                super_stream, offset=Offset.FIRST, timeout=10, resume=resume)) as bodies:
+            async for body in bodies:
+                received.append(tp.cast(str, body))
+                if len(received) == 500:
+                    assert proxy.cut()
+                if len(received) == len(messages):
+                    break
+        assert sorted(received) == sorted(messages)
+        assert set(asked) == set(partitions)
+    finally:
+        await client.delete_super_stream(super_stream)
+        await client.disconnect()
+        await proxy.close()
