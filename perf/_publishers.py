@@ -170,21 +170,29 @@ def latency_of(lat: Sequence[int], case: Case) -> JsonDict | None:
 # the broker's ceiling: a publisher whose frames are ready before the timing
 #
 
+PIPELINED_FRAME = 1_000
+"""Messages per Publish frame of the pipelined ceiling (rbfly's ``batch_size``)."""
+
+PIPELINED_WINDOW = 10_000
+"""Unconfirmed messages of the pipelined ceiling (rbfly's default ``window``)."""
+
 async def publish_ceiling(url: str, stream: str, case: Case) -> JsonDict:
     """
     Publish a case with :py:class:`_raw.Sender`: all Publish frames built
     before the timing (one message per frame for ``single``, ``case.batch``
     for ``batch``), each awaited as the others' are, the event loop polled
-    meanwhile. Pipelined publishing has no ceiling line (what a client
-    batches into a frame there is its own design).
+    meanwhile. ``pipelined``: rbfly's shape, frames of
+    :py:data:`PIPELINED_FRAME` messages sent while at most ``case.window``
+    (default :py:data:`PIPELINED_WINDOW`) messages wait for confirmation.
     """
-    if case.scenario == 'pipelined':
-        raise SkipImplementation('no ceiling for pipelined publishing')
     if not url.startswith('rabbitmq-stream:'):
         raise SkipImplementation('the ceiling publisher has no TLS')
     encode = amqp_string if case.fmt == 'amqp' else str.encode
     messages = [encode(message(i)) for i in range(case.count)]
-    per_frame = 1 if case.scenario == 'single' else case.batch
+    if case.scenario == 'pipelined':
+        per_frame = PIPELINED_FRAME
+    else:
+        per_frame = 1 if case.scenario == 'single' else case.batch
     frames = publish_frames(messages, 1, per_frame)
     del messages
     ep = endpoint(url)
@@ -198,6 +206,17 @@ async def publish_ceiling(url: str, stream: str, case: Case) -> JsonDict:
         assert sender.transport is not None
         write = sender.transport.write
         sent = 0
+        if case.scenario == 'pipelined':
+            window = case.window or PIPELINED_WINDOW
+            watch.start()
+            for frame in frames:
+                if sent + per_frame - sender.confirmed > window:
+                    await poll(sender.expect(sent + per_frame - window))
+                write(frame)
+                sent = min(sent + per_frame, case.count)
+            await poll(sender.expect(case.count))
+            watch.stop()
+            return run_result(case.count, watch, None)
         watch.start()
         for frame in frames:
             t0 = clock()
