@@ -43,10 +43,20 @@ stamp="$VENV/.rbfly-deps-$(cat pyproject.toml setup.py | sha1sum | cut -c1-12)-$
 if [ ! -f "$stamp" ]; then
   log "installing build tools and rbfly[$EXTRAS] into $VENV"
   "$VENV/bin/python" -m pip install -q -U pip
-  "$VENV/bin/python" -m pip install -q 'setuptools>=68' 'cython>=3.0.11,<3.3' wheel
+  # cffi first: python-qpid-proton comes as an sdist whose extension is a
+  # cffi module, silently left out when cffi is missing at its build
+  "$VENV/bin/python" -m pip install -q 'setuptools>=68' 'cython>=3.0.11,<3.3' wheel cffi
   "$VENV/bin/python" -m pip install -q --no-build-isolation -e ".[$EXTRAS]"
   rm -f "$VENV"/.rbfly-deps-*
   touch "$stamp"
+fi
+if ! "$VENV/bin/python" -c 'import proton' 2>/dev/null; then
+  # a Qpid Proton built without cffi (or by an older setup.sh): rebuild it
+  log "rebuilding python-qpid-proton with its C extension"
+  "$VENV/bin/python" -m pip install -q cffi
+  "$VENV/bin/python" -m pip install -q --no-build-isolation --no-deps --force-reinstall \
+    --no-cache-dir 'python-qpid-proton>=0.39'
+  "$VENV/bin/python" -c 'import proton'
 fi
 log "compiling Cython extensions"
 "$VENV/bin/python" setup.py -q build_ext --inplace 2>&1 | grep -v '^warning: .*wraparound\|^$' >&2 || true
