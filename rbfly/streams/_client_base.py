@@ -24,6 +24,8 @@ from .error import (
     FeatureNotSupported,
     OAuth2Error,
     RequestTimeout,
+    StreamDoesNotExist,
+    StreamNotAvailable,
     StreamsError,
 )
 from .events import ConnectionEvent, ConnectionState
@@ -32,17 +34,28 @@ from .oauth2 import DEFAULT_REFRESH_RATIO, RETRY_DELAYS, TokenKeeper, TokenProvi
 from .protocol.commands import (
     CommandVersion,
     ExchangeCommandVersions,
+    Metadata,
     MetadataUpdate,
     SaslAuthenticate,
 )
 from .protocol.connection import MECHANISMS, ConnectionCore, sasl_plain
-from .protocol.constants import DEFAULT_FRAME_MAX, DEFAULT_HEARTBEAT, Key
+from .protocol.constants import DEFAULT_FRAME_MAX, DEFAULT_HEARTBEAT, Key, ResponseCode
 from .url import ConnectionInfo
 from .util import version
 
 logger = logging.getLogger('rbfly.streams.client')
 
+T = tp.TypeVar('T')
+
 DEFAULT_BACKOFF = Backoff()
+
+RESTORE_RETRY_TIME = 30.0
+"""
+Seconds a publisher or subscription is declared again after a reconnection
+while its stream, still listed by the broker, refuses it: a RabbitMQ 4.0
+node just reconnected to can answer a Subscribe with "stream does not
+exist" for a stream its metadata lists.
+"""
 
 DEFAULT_CREDIT = 16
 """Chunks a subscription lets the broker send ahead at the start, and at least."""
@@ -433,6 +446,38 @@ class ClientBase:
             if i not in used:
                 return i
         raise RbFlyError('too many {} on one connection (256)'.format(what))
+
+    async def _declare_again(
+            self, protocol: StreamsProtocol, stream: str,
+            declare: tp.Callable[[], tp.Awaitable[T]],
+    ) -> T:
+        """
+        Declare a publisher or subscription again after a reconnection;
+        while its stream refuses it but is listed in the broker's metadata
+        (so not deleted), ask again with growing delays, for up to
+        :py:data:`RESTORE_RETRY_TIME` seconds.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + RESTORE_RETRY_TIME
+        delay = 0.05
+        while True:
+            try:
+                return await declare()
+            except (StreamDoesNotExist, StreamNotAvailable) as ex:
+                if loop.time() > deadline or not await self._listed(protocol, stream):
+                    raise
+                logger.info('stream %r refused a declaration after reconnection (%s);'
+                            ' asking again in %.2fs', stream, ex, delay)
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
+
+    async def _listed(self, protocol: StreamsProtocol, stream: str) -> bool:
+        """Whether the broker's metadata lists a stream (deleted: not)."""
+        response = await protocol.request(Metadata([stream]))
+        return any(
+            m.stream == stream and m.code in (ResponseCode.OK, ResponseCode.STREAM_NOT_AVAILABLE)
+            for m in response.streams
+        )
 
     #
     # implemented by the client's parts

@@ -221,7 +221,9 @@ class PublishersMixin(PlacementMixin):
         return publisher_id, response.sequence
 
     async def _restore_publisher(self, protocol: StreamsProtocol, publisher: tp.Any) -> None:
-        publisher_id, sequence = await self._declare(protocol, publisher)
+        publisher_id, sequence = await self._declare_again(
+            protocol, publisher.stream, lambda: self._declare(protocol, publisher),
+        )
         publisher._restore(protocol, publisher_id, sequence)
 
 __all__ = ['PublishersMixin']

@@ -457,7 +457,9 @@ class SubscriptionsMixin(PlacementMixin):
         if (await self._placements(protocol, sub.stream))[0] is None:
             spec = await self._resume_spec(sub)
             if spec is not None:
-                await self._subscribe(protocol, sub, spec)
+                await self._declare_again(
+                    protocol, sub.stream, lambda: self._subscribe(protocol, sub, spec),
+                )
             return
         self._manager.subscriptions.discard(sub)
         sub.manager = None
