@@ -25,6 +25,7 @@ MODULES = [
     'rbfly.streams._chunk',
     'rbfly.streams._confirm',
     'rbfly.streams._frames',
+    'rbfly.streams._pipeline',
     'rbfly.streams._publish',
     'rbfly.streams._ready',
 ]

@@ -30,10 +30,10 @@ import typing as tp
 from ..amqp import MessageCtx
 from ..error import RbFlyError
 from ..types import AMQPAppProperties, AMQPBody
-from ._confirm import Confirmation
+from ._confirm import Confirmation, track
+from ._pipeline import PipelineState
 from ._publish import SubEntryBatch
 from ._publisher_base import ConfirmListener, ErrorListener, PublisherTrait
-from ._ready import ready
 from .types import BloomFilterExtract
 
 class Publisher(PublisherTrait):
@@ -106,7 +106,7 @@ class PublisherBatchLimit(PublisherBatchTrait):
             await self.flush()
         self._data.append(message)
 
-class PublisherPipelined(PublisherTrait):
+class PublisherPipelined(PipelineState, PublisherTrait):
     """
     Publisher that does not wait for confirmations one message at a time.
 
@@ -126,15 +126,16 @@ class PublisherPipelined(PublisherTrait):
     waits for the confirmations (bound the wait with the publisher's
     ``confirm_timeout``); leaving on an exception sends what is buffered
     without waiting.
-    """
-    window: int = 10_000
-    batch_size: int = 1_000
 
+    :ivar window: Messages that may wait for confirmation, 10,000 unless
+        given to :py:meth:`~rbfly.streams.StreamsClient.publisher`.
+    :ivar batch_size: Messages buffered before they are sent without
+        waiting for the next iteration of the event loop (1,000).
+    """
     def __init__(self, *args: tp.Any, **kw: tp.Any) -> None:
+        # window, batch_size, the buffer and its first publishing id are C
+        # fields of PipelineState, as is send() (see _pipeline)
         super().__init__(*args, **kw)
-        self._buffer: list[tp.Any] = []
-        self._buffer_first = 0
-        self._scheduled = False
         self._space: asyncio.Future[None] | None = None
         self._drained: asyncio.Future[None] | None = None
         self._confirm_listeners: list[ConfirmListener] = []
@@ -154,37 +155,6 @@ class PublisherPipelined(PublisherTrait):
             self._confirm_listeners.append(on_confirm)
         if on_error is not None:
             self._error_listeners.append(on_error)
-
-    def send(
-            self, message: AMQPBody | MessageCtx | SubEntryBatch,
-    ) -> tp.Coroutine[tp.Any, tp.Any, int]:
-        """
-        Send a message without waiting for its confirmation.
-
-        Await the result (or pass it to :py:func:`asyncio.create_task`) to
-        get the publishing id; the wait is for room in the window only.
-        When there is room, the message is buffered for sending at once,
-        as this method is called, and the awaitable it returns is done
-        already: no coroutine is made per message.
-
-        :return: Awaitable of the publishing id of the message.
-        """
-        if self._error is None \
-                and len(self._unconfirmed) + len(self._buffer) < self.window \
-                and not (type(message) is MessageCtx and message.stream_publish_id):
-            buffer = self._buffer
-            if not self._scheduled and len(buffer) + 1 < self.batch_size:
-                # first, as it raises outside of an event loop
-                asyncio.get_running_loop().call_soon(self._send_buffer)
-                self._scheduled = True
-            pid = self.message_id = self.message_id + 1
-            if not buffer:
-                self._buffer_first = pid
-            buffer.append(message)
-            if len(buffer) >= self.batch_size:
-                self._send_buffer()
-            return ready(pid)
-        return self._send(message)
 
     async def _send(self, message: AMQPBody | MessageCtx | SubEntryBatch) -> int:
         """Send a message: the way with a full window, an error or an own id."""
@@ -238,8 +208,7 @@ class PublisherPipelined(PublisherTrait):
             except (RbFlyError, TypeError, ValueError):
                 pass  # find the bad messages one by one below
             else:
-                ids = range(first, first + len(buffer))
-                self._unconfirmed.update(zip(ids, buffer, strict=True))
+                track(self._unconfirmed, self._waiting, buffer, first, None, None)
                 self._send_frames(protocol, frames, len(buffer))
                 return
         self._write_checked(protocol, list(enumerate(buffer, first)))

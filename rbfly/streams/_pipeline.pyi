@@ -1,0 +1,22 @@
+import typing as tp
+
+from typing_extensions import disjoint_base
+
+from ..amqp import MessageCtx
+from ..types import AMQPBody
+from ._publish import SubEntryBatch
+
+@disjoint_base
+class PipelineState:
+    window: int
+    batch_size: int
+    message_id: int
+    _unconfirmed: dict[int, tp.Any]
+    _error: Exception | None
+    _buffer: list[tp.Any]
+    _buffer_first: int
+    _scheduled: bool
+
+    def send(
+            self, message: AMQPBody | MessageCtx | SubEntryBatch,
+    ) -> tp.Coroutine[tp.Any, tp.Any, int]: ...

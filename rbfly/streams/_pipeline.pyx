@@ -1,0 +1,89 @@
+# cython: language_level=3
+"""
+The per-message path of the pipelined publisher, in C.
+
+:py:meth:`PublisherPipelined.send` runs once per message, at rates of
+hundreds of thousands per second: in Python, checking the window, taking
+a publishing id and buffering the message cost about 175 ns per message
+(attribute lookups in instance dictionaries, an interpreted frame), a
+sixth of what the client spends per message when pipelining to RabbitMQ
+3.10 on two cores, where the client and the broker share the processors
+(every nanosecond the client saves goes to the broker). Here the state the
+path touches lives in C fields of the publisher object, and the path
+itself is a C function; the rest of the publisher (sending a buffer,
+confirmations, waiting for room) stays in Python, in
+:py:mod:`rbfly.streams.publisher`, which uses the same fields through
+their Python attributes.
+"""
+
+from cpython.list cimport PyList_GET_SIZE
+
+from ..amqp._message cimport MessageCtx
+from ._ready cimport ready
+
+import asyncio
+
+cdef object get_running_loop = asyncio.get_running_loop
+
+cdef class PipelineState:
+    """
+    State of the pipelined publisher's per-message path, in C fields.
+
+    :ivar window: Messages that may wait for confirmation (buffered or
+        sent); :py:meth:`send` waits while that many wait.
+    :ivar batch_size: Messages buffered before the buffer is sent without
+        waiting for the next iteration of the event loop.
+    """
+    # the fields of PublisherTrait the path reads: declared here, they
+    # are C fields that PublisherTrait's Python code sets as attributes
+    cdef public object message_id
+    cdef public dict _unconfirmed
+    cdef public object _error
+    # messages buffered for the next Publish frames, the publishing id of
+    # the first, and whether sending the buffer is scheduled
+    cdef public list _buffer
+    cdef public object _buffer_first
+    cdef public bint _scheduled
+    cdef public Py_ssize_t window
+    cdef public Py_ssize_t batch_size
+
+    def __cinit__(self, *args, **kw):
+        self.message_id = 0
+        self._unconfirmed = {}
+        self._buffer = []
+        self._buffer_first = 0
+        self._scheduled = False
+        self.window = 10_000
+        self.batch_size = 1_000
+
+    def send(self, message):
+        """
+        Send a message without waiting for its confirmation.
+
+        Await the result (or pass it to :py:func:`asyncio.create_task`) to
+        get the publishing id; the wait is for room in the window only.
+        When there is room, the message is buffered for sending at once,
+        as this method is called, and the awaitable it returns is done
+        already: no coroutine is made per message.
+
+        :return: Awaitable of the publishing id of the message.
+        """
+        cdef list buffer = self._buffer
+        cdef Py_ssize_t n = PyList_GET_SIZE(buffer)
+        if self._error is None \
+                and len(self._unconfirmed) + n < self.window \
+                and not (type(message) is MessageCtx
+                         and (<MessageCtx> message).stream_publish_id):
+            if not self._scheduled and n + 1 < self.batch_size:
+                # first, as it raises outside of an event loop
+                get_running_loop().call_soon(self._send_buffer)
+                self._scheduled = True
+            pid = self.message_id = self.message_id + 1
+            if n == 0:
+                self._buffer_first = pid
+            buffer.append(message)
+            if n + 1 >= self.batch_size:
+                self._send_buffer()
+            return ready(pid)
+        # a full window, an error or an own publishing id
+        return self._send(message)
