@@ -213,8 +213,20 @@ class PublisherPipelined(PipelineState, PublisherTrait):
                 return
         self._write_checked(protocol, list(enumerate(buffer, first)))
 
+    def _has_room(self) -> bool:
+        """
+        Whether a sender waiting for room in the full window may go on: when
+        a whole batch fits (``batch_size``, at most half the window). Going
+        on at the first confirmation would send frames as small as the
+        broker's confirmation groups, each costing the broker about as much
+        as a full one (measured on RabbitMQ 3.10: a fifth less throughput).
+        """
+        window = self.window
+        free = window - len(self._unconfirmed) - len(self._buffer)
+        return free >= min(self.batch_size, max(1, window // 2))
+
     async def _wait_space(self) -> None:
-        while len(self._unconfirmed) + len(self._buffer) >= self.window:
+        while not self._has_room():
             if self._error is not None:
                 raise self._error
             self._send_buffer()
@@ -241,8 +253,7 @@ class PublisherPipelined(PipelineState, PublisherTrait):
 
     def _wake(self, error: Exception | None = None) -> None:
         space = self._space
-        if space is not None and not space.done() \
-                and len(self._unconfirmed) + len(self._buffer) < self.window:
+        if space is not None and not space.done() and (error is not None or self._has_room()):
             space.set_result(None)
         drained = self._drained
         if drained is not None and not drained.done() and not self._unconfirmed:
