@@ -142,6 +142,9 @@ class PublisherPipelined(PipelineState, PublisherTrait):
         self._error_listeners: list[ErrorListener] = []
         self._rejections: list[Exception] = []
 
+    # the C function, named here to be documented with the class
+    send = PipelineState.send
+
     def add_listener(
             self,
             on_confirm: ConfirmListener | None = None,
