@@ -46,6 +46,15 @@ async def client(url4: str, super_stream: str) -> AsyncIterator[StreamsClient]:
 def _key(message: object) -> str:
     return tp.cast(str, message).split(':')[0]
 
+async def _publish_batches(client: StreamsClient, super_stream: str, messages: list[str]) -> None:
+    """Publish to a super stream, routed by key, in awaited batches of 100."""
+    async with client.super_stream_publisher(
+            super_stream, _key, cls=PublisherBatchFast) as publisher:
+        for i, m in enumerate(messages):
+            publisher.batch(m)
+            if i % 100 == 99:
+                await publisher.flush()
+
 async def test_needs_rabbitmq_313(url: str) -> None:
     c = streams_client(url)
     try:
@@ -93,12 +102,7 @@ async def test_hash_routing_round_trip(
     partitions = await client.create_super_stream(super_stream, 3)
     messages = ['k{}:{}'.format(i % 50, i) for i in range(600)]
     if cls == 'batch':
-        async with client.super_stream_publisher(
-                super_stream, _key, cls=PublisherBatchFast) as publisher:
-            for i, m in enumerate(messages):
-                publisher.batch(m)
-                if i % 100 == 99:
-                    await publisher.flush()
+        await _publish_batches(client, super_stream, messages)
     elif cls == 'pipelined':
         async with client.super_stream_publisher(
                 super_stream, _key, cls=PublisherPipelined) as publisher:
@@ -270,12 +274,7 @@ async def test_resume_callback_per_partition(url4: str, super_stream: str) -> No
     try:
         partitions = await client.create_super_stream(super_stream, 3)
         messages = ['k{}:{}'.format(i % 30, i) for i in range(3000)]
-        async with client.super_stream_publisher(
-                super_stream, _key, cls=PublisherBatchFast) as publisher:
-            for i, m in enumerate(messages):
-                publisher.batch(m)
-                if i % 100 == 99:
-                    await publisher.flush()
+        await _publish_batches(client, super_stream, messages)
         asked: dict[str, Offset] = {}
 
         all_asked = asyncio.Event()
