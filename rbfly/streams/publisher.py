@@ -132,10 +132,25 @@ class PublisherPipelined(PipelineState, PublisherTrait):
     :ivar batch_size: Messages buffered before they are sent without
         waiting for the next iteration of the event loop (1,000).
     """
+    _default_window: tp.ClassVar[int] = 10_000
+    _default_batch_size: tp.ClassVar[int] = 1_000
+
+    def __init_subclass__(cls, **kw: tp.Any) -> None:
+        # a subclass's ``window = 500`` would hide the C field from Python
+        # code only: it becomes the default the C field starts with
+        super().__init_subclass__(**kw)
+        for name in ('window', 'batch_size'):
+            value = cls.__dict__.get(name)
+            if isinstance(value, int):
+                delattr(cls, name)
+                setattr(cls, '_default_' + name, value)
+
     def __init__(self, *args: tp.Any, **kw: tp.Any) -> None:
         # window, batch_size, the buffer and its first publishing id are C
         # fields of PipelineState, as is send() (see _pipeline)
         super().__init__(*args, **kw)
+        self.window = self._default_window
+        self.batch_size = self._default_batch_size
         self._space: asyncio.Future[None] | None = None
         self._drained: asyncio.Future[None] | None = None
         self._confirm_listeners: list[ConfirmListener] = []

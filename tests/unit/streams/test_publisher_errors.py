@@ -7,6 +7,7 @@ confirmations.
 """
 
 import asyncio
+import inspect
 import typing as tp
 from time import monotonic
 
@@ -15,7 +16,7 @@ import pytest
 from rbfly.streams import MessageRejected
 from rbfly.streams._confirm import Confirmation
 from rbfly.streams.metrics import Counters
-from rbfly.streams.publisher import Publisher
+from rbfly.streams.publisher import Publisher, PublisherPipelined
 
 class Client:
     def __init__(self) -> None:
@@ -138,3 +139,28 @@ async def test_confirm_timeout_bookkeeping() -> None:
     assert not publisher._deadlines and publisher._timer is None
     assert client._counters.errored == 1
     assert futures[1].result() is None
+
+class SmallWindow(PublisherPipelined):
+    window = 3
+    batch_size = 2
+
+async def test_pipelined_window_of_subclass() -> None:
+    """
+    A subclass's ``window`` and ``batch_size`` are what the C path of
+    ``send`` uses: within the window a message is taken at once (a done
+    awaitable), past it ``send`` returns a coroutine that waits for room.
+    """
+    p = SmallWindow(tp.cast(tp.Any, Client()), 'orders', 0, 'name', 0)
+    p._send_buffer = lambda: None  # type: ignore[method-assign]
+    assert (p.window, p.batch_size) == (3, 2)
+    taken = [p.send('m{}'.format(i)) for i in range(3)]
+    assert not any(inspect.iscoroutine(t) for t in taken)
+    assert [await t for t in taken] == [1, 2, 3]
+    waiting = p.send('m3')
+    assert inspect.iscoroutine(waiting)
+    waiting.close()
+
+    p.window = 5  # as client.publisher(..., window=5) sets it
+    assert p.window == 5
+    assert not inspect.iscoroutine(p.send('m4'))
+    assert PublisherPipelined(tp.cast(tp.Any, Client()), 's', 0, 'n', 0).window == 10_000
