@@ -440,10 +440,10 @@ class PlacementMixin(ClientBase):
                 manager.subscriptions.discard(sub)
                 sub.manager = None
                 protocol = sub.protocol
-                sid = sub.subscription_id
-                sub.detach()
                 if protocol is not None and protocol.is_open:
-                    self._spawn(self._unsubscribe(protocol, sid, 'moving subscription'))
+                    self._unsubscribe(protocol, sub, 'moving subscription')
+                else:
+                    sub.detach()
                 self._relocate_later(sub)
             for publisher in [p for p in manager.publishers if p.stream == stream]:
                 manager.publishers.discard(publisher)
@@ -498,7 +498,7 @@ class PlacementMixin(ClientBase):
         for manager in managers:
             await manager.close()
 
-    async def _unsubscribe(self, protocol: StreamsProtocol, sid: int, ctx: str) -> None:
+    def _unsubscribe(self, protocol: StreamsProtocol, sub: Subscription, ctx: str) -> None:
         raise NotImplementedError
 
     async def _declare(

@@ -423,12 +423,12 @@ class SubscriptionsMixin(PlacementMixin):
             for sub in subs:
                 protocol = sub.protocol
                 closed = self._release(sub)
-                sub.detach()
                 if protocol is not None and protocol.is_open and not closed:
-                    self._spawn(self._unsubscribe(
-                        protocol, sub.subscription_id,
-                        'subscription to stream {!r}'.format(sub.stream),
-                    ))
+                    self._unsubscribe(
+                        protocol, sub, 'subscription to stream {!r}'.format(sub.stream),
+                    )
+                else:
+                    sub.detach()
 
     async def _subscribe(
             self, protocol: StreamsProtocol, sub: Subscription, spec: OffsetSpec,
@@ -466,9 +466,17 @@ class SubscriptionsMixin(PlacementMixin):
         sub.detach()
         self._relocate_later(sub)
 
-    async def _unsubscribe(self, protocol: StreamsProtocol, sid: int, ctx: str) -> None:
-        with contextlib.suppress(StreamsError):
-            await protocol.request(Unsubscribe(sid), ctx)
+    def _unsubscribe(self, protocol: StreamsProtocol, sub: Subscription, ctx: str) -> None:
+        """
+        End a subscription on its connection. Its id stays taken (what
+        comes for it is dropped) until the broker answered the Unsubscribe:
+        a subscription declared meanwhile on the connection must not get
+        the id the broker still holds (it answered "subscription id already
+        exists" in CI when the id was freed before the Unsubscribe went).
+        """
+        sid = sub.subscription_id
+        sub.detach()
+        self._abandon(protocol, protocol.subscriptions, sid, Unsubscribe(sid), ctx)
 
     #
     # offsets
