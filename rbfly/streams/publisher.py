@@ -237,7 +237,8 @@ class PublisherPipelined(PipelineState, PublisherTrait):
         a whole batch fits (``batch_size``, at most half the window). Going
         on at the first confirmation would send frames as small as the
         broker's confirmation groups, each costing the broker about as much
-        as a full one (measured on RabbitMQ 3.10: a fifth less throughput).
+        as a full one (RabbitMQ 3.10, medians of 5-7 rounds: 568k msg/s
+        going on at once, 613k waiting for a batch's room).
         """
         window = self.window
         free = window - len(self._unconfirmed) - len(self._buffer)
