@@ -98,6 +98,7 @@ class ClientBase:
             oauth2: TokenProvider | None = None,
             token_refresh: float = DEFAULT_REFRESH_RATIO,
             replicas_only: bool = False,
+            publishers_on_leader: bool = False,
             reconnect: Backoff = DEFAULT_BACKOFF,
     ) -> None:
         if not 1 <= credit <= 0xffff:
@@ -154,6 +155,7 @@ class ClientBase:
         )
         self._token_task: asyncio.Task[None] | None = None
         self._replicas_only = bool(replicas_only)
+        self._publishers_on_leader = bool(publishers_on_leader)
         self._manager = ConnectionManager(
             self._connect, reconnect, self._restore_publisher, self._restore_subscription,
             notify=self._notify,

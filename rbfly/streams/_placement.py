@@ -9,9 +9,9 @@ subscription goes to the client's connection when its node holds a member
 of the stream, and otherwise to a connection to a member's node: replicas
 first (they spare the leader), then the leader; a publisher goes to the
 leader's node (or stays on the client's connection when that node cannot
-be reached: forwarding works). The client opens one connection per such
-node, shared by what is placed there, and closes it when the last of them
-ends.
+be reached: forwarding works; not with ``publishers_on_leader``). The
+client opens one connection per such node, shared by what is placed there,
+and closes it when the last of them ends.
 
 A connection holds at most ``publishers_per_connection`` publishers and
 ``subscriptions_per_connection`` subscriptions (256 each, the protocol's limit): when
@@ -283,12 +283,21 @@ class PlacementMixin(ClientBase):
             publisher._owner = None
             self._relocate_publisher(publisher)
 
-    async def _leader_node(self, protocol: StreamsProtocol, stream: str) -> Node | None:
+    async def _leader_node(
+            self, protocol: StreamsProtocol, stream: str, strict: bool = False,
+    ) -> Node | None:
         """
         Node of a stream's leader; ``None`` when it is the node of the
         client's connection ``protocol``, or not known.
+
+        :param strict: Raise instead of answering ``None`` while the stream
+            has no leader.
+        :raises StreamNotAvailable: With ``strict``, when the stream has no
+            leader now.
         """
         members = await self._members(protocol, stream)
+        if not members and strict:
+            raise StreamNotAvailable('stream {!r} has no leader now'.format(stream))
         home = node_of(protocol)
         if not members or home is None or members[-1] == home:
             return None
@@ -303,10 +312,23 @@ class PlacementMixin(ClientBase):
         cannot be reached (or on another connection to the client's broker
         when that one is full); a publisher declared again sends its
         unconfirmed messages again.
+
+        :raises ConnectionLost: With ``publishers_on_leader``, when the
+            leader's node cannot be reached.
+        :raises StreamNotAvailable: With ``publishers_on_leader``, when the
+            stream has no leader now.
         """
-        node = await self._leader_node(protocol, publisher.stream)
-        if node is not None and await self._declare_placed(node, publisher, initial):
-            return
+        node = await self._leader_node(
+            protocol, publisher.stream, strict=self._publishers_on_leader,
+        )
+        if node is not None:
+            if await self._declare_placed(node, publisher, initial):
+                return
+            if self._publishers_on_leader:
+                raise ConnectionLost(
+                    'publisher of {!r}: the node of its stream leader, {}:{}, cannot be'
+                    ' reached (publishers_on_leader)'.format(publisher.stream, *node),
+                )
         if not self._has_room(self._manager, 'publishers'):
             if not await self._declare_placed(None, publisher, initial):
                 raise ConnectionLost('cannot open another connection for a publisher')

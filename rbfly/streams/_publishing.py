@@ -19,6 +19,7 @@ from .compression import compression_code
 from .error import (
     ConnectionLost,
     RequestTimeout,
+    StreamNotAvailable,
     StreamsError,
 )
 from .protocol.commands import (
@@ -221,6 +222,25 @@ class PublishersMixin(PlacementMixin):
         return publisher_id, response.sequence
 
     async def _restore_publisher(self, protocol: StreamsProtocol, publisher: tp.Any) -> None:
+        """
+        Declare a publisher again on a connection (it sends its unconfirmed
+        messages again). With ``publishers_on_leader``, a publisher of the
+        client's own connection whose stream's leader is not (or not yet)
+        on that connection's node is placed anew instead, on the leader's
+        node, asking again with the reconnection delays.
+        """
+        if self._publishers_on_leader and publisher._owner is self._manager:
+            try:
+                moved = await self._leader_node(protocol, publisher.stream, strict=True) is not None
+            except StreamNotAvailable:
+                moved = True
+            if moved:
+                logger.info('publisher of %r: placed again on the node of its stream leader',
+                            publisher.stream)
+                self._manager.publishers.discard(publisher)
+                publisher._owner = None
+                self._relocate_publisher(publisher)
+                return
         publisher_id, sequence = await self._declare_again(
             protocol, publisher.stream, lambda: self._declare(protocol, publisher),
         )

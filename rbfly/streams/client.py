@@ -141,6 +141,16 @@ class StreamsClient(SuperStreamsMixin):
         :py:class:`~rbfly.streams.error.StreamNotAvailable`. By default a
         subscription reads from the client's node when it holds a member
         of the stream, the leader included.
+    :param publishers_on_leader: Publishers are declared only on the node
+        of their stream's leader (the Java client's
+        ``forceLeaderForProducers``): when that node cannot be reached (in
+        ``NODE_ATTEMPTS`` connections through an address resolver, say),
+        :py:meth:`publisher` raises
+        :py:class:`~rbfly.streams.error.ConnectionLost`, and a publisher
+        being recovered keeps trying with the reconnection delays. By
+        default such a publisher publishes through the client's own
+        connection instead, and the broker forwards its messages to the
+        leader's node (slower, but it works).
     :param reconnect: Delays between reconnection attempts after the
         connection was lost (while publishers or subscriptions exist).
     """

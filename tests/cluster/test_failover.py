@@ -30,6 +30,7 @@ from rbfly.streams import (
     get_message_ctx,
     streams_client,
 )
+from rbfly.streams._placement import node_of
 from rbfly.streams.error import StreamNotAvailable
 
 from .conftest import FAST, NEEDS_CLUSTER, TIMEOUT, Failover, Node
@@ -209,6 +210,38 @@ async def test_client_on_the_killed_node_moves_to_another(failover: Failover) ->
     f = failover
     urls = [f.leader.url] + [n.url for n in f.survivors]
     client = streams_client(urls, reconnect=FAST, connect_timeout=5)
+    sent = await publish_across_kill(f, client)
+    assert client._info.port != f.leader.port  # moved to a surviving node
+    bodies, offsets = await read_back(f, sent)
+    assert bodies == list(range(sent))
+    assert offsets == list(range(sent))
+
+async def test_publishers_on_leader_move_to_the_new_leader(failover: Failover) -> None:
+    """
+    As above, with ``publishers_on_leader``: after the client reconnected
+    to a surviving node, its publisher is declared again on the node of the
+    new leader (which may or may not be the client's new node), and the
+    stream holds every message once, in order.
+    """
+    f = failover
+    urls = [f.leader.url] + [n.url for n in f.survivors]
+    client = streams_client(urls, reconnect=FAST, connect_timeout=5, publishers_on_leader=True)
+    placed: list[int] = []
+    sent = await publish_across_kill(f, client, placed)
+    new_leader = await wait_new_leader(f)
+    assert placed == [new_leader.port]
+    bodies, offsets = await read_back(f, sent)
+    assert bodies == list(range(sent))
+    assert offsets == list(range(sent))
+
+async def publish_across_kill(
+        f: Failover, client: StreamsClient, placed: list[int] | None = None,
+) -> int:
+    """
+    Publish batches with a named publisher, killing the stream's leader
+    after ten; return the number of messages sent. ``placed`` gets the
+    port of the node the publisher's connection goes to at the end.
+    """
     kill: asyncio.Task[None] | None = None
     sent = after = 0
     async with client:
@@ -225,7 +258,9 @@ async def test_client_on_the_killed_node_moves_to_another(failover: Failover) ->
                     after += 1
             assert kill is not None
             await kill
-        assert client._info.port != f.leader.port  # moved to a surviving node
-    bodies, offsets = await read_back(f, sent)
-    assert bodies == list(range(sent))
-    assert offsets == list(range(sent))
+            if placed is not None:
+                assert p._protocol is not None
+                node = node_of(p._protocol)
+                assert node is not None
+                placed.append(node[1])
+    return sent

@@ -24,7 +24,7 @@ from rbfly.streams import (
     get_message_ctx,
     streams_client,
 )
-from rbfly.streams.error import StreamNotAvailable
+from rbfly.streams.error import ConnectionLost, StreamNotAvailable
 
 from ..integration.proxy import Proxy
 from .conftest import FAST, NEEDS_CLUSTER, TIMEOUT, Cluster
@@ -238,6 +238,47 @@ async def test_through_load_balancer(cluster: Cluster, away: str) -> None:
     finally:
         await balancer.close()
     assert received == list(range(300))
+
+async def test_publishers_on_leader(cluster: Cluster, away: str) -> None:
+    """
+    An address resolver that always lands on r1, a node without a member:
+    the leader's node is never reached. By default a publisher then
+    publishes through r1 (the broker forwards), and the stream holds its
+    messages; with ``publishers_on_leader`` (Java's
+    ``forceLeaderForProducers``) declaring it raises ``ConnectionLost``
+    naming the leader's node, and nothing is published.
+    """
+    r1 = cluster.nodes[0]
+    resolved: list[tuple[str, int]] = []
+
+    def resolver(host: str, port: int) -> tuple[str, int]:
+        resolved.append((host, port))
+        return 'localhost', r1.port
+
+    async with streams_client(r1.url, address_resolver=resolver, reconnect=FAST) as client:
+        leader = (await client.stream_metadata(away)).leader
+        assert leader is not None and leader[1] != r1.port
+        async with client.publisher(away, name='forwarded', cls=PublisherBatchFast) as publisher:
+            assert publisher._protocol is await client._get_protocol()
+            for i in range(100):
+                publisher.batch(i)
+            async with asyncio.timeout(TIMEOUT):
+                await publisher.flush()
+        assert resolved and set(resolved) == {leader}
+        assert await client.query_publisher_sequence(away, 'forwarded') == 100
+
+    async with streams_client(
+            r1.url, address_resolver=resolver, reconnect=FAST, publishers_on_leader=True,
+    ) as client:
+        with pytest.raises(ConnectionLost, match=r'stream leader, .*:{}, cannot be reached'.format(
+                leader[1])):
+            async with asyncio.timeout(TIMEOUT):
+                async with client.publisher(away, name='on-leader', cls=PublisherBatchFast):
+                    pytest.fail('declared off the leader')
+        assert client._nodes == {}
+        assert await client.query_publisher_sequence(away, 'on-leader') == 0
+        # the client stays usable
+        assert (await client.stream_metadata(away)).leader == leader
 
 async def test_replicas_only(cluster: Cluster, stream: str) -> None:
     """
