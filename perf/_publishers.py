@@ -80,12 +80,15 @@ def rbfly_class(case: Case) -> Any:
     return cls
 
 
-async def publish_rbfly(url: str, stream: str, case: Case, sub_entry: bool = False) -> JsonDict:
+async def publish_rbfly(
+        url: str, stream: str, case: Case, sub_entry: bool = False, anonymous: bool = False,
+) -> JsonDict:
     """
     Publish a case with rbfly; with ``sub_entry``, as sub-entry batches of
     ``case.batch`` messages (batch: ``sub_entry_size`` of the batch
     publisher; pipelined: a :py:class:`SubEntryBatch` per send, the window
-    counting batches).
+    counting batches); with ``anonymous``, declared without a name
+    (``dedup=False``).
     """
     from rbfly.streams import streams_client
 
@@ -93,6 +96,8 @@ async def publish_rbfly(url: str, stream: str, case: Case, sub_entry: bool = Fal
     watch = Stopwatch()
     lat: list[int] = []
     kw: dict[str, Any] = {'cls': cls}
+    if anonymous:
+        kw['dedup'] = False
     if case.window is not None:
         kw['window'] = case.window
     if sub_entry and case.scenario == 'batch':

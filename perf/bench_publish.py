@@ -51,6 +51,12 @@ Implementations (``--impl``):
     ``SubEntryBatch`` of 100 per ``send``): one entry and one publishing id
     per 100 messages, consumers read them one by one. Not run for single
     messages. A separate line, never counted as plain ``rbfly``.
+``rbfly-anonymous``
+    rbfly with ``dedup=False``: the publisher is declared without a name,
+    so the broker keeps no publishing id sequence for it (plain ``rbfly``
+    gets a generated name and deduplicates, as RbFly 0.10's default name
+    does; the ceiling and the other clients' publishers are anonymous).
+    Batches and pipelined only. A separate line.
 ``aiokafka``
     ``AIOKafkaProducer`` with ``acks='all'`` (see ``scripts/kafka.sh``),
     one topic with one partition per round; skipped when no Kafka broker
@@ -148,7 +154,8 @@ from _streams import (
 BENCHMARK = 'publish'
 CEILING = 'ceiling'
 IMPLEMENTATIONS = (
-    'rbfly', BASELINE, 'rstream', 'aiokafka', 'rbfly-subentry', 'java', CEILING,
+    'rbfly', BASELINE, 'rstream', 'aiokafka', 'rbfly-subentry', 'rbfly-anonymous', 'java',
+    CEILING,
 )
 SCENARIOS = ('single', 'batch', 'pipelined')
 FORMATS = ('amqp', 'binary')
@@ -216,6 +223,8 @@ class LocalRunner:
                 return str(ex)
         if self.name == 'rbfly-subentry' and case.scenario == 'single':
             return 'a sub-entry batch of one message is a single message'
+        if self.name == 'rbfly-anonymous' and case.scenario == 'single':
+            return 'single messages wait for the round trip, not the broker\'s tracking'
         if self.name == 'aiokafka' and case.fmt != 'amqp':
             return 'aiokafka sends msgpack messages; it is compared under --format amqp'
         return None
@@ -303,6 +312,12 @@ RBFLY_API = {
              ' PublisherBinBatch (binary)',
     'pipelined': 'PublisherPipelined: await send(m) for each, await flush()',
 }
+RBFLY_ANONYMOUS_API = {
+    'batch': 'publisher(dedup=False), PublisherBatchFast.batch x 100 + await flush()',
+    'pipelined': 'publisher(dedup=False), PublisherPipelined: await send(m) for each,'
+                 ' await flush()',
+}
+
 RBFLY_SUBENTRY_API = {
     'batch': 'PublisherBatchFast(sub_entry_size=100): 100 x batch + await flush()'
              ' (one sub-entry batch, one confirmation)',
@@ -347,6 +362,14 @@ def make_runner(name: str, args: argparse.Namespace, admin: StreamAdmin) -> Runn
             args.profile,
         )
         return runner
+    if name == 'rbfly-anonymous':
+        version, _ = rbfly_module_info()
+        if version is None:
+            raise SkipImplementation('rbfly is not importable; pip install -e .')
+        return LocalRunner(
+            name, version, admin, functools.partial(publish_rbfly, url, anonymous=True),
+            RBFLY_ANONYMOUS_API, args.profile,
+        )
     if name == 'rbfly-subentry':
         version, _ = rbfly_module_info()
         if version is None:

@@ -48,6 +48,7 @@ COLOURS = {
     'rbfly': '#1f77b4',
     'rbfly-chunks': '#17becf',
     'rbfly-subentry': '#aec7e8',
+    'rbfly-anonymous': '#9edae5',
     'rbfly-0.10': '#7f7f7f',
     'rstream': '#ff7f0e',
     'aiokafka': '#2ca02c',

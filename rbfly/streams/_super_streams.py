@@ -156,7 +156,8 @@ class SuperStreamsMixin(PublishersMixin, SubscriptionsMixin):
         partitions = await self.super_stream_partitions(super_stream)
         if not partitions:
             raise StreamDoesNotExist('super stream {!r} has no partitions'.format(super_stream))
-        name = name or 'rbfly-{}'.format(uuid.uuid4().hex)
+        if options.get('dedup', True):
+            name = name or 'rbfly-{}'.format(uuid.uuid4().hex)
         async with contextlib.AsyncExitStack() as stack:
             publishers: dict[str, PublisherTrait] = {}
             for partition in partitions:

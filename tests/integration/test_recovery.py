@@ -85,6 +85,34 @@ async def test_cut_while_pipelining(proxied: StreamsClient, proxy: Proxy, stream
     async with DirectClient(proxy) as c:
         assert await read_all(c, stream, n) == list(range(n))
 
+async def test_cut_while_pipelining_anonymous(
+        proxied: StreamsClient, proxy: Proxy, stream: str,
+) -> None:
+    """
+    An anonymous publisher (``dedup=False``) loses nothing at a cut: each
+    message is stored at least once, in order of first appearance (those
+    sent again may be stored twice).
+    """
+    n = 50_000
+    cuts = 0
+    async with proxied.publisher(
+            stream, cls=PublisherPipelined, window=2000, dedup=False) as publisher:
+        for i in range(n):
+            await publisher.send(i)
+            if i % 10_000 == 5_000:
+                cuts += proxy.cut()
+        await publisher.flush()
+    assert cuts == 5
+    async with DirectClient(proxy) as c:
+        stored: list[object] = []
+        async for body in c.subscribe(stream, offset=Offset.FIRST, timeout=2):
+            stored.append(body)
+            if body == n - 1 and len(stored) >= n:
+                break
+    first = list(dict.fromkeys(stored))
+    assert first == list(range(n))
+    assert len(stored) - n <= 5 * 2000  # at most a window sent again per cut
+
 async def test_cut_while_consuming(proxied: StreamsClient, proxy: Proxy, stream: str) -> None:
     """A subscription resumes after cuts without gaps or repeats."""
     n = 100_000
