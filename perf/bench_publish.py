@@ -362,21 +362,20 @@ def make_runner(name: str, args: argparse.Namespace, admin: StreamAdmin) -> Runn
             args.profile,
         )
         return runner
-    if name == 'rbfly-anonymous':
+    variants = {
+        'rbfly-anonymous': (False, True, RBFLY_ANONYMOUS_API),
+        'rbfly-subentry': (True, False, RBFLY_SUBENTRY_API),
+    }
+    if name in variants:
+        sub_entry, anonymous, api = variants[name]
         version, _ = rbfly_module_info()
         if version is None:
             raise SkipImplementation('rbfly is not importable; pip install -e .')
         return LocalRunner(
-            name, version, admin, functools.partial(publish_rbfly, url, anonymous=True),
-            RBFLY_ANONYMOUS_API, args.profile,
-        )
-    if name == 'rbfly-subentry':
-        version, _ = rbfly_module_info()
-        if version is None:
-            raise SkipImplementation('rbfly is not importable; pip install -e .')
-        return LocalRunner(
-            name, version, admin, functools.partial(publish_rbfly, url, sub_entry=True),
-            RBFLY_SUBENTRY_API, args.profile,
+            name, version, admin, functools.partial(
+                publish_rbfly, url, sub_entry=sub_entry, anonymous=anonymous,
+            ),
+            api, args.profile,
         )
     if name == 'rstream':
         version = package_version('rstream')

@@ -9,7 +9,6 @@ import typing as tp
 import pytest
 
 from rbfly.streams import (
-    Offset,
     Publisher,
     PublisherBatchFast,
     PublisherPipelined,
@@ -18,13 +17,7 @@ from rbfly.streams import (
 )
 from rbfly.streams.publisher import PublisherTrait
 
-async def read(client: StreamsClient, stream: str, count: int) -> list[object]:
-    result: list[object] = []
-    async for body in client.subscribe(stream, offset=Offset.FIRST, timeout=10):
-        result.append(body)
-        if len(result) == count:
-            break
-    return result
+from .test_recovery import read_all
 
 @pytest.mark.parametrize('cls', [Publisher, PublisherBatchFast, PublisherPipelined])
 async def test_anonymous_publisher_stores_every_message(
@@ -43,7 +36,7 @@ async def test_anonymous_publisher_stores_every_message(
         if cls is not Publisher:
             await p.flush()
         assert p.message_id == n
-    assert await read(client, stream, n) == list(range(n))
+    assert await read_all(client, stream, n) == list(range(n))
 
 async def test_anonymous_publisher_does_not_deduplicate(
         client: StreamsClient, stream: str,
@@ -58,7 +51,7 @@ async def test_anonymous_publisher_does_not_deduplicate(
             for i in range(3):
                 p.batch(stream_message_ctx('m{}'.format(i), publish_id=10 + i))
             await p.flush()
-    assert await read(client, stream, 6) == ['m0', 'm1', 'm2'] * 2
+    assert await read_all(client, stream, 6) == ['m0', 'm1', 'm2'] * 2
 
 async def test_anonymous_publisher_takes_no_name(client: StreamsClient, stream: str) -> None:
     """A name with ``dedup=False`` is refused before anything is declared."""

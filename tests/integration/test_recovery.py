@@ -70,17 +70,24 @@ async def test_cut_while_publishing_batches(
     async with DirectClient(proxy) as c:
         assert await read_all(c, stream, n) == list(range(n))
 
-async def test_cut_while_pipelining(proxied: StreamsClient, proxy: Proxy, stream: str) -> None:
-    """Pipelined messages unconfirmed at a cut are sent again, stored once."""
-    n = 50_000
+async def pipeline_with_cuts(
+        client: StreamsClient, proxy: Proxy, stream: str, n: int, dedup: bool,
+) -> int:
+    """Send ``n`` integers pipelined, cutting every 10,000; return the cuts."""
     cuts = 0
-    async with proxied.publisher(stream, cls=PublisherPipelined, window=2000) as publisher:
+    async with client.publisher(
+            stream, cls=PublisherPipelined, window=2000, dedup=dedup) as publisher:
         for i in range(n):
             await publisher.send(i)
             if i % 10_000 == 5_000:
                 cuts += proxy.cut()
         await publisher.flush()
-    assert cuts == 5
+    return cuts
+
+async def test_cut_while_pipelining(proxied: StreamsClient, proxy: Proxy, stream: str) -> None:
+    """Pipelined messages unconfirmed at a cut are sent again, stored once."""
+    n = 50_000
+    assert await pipeline_with_cuts(proxied, proxy, stream, n, dedup=True) == 5
     assert proxy.connections == 6
     async with DirectClient(proxy) as c:
         assert await read_all(c, stream, n) == list(range(n))
@@ -94,15 +101,7 @@ async def test_cut_while_pipelining_anonymous(
     sent again may be stored twice).
     """
     n = 50_000
-    cuts = 0
-    async with proxied.publisher(
-            stream, cls=PublisherPipelined, window=2000, dedup=False) as publisher:
-        for i in range(n):
-            await publisher.send(i)
-            if i % 10_000 == 5_000:
-                cuts += proxy.cut()
-        await publisher.flush()
-    assert cuts == 5
+    assert await pipeline_with_cuts(proxied, proxy, stream, n, dedup=False) == 5
     async with DirectClient(proxy) as c:
         stored: list[object] = []
         async for body in c.subscribe(stream, offset=Offset.FIRST, timeout=2):
