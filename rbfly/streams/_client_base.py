@@ -157,7 +157,7 @@ class ClientBase:
         self._replicas_only = bool(replicas_only)
         self._publishers_on_leader = bool(publishers_on_leader)
         self._manager = ConnectionManager(
-            self._connect, reconnect, self._restore_publisher, self._restore_subscription,
+            self._connect, reconnect, self._recover_publisher, self._restore_subscription,
             notify=self._notify,
         )
         self._tasks: set[asyncio.Task[None]] = set()
@@ -486,6 +486,9 @@ class ClientBase:
     #
 
     async def _restore_publisher(self, protocol: StreamsProtocol, publisher: tp.Any) -> None:
+        raise NotImplementedError
+
+    async def _recover_publisher(self, protocol: StreamsProtocol, publisher: tp.Any) -> None:
         raise NotImplementedError
 
     async def _restore_subscription(self, protocol: StreamsProtocol, sub: tp.Any) -> None:

@@ -239,15 +239,15 @@ class PublishersMixin(PlacementMixin):
             raise
         return publisher_id, sequence
 
-    async def _restore_publisher(self, protocol: StreamsProtocol, publisher: tp.Any) -> None:
+    async def _recover_publisher(self, protocol: StreamsProtocol, publisher: tp.Any) -> None:
         """
-        Declare a publisher again on a connection (it sends its unconfirmed
-        messages again). With ``publishers_on_leader``, a publisher of the
-        client's own connection whose stream's leader is not (or not yet)
-        on that connection's node is placed anew instead, on the leader's
-        node, asking again with the reconnection delays.
+        Declare a publisher of the client's own connection again after that
+        connection, or its stream, recovered. With ``publishers_on_leader``,
+        a publisher whose stream's leader is not (or not yet) on the
+        connection's node is placed anew instead, on the leader's node,
+        asking again with the reconnection delays.
         """
-        if self._publishers_on_leader and publisher._owner is self._manager:
+        if self._publishers_on_leader:
             try:
                 moved = await self._leader_node(protocol, publisher.stream, strict=True) is not None
             except StreamNotAvailable:
@@ -259,6 +259,13 @@ class PublishersMixin(PlacementMixin):
                 publisher._owner = None
                 self._relocate_publisher(publisher)
                 return
+        await self._restore_publisher(protocol, publisher)
+
+    async def _restore_publisher(self, protocol: StreamsProtocol, publisher: tp.Any) -> None:
+        """
+        Declare a publisher again on a connection; it sends its unconfirmed
+        messages again.
+        """
         publisher_id, sequence = await self._declare_again(
             protocol, publisher.stream, lambda: self._declare(protocol, publisher),
         )

@@ -433,7 +433,7 @@ class StreamsClient(SuperStreamsMixin):
                     for p in publishers:
                         protocol.publishers.pop(p._id, None)
                         p.on_connection_lost(ConnectionLost('stream {!r} moved'.format(stream)))
-                        await self._restore_publisher(protocol, p)
+                        await self._recover_publisher(protocol, p)
                         done.add(p)
                     for s in subscriptions:
                         s.detach()
