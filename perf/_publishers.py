@@ -10,11 +10,11 @@ import asyncio
 import functools
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from _common import JsonDict
 from _raw import Sender, amqp_string, connect, poll, publish_frames
+from _scenarios import Case
 from _streams import (
     SkipImplementation,
     Stopwatch,
@@ -26,22 +26,6 @@ from _streams import (
     run_result,
     stream_name,
 )
-
-BATCH_SIZE = 100
-
-@dataclass(frozen=True)
-class Case:
-    """What one run publishes."""
-    scenario: str
-    fmt: str
-    count: int
-    batch: int = BATCH_SIZE
-    window: int | None = None
-
-    @property
-    def key(self) -> str:
-        return '{}/{}'.format(self.scenario, self.fmt)
-
 
 def make_message(fmt: str) -> Callable[[int], Any]:
     """Message ``i`` as an rbfly message (str for AMQP, bytes for binary)."""

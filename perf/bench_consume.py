@@ -87,6 +87,10 @@ from _common import (
     ratio,
     write_json,
 )
+from _consumers import consume_ceiling, consume_rbfly, consume_rstream
+from _java import CONSUME_API as JAVA_API
+from _java import JavaConsumeRunner, java_missing
+from _scenarios import BATCH_SIZE, CONSUME_COUNT, CONSUME_QUICK_COUNT, CONSUME_VARIANTS
 from _streams import (
     BASELINE,
     BASELINE_VERSION,
@@ -119,16 +123,13 @@ from _streams import (
     stream_name,
     summarise,
 )
-from bench_java import CONSUME_API as JAVA_API
-from bench_java import JavaConsumeRunner, java_missing
 
 BENCHMARK = 'consume'
 CEILING = 'ceiling'
 IMPLEMENTATIONS = ('rbfly', 'rbfly-chunks', BASELINE, 'rstream', 'java', CEILING)
-VARIANTS = ('batch', 'pipelined')
-COUNT = 1_000_000
-QUICK_COUNT = 20_000
-BATCH_SIZE = 100
+VARIANTS = CONSUME_VARIANTS
+COUNT = CONSUME_COUNT
+QUICK_COUNT = CONSUME_QUICK_COUNT
 CHILD_TIMEOUT = 3600
 RUN_TIMEOUT = 600   # a run that stalls this long fails
 
@@ -138,8 +139,6 @@ CHUNKS_RATIO = 4.0
 
 SCRIPT = Path(__file__).resolve()
 
-
-from _consumers import consume_ceiling, consume_rbfly, consume_rstream  # noqa: E402
 
 class Runner(Protocol):
     name: str

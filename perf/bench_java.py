@@ -17,11 +17,11 @@ the Python clients' results.
 Separate runs on a shared machine are hardly comparable, though: the
 implementation ``java`` of ``bench_publish.py`` and ``bench_consume.py``
 measures the Java client interleaved with the Python clients, round by
-round, with the runners of this module (:py:class:`JavaPublishRunner`,
-:py:class:`JavaConsumeRunner`): every round is a JVM of its own, running
+round, with the runners of ``_java.py`` (``JavaPublishRunner``,
+``JavaConsumeRunner``): every round is a JVM of its own, running
 the harness with ``--rounds 1 --stream NAME`` on the stream the benchmark
 created (publishing) or published (consuming); the harness warms the JVM up
-first (:py:data:`WARMUP_PERCENT` of the messages, untimed, publishing to a
+first (``WARMUP_PERCENT`` of the messages, untimed, publishing to a
 fresh stream of its own, or reading the first messages of the stream).
 
 Scenarios (``--scenarios``), messages ``'{:010d}'.format(i)`` as AMQP 1.0
@@ -62,15 +62,11 @@ Examples::
 from __future__ import annotations
 
 import argparse
-import asyncio
-import functools
-import shutil
 import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from urllib.parse import quote, urlsplit
 
 from _common import (
     JsonDict,
@@ -82,16 +78,15 @@ from _common import (
     read_json,
     write_json,
 )
-from _publishers import BATCH_SIZE, Admin, Case, StreamAdmin, expected_body
+from _java import IMPL, SCRIPT, TIMEOUT, HarnessError, harness_args, java_uri
+from _publish_report import JAVA_SINGLE_RATE, TITLES
+from _scenarios import BATCH_SIZE, FORMATS, PUBLISH_SCENARIOS, all_counts
 from _streams import (
     EXIT_USAGE,
     EXIT_VERIFY,
     LEGEND,
-    SkipImplementation,
-    VerificationError,
     broker_info,
     default_url,
-    endpoint,
     find_broker,
     format_share,
     load_average,
@@ -102,116 +97,8 @@ from _streams import (
     summarise,
 )
 
-IMPL = 'java'
-SCENARIOS = ('single', 'batch', 'pipelined', 'consume')
-FORMATS = ('amqp', 'binary')
+SCENARIOS = (*PUBLISH_SCENARIOS, 'consume')
 CLIENT_WINDOW = 10_000   # the Java producer's maxUnconfirmedMessages default
-SCRIPT = Path(__file__).resolve().parent.parent / 'scripts' / 'java-perf.sh'
-TIMEOUT = 3600
-PREPARE_TIMEOUT = 1800   # first use: Maven resolves the client, javac compiles
-WARMUP_PERCENT = 10      # JVM warm-up of every child of the runners
-TOOLS = ('java', 'javac', 'mvn')
-
-WARMUP_NOTE = (
-    'one JVM per round (scripts/java-perf.sh --rounds 1), warmed up first by an untimed'
-    ' run of {}% of the messages ({}) so the JIT has compiled the hot paths; then the'
-    ' timed run'
-)
-PUBLISH_WARMUP = 'to a fresh stream of its own'
-CONSUME_WARMUP = 'reading the first messages of the same stream'
-CONSUME_API = (
-    'Environment.consumerBuilder().offset(OffsetSpecification.first())'
-    '.messageHandler(h): h counts the messages, the body of the count-th is checked; '
-    + WARMUP_NOTE.format(WARMUP_PERCENT, CONSUME_WARMUP)
-)
-
-
-class HarnessError(Exception):
-    """The Java harness failed (exit code, message)."""
-
-    def __init__(self, code: int, message: str) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-def all_counts(quick: bool) -> dict[str, int]:
-    """Default messages per run of every scenario (those of the Python benchmarks)."""
-    import bench_consume
-    import bench_publish
-
-    if quick:
-        return {**bench_publish.QUICK_COUNTS, 'consume': bench_consume.QUICK_COUNT}
-    return {**bench_publish.COUNTS, 'consume': bench_consume.COUNT}
-
-
-def java_uri(url: str) -> str:
-    """The broker URL as the Java client wants it (the vhost in the path, quoted)."""
-    if urlsplit(url).scheme != 'rabbitmq-stream':
-        raise HarnessError(EXIT_USAGE, 'the Java harness supports rabbitmq-stream:// URLs only')
-    ep = endpoint(url)
-    return 'rabbitmq-stream://{}:{}@{}:{}/{}'.format(
-        quote(ep.username, safe=''), quote(ep.password, safe=''), ep.host, ep.port,
-        quote(ep.vhost, safe=''),
-    )
-
-
-def harness_args(
-        url: str, scenario: str, fmt: str, count: int, *, rounds: int = 1,
-        warmup: int = WARMUP_PERCENT, batch: int = BATCH_SIZE, window: int | None = None,
-        broker_pid: int | None = None, stream: str | None = None,
-        json_out: Path | None = None,
-) -> list[str]:
-    """Command line of the harness (``scripts/java-perf.sh``) for one scenario."""
-    cmd = [
-        str(SCRIPT), '--uri', java_uri(url), '--scenario', scenario, '--format', fmt,
-        '--count', str(count), '--batch', str(batch), '--rounds', str(rounds),
-        '--warmup', str(warmup),
-    ]
-    if window is not None:
-        cmd.extend(['--window', str(window)])
-    if broker_pid is not None:
-        cmd.extend(['--broker-pid', str(broker_pid)])
-    if stream is not None:
-        cmd.extend(['--stream', stream])
-    if json_out is not None:
-        cmd.extend(['--json-out', str(json_out)])
-    return cmd
-
-
-def java_missing() -> str | None:
-    """Why the harness cannot run here (tools missing), or ``None``."""
-    missing = [t for t in TOOLS if shutil.which(t) is None]
-    if not missing:
-        return None
-    return '{} not found; scripts/java-perf.sh --prepare installs them (as root)'.format(
-        ', '.join(missing),
-    )
-
-
-@functools.cache
-def prepare() -> str:
-    """
-    Resolve and compile the harness (cached by ``java-perf.sh``); the
-    client version.  Raises :py:exc:`SkipImplementation` when it cannot.
-    """
-    reason = java_missing()
-    if reason is not None:
-        raise SkipImplementation(reason)
-    outputs = []
-    for option in ('--prepare', '--version'):
-        try:
-            p = subprocess.run(
-                [str(SCRIPT), option], capture_output=True, text=True,
-                timeout=PREPARE_TIMEOUT, stdin=subprocess.DEVNULL, check=False,
-            )
-        except (OSError, subprocess.TimeoutExpired) as ex:
-            raise SkipImplementation('cannot run {} {}: {}'.format(SCRIPT, option, ex)) from ex
-        if p.returncode != 0:
-            raise SkipImplementation('{} {} failed (exit {}): {}'.format(
-                SCRIPT.name, option, p.returncode, (p.stdout + p.stderr).strip()[-500:],
-            ))
-        outputs.append(p.stdout.strip())
-    return outputs[-1]
 
 
 def run_harness(
@@ -236,164 +123,6 @@ def run_harness(
                 SCRIPT.name, scenario, p.returncode,
             ))
         return read_json(out)
-
-
-async def run_round(
-        url: str, scenario: str, fmt: str, count: int, stream: str, *,
-        batch: int = BATCH_SIZE, window: int | None = None, broker_pid: int | None = None,
-) -> JsonDict:
-    """
-    One round in a JVM of its own (warm-up, then one timed run of
-    ``stream``); the harness's JSON document.  The harness's output is shown
-    only when it fails: exit 2 (the messages were wrong) raises
-    :py:exc:`VerificationError`, any other failure
-    :py:exc:`SkipImplementation`, as a failed child of the Python benchmarks.
-    """
-    with tempfile.TemporaryDirectory(prefix='rbfly-java-') as tmp:
-        out = Path(tmp) / 'java.json'
-        cmd = harness_args(
-            url, scenario, fmt, count, batch=batch, window=window, broker_pid=broker_pid,
-            stream=stream, json_out=out,
-        )
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                *cmd, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-            )
-        except OSError as ex:
-            raise SkipImplementation('cannot run {}: {}'.format(SCRIPT, ex)) from ex
-        try:
-            output, _ = await asyncio.wait_for(proc.communicate(), TIMEOUT)
-        except TimeoutError:
-            proc.kill()   # java-perf.sh execs the JVM
-            await proc.wait()
-            raise
-        text = output.decode(errors='replace').strip()
-        if proc.returncode == EXIT_VERIFY:
-            raise VerificationError('{} {}: {}'.format(IMPL, scenario, text[-2000:]))
-        if proc.returncode != 0 or not out.exists():
-            raise SkipImplementation('{} {} failed (exit {}): {}'.format(
-                SCRIPT.name, scenario, proc.returncode, text[-2000:],
-            ))
-        return read_json(out)
-
-
-def round_result(doc: JsonDict) -> JsonDict:
-    """
-    The run result of a one-round harness document: the keys of
-    ``run_result()`` of ``_streams.py``, plus ``jvm_warmup``, the count and
-    rate of the JVM's untimed warm-up run.
-    """
-    run: JsonDict = dict(doc['runs'][0])
-    for key in ('stream', 'publish_rate', 'chunks', 'chunk_mean', 'chunk_max'):
-        run.pop(key, None)
-    warm = doc.get('warmup')
-    run['jvm_warmup'] = None if warm is None else {
-        'count': warm['count'], 'seconds': warm['seconds'], 'rate': warm['rate'],
-    }
-    return run
-
-
-#
-# runners of bench_publish.py and bench_consume.py
-#
-
-class JavaStreamAdmin:
-    """
-    The stream admin of ``bench_publish.py`` for the Java client: the Java
-    client sends an AMQP message as a data section, which rbfly reads as
-    bytes, so the last message is checked as the bytes of message ``count -
-    1`` (binary: as for every client).
-    """
-
-    def __init__(self, admin: StreamAdmin) -> None:
-        self.admin = admin
-
-    async def create(self, case: Case, impl: str) -> str:
-        return await self.admin.create(case, impl)
-
-    async def check(self, target: str, case: Case, impl: str) -> None:
-        body = expected_body(case)
-        await self.admin.check(
-            target, case, impl, body.encode() if isinstance(body, str) else body,
-        )
-
-    async def delete(self, target: str) -> None:
-        await self.admin.delete(target)
-
-    async def close(self) -> None:
-        pass   # the shared admin is closed by its owner
-
-
-class _JavaRunner:
-    """The harness as an implementation of the Python benchmarks."""
-
-    name = IMPL
-
-    def __init__(self, url: str, broker_pid: int | None) -> None:
-        try:
-            java_uri(url)
-        except HarnessError as ex:
-            raise SkipImplementation(str(ex)) from ex
-        self.version = prepare()
-        self.url = url
-        self.broker_pid = broker_pid
-        self._info: JsonDict = {'version': self.version, 'process': 'child'}
-
-    async def _round(
-            self, scenario: str, fmt: str, count: int, stream: str, *,
-            batch: int = BATCH_SIZE, window: int | None = None,
-    ) -> JsonDict:
-        doc = await run_round(
-            self.url, scenario, fmt, count, stream, batch=batch, window=window,
-            broker_pid=self.broker_pid,
-        )
-        if doc['version'] != self.version:
-            raise VerificationError('{}: the harness ran stream-client {}, expected {}'.format(
-                IMPL, doc['version'], self.version,
-            ))
-        if 'java' not in self._info:
-            self._info.update({
-                'client': doc['client'], 'java': doc['java'],
-                'warmup_percent': doc['warmup_percent'],
-            })
-        return doc
-
-    def info(self) -> JsonDict:
-        return dict(self._info)
-
-
-class JavaPublishRunner(_JavaRunner):
-    """The ``java`` implementation of ``bench_publish.py`` (a ``Runner``)."""
-
-    def __init__(self, url: str, broker_pid: int | None, admin: StreamAdmin) -> None:
-        super().__init__(url, broker_pid)
-        self.admin: Admin = JavaStreamAdmin(admin)
-        self._api: dict[str, str] = {}
-        self._info['api'] = self._api
-
-    def unsupported(self, case: Case) -> str | None:
-        return None   # every scenario, amqp and binary
-
-    async def run(self, case: Case, target: str) -> JsonDict:
-        doc = await self._round(
-            case.scenario, case.fmt, case.count, target, batch=case.batch, window=case.window,
-        )
-        self._api[case.scenario] = '{}; {}'.format(
-            doc['api'], WARMUP_NOTE.format(doc['warmup_percent'], PUBLISH_WARMUP),
-        )
-        return round_result(doc)
-
-
-class JavaConsumeRunner(_JavaRunner):
-    """The ``java`` implementation of ``bench_consume.py`` (a ``Runner``)."""
-
-    def __init__(self, url: str, broker_pid: int | None) -> None:
-        super().__init__(url, broker_pid)
-        self._info['api'] = CONSUME_API
-
-    async def run(self, stream: str, count: int) -> JsonDict:
-        return round_result(await self._round('consume', 'amqp', count, stream))
 
 
 def implementation(doc: JsonDict) -> JsonDict:
@@ -453,8 +182,6 @@ def _lat(entry: JsonDict, key: str) -> str:
 
 
 def report(publish: JsonDict, consume: JsonDict, rounds: int) -> str:
-    from _publish_report import JAVA_SINGLE_RATE, TITLES
-
     headers = [
         'scenario', 'count', 'msg/s', 'spread', 'CPU us/msg', 'sys', 'client', 'broker',
         'machine', 'p50 us', 'p95 us', 'p99 us',

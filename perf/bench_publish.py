@@ -125,6 +125,26 @@ from _common import (
     package_version,
     write_json,
 )
+from _java import JavaPublishRunner, java_missing
+from _publish_report import report, targets
+from _publishers import (
+    Admin,
+    StreamAdmin,
+    TopicAdmin,
+    publish_aiokafka,
+    publish_ceiling,
+    publish_rbfly,
+    publish_rstream,
+    rbfly_class,
+)
+from _scenarios import (
+    BATCH_SIZE,
+    FORMATS,
+    PUBLISH_COUNTS,
+    PUBLISH_QUICK_COUNTS,
+    PUBLISH_SCENARIOS,
+    Case,
+)
 from _streams import (
     BASELINE,
     BASELINE_VERSION,
@@ -157,29 +177,13 @@ IMPLEMENTATIONS = (
     'rbfly', BASELINE, 'rstream', 'aiokafka', 'rbfly-subentry', 'rbfly-anonymous', 'java',
     CEILING,
 )
-SCENARIOS = ('single', 'batch', 'pipelined')
-FORMATS = ('amqp', 'binary')
-COUNTS = {'single': 200_000, 'batch': 1_000_000, 'pipelined': 1_000_000}
-QUICK_COUNTS = {'single': 1_000, 'batch': 10_000, 'pipelined': 10_000}
-BATCH_SIZE = 100
+SCENARIOS = PUBLISH_SCENARIOS
+COUNTS = PUBLISH_COUNTS
+QUICK_COUNTS = PUBLISH_QUICK_COUNTS
 DEFAULT_KAFKA = '127.0.0.1:9092'
 CHILD_TIMEOUT = 3600
 
 SCRIPT = Path(__file__).resolve()
-
-from _publish_report import report, targets  # noqa: E402
-from _publishers import (  # noqa: E402
-    Admin,
-    Case,
-    StreamAdmin,
-    TopicAdmin,
-    publish_aiokafka,
-    publish_ceiling,
-    publish_rbfly,
-    publish_rstream,
-    rbfly_class,
-)
-from bench_java import JavaPublishRunner, java_missing  # noqa: E402
 
 #
 # implementations
