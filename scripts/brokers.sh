@@ -104,29 +104,23 @@ BROKER43_ROOT=${BROKER43_ROOT:-$BROKERS_DIR/rootfs-$BROKER43_SUITE}
 RUN_DIR=$BROKERS_DIR/run
 LOG_DIR=$BROKERS_DIR/log
 TLS_DIR=$BROKERS_DIR/tls
-RB_PATH=/usr/lib/rabbitmq/bin:/usr/sbin:/usr/bin:/sbin:/bin
-# sh -c script that mounts /proc in the rootfs ($0) and runs the command
-# shellcheck disable=SC2016
-MOUNT_PROC='mount -t proc proc "$0/proc" && exec "$@"'
-T0=${BROKERS_T0:-$EPOCHREALTIME}
-export BROKERS_T0=$T0  # the parallel workers log times relative to the same start
+
+LOG_TAG=brokers
+SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib/common.sh
+. "$SCRIPT_DIR/lib/common.sh"
+# shellcheck source=lib/rootfs.sh
+. "$SCRIPT_DIR/lib/rootfs.sh"
+LOG_T0=${BROKERS_T0:-$LOG_T0}
+export BROKERS_T0=$LOG_T0  # the parallel workers log times relative to the same start
+HOST_APT_LOCK=$RUN_DIR/apt.lock
+HOST_APT_LOG=$LOG_DIR/host-apt.log
+ROOTFS_MIRROR=$BROKERS_MIRROR
+ROOTFS_SECURITY_MIRROR=$BROKERS_SECURITY_MIRROR
+ROOTFS_MIRROR_SETTING=BROKERS_MIRROR
 
 # --- helpers -------------------------------------------------------------------
-elapsed() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
-log() { printf '[brokers %s +%ss] %s\n' "$(date +%T)" "$(elapsed "$T0")" "$*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-installed() { [[ $(dpkg-query -W -f='${Status}' "$1" 2>/dev/null) == *"ok installed" ]]; }
-tail_logs() {  # FILE... : show the end of every existing file on stderr
-  local f
-  for f; do
-    [ -s "$f" ] || continue
-    printf -- '----- tail %s -----\n' "$f" >&2
-    tail -n 40 "$f" >&2
-  done
-}
-
-# select_broker 310|4: set the per-broker variables used below
+# select_broker 310|4|43: set the per-broker variables used below
 select_broker() {
   B=$1
   case "$B" in
@@ -144,6 +138,9 @@ select_broker() {
   NODE_LOG=$ROOT/var/log/rabbitmq/$NODENAME.log
   ETC=$ROOT/etc/rabbitmq
   MARKER=$ROOT/.rbfly-installed
+  ROOTFS_LABEL=$B
+  ROOTFS_LOGS=$LOG_DIR/$B-
+  ROOTFS_ELSEWHERE="BROKERS_DIR or ${P}_ROOT"
 }
 
 is_installed() {
@@ -158,7 +155,7 @@ version() {
 # as_rabbit CMD...: run CMD as the broker's rabbitmq user with a clean
 # environment (HOME holds the Erlang cookie shared with the node)
 as_rabbit() {
-  local env=(env -i HOME=/var/lib/rabbitmq PATH="$RB_PATH" LANG=C.UTF-8 LC_ALL=C.UTF-8
+  local env=(env -i HOME=/var/lib/rabbitmq PATH="$CHROOT_PATH" LANG=C.UTF-8 LC_ALL=C.UTF-8
              ERL_EPMD_PORT="$EPMD_PORT")
   if [ "$B" = 310 ]; then
     (cd /var/lib/rabbitmq && exec runuser -u rabbitmq -- "${env[@]}" "$@")
@@ -167,16 +164,8 @@ as_rabbit() {
   fi
 }
 
-# in_chroot [CHROOT-OPTION...] -- CMD...: run CMD in the broker's rootfs, in a
-# private mount namespace with its own /proc (RabbitMQ needs /proc); nothing
-# is ever mounted on the host, so the rootfs can always be deleted safely
-in_chroot() {
-  local opts=()
-  while [ "$1" != -- ]; do opts+=("$1"); shift; done
-  shift
-  unshare --mount --propagation private -- /bin/sh -c "$MOUNT_PROC" "$ROOT" \
-    chroot "${opts[@]}" "$ROOT" "$@"
-}
+# in_chroot [CHROOT-OPTION...] -- CMD...: run CMD in the broker's rootfs (in_rootfs)
+in_chroot() { in_rootfs "$ROOT" "$@"; }
 
 node_up() { as_rabbit rabbitmq-diagnostics -q check_running >/dev/null 2>&1; }
 
@@ -190,145 +179,10 @@ pid_alive() {  # the recorded process still exists and is ours
 }
 
 # --- installation ----------------------------------------------------------------
-# host_apt_install PKG...: apt-get install what is missing; apt-get update only
-# when a package has no candidate or the install fails (stale lists)
-host_apt_install() {
-  local p missing=() update=0
-  for p; do installed "$p" || missing+=("$p"); done
-  [ "${#missing[@]}" -gt 0 ] || return 0
-  mkdir -p "$LOG_DIR" "$RUN_DIR"
-  (
-    flock -w 600 9 || die "timeout waiting for $RUN_DIR/apt.lock"
-    for p in "${missing[@]}"; do
-      [[ $(apt-cache policy "$p" 2>/dev/null) == *"Candidate: "[^\(]* ]] || update=1
-    done
-    export DEBIAN_FRONTEND=noninteractive
-    local apt=(apt-get -q -y -o DPkg::Lock::Timeout=300) t=$EPOCHREALTIME rc=0 own_policy=0
-    # keep the maintainer scripts from starting services (we start the node ourselves)
-    if [ ! -e /usr/sbin/policy-rc.d ]; then
-      printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d
-      chmod 755 /usr/sbin/policy-rc.d; own_policy=1
-    fi
-    log "host: apt-get install ${missing[*]}$([ $update = 0 ] || echo ' (after apt-get update)')"
-    {
-      if [ $update = 1 ]; then "${apt[@]}" update; fi
-      "${apt[@]}" install --no-install-recommends "${missing[@]}" ||
-        { [ $update = 0 ] && "${apt[@]}" update &&
-          "${apt[@]}" install --no-install-recommends "${missing[@]}"; }
-    } >> "$LOG_DIR/host-apt.log" 2>&1 || rc=$?
-    if [ $own_policy = 1 ]; then rm -f /usr/sbin/policy-rc.d; fi
-    if [ $rc != 0 ]; then tail_logs "$LOG_DIR/host-apt.log"; die "host: apt-get install ${missing[*]} failed"; fi
-    log "host: installed ${missing[*]} in $(elapsed "$t")s"
-  ) 9> "$RUN_DIR/apt.lock"
-}
-
-# host_mirrors: print "URI SUITE" for every deb source of the host's apt config
-host_mirrors() {
-  local f
-  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-    [ -f "$f" ] || continue
-    awk '$1 == "deb" { i = 2; if ($2 ~ /^\[/) { while (i < NF && $i !~ /\]$/) i++; i++ }
-                       print $i, $(i + 1) }' "$f"
-  done
-  for f in /etc/apt/sources.list.d/*.sources; do
-    [ -f "$f" ] || continue
-    awk 'BEGIN { RS = ""; FS = "\n" }
-         { t = u = s = ""; en = "yes"
-           for (i = 1; i <= NF; i++) {
-             if ($i ~ /^#/) continue
-             k = tolower($i); sub(/:.*/, "", k); v = $i; sub(/^[^:]*:[ \t]*/, "", v)
-             if (k == "types") t = v; else if (k == "uris") u = v
-             else if (k == "suites") s = v; else if (k == "enabled") en = tolower(v)
-           }
-           if (en == "no" || (" " t " ") !~ / deb /) next
-           nu = split(u, us, /[ \t]+/); ns = split(s, ss, /[ \t]+/)
-           for (a = 1; a <= nu; a++) for (b = 1; b <= ns; b++) print us[a], ss[b] }' "$f"
-  done
-}
-
-find_mirrors() {  # set BROKERS_MIRROR / BROKERS_SECURITY_MIRROR unless given
-  local codename list
-  # shellcheck disable=SC1091
-  codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
-  list=$(host_mirrors | grep -E '^(https?|ftp|file):/' || true)
-  [ -n "$BROKERS_MIRROR" ] ||
-    BROKERS_MIRROR=$(awk -v s="$codename" '$2 == s { print $1; exit }' <<< "$list")
-  [ -n "$BROKERS_SECURITY_MIRROR" ] ||
-    BROKERS_SECURITY_MIRROR=$(awk -v s="$codename-security" '$2 == s { print $1; exit }' <<< "$list")
-  [ -n "$BROKERS_MIRROR" ] ||
-    die "$B: no Debian mirror for '$codename' in the host's apt sources; set BROKERS_MIRROR"
-}
-
 # build_rootfs: debootstrap the broker's suite and install rabbitmq-server in it
-# (skipped when the cached rootfs is complete)
+# (skipped when the cached rootfs is complete; scripts/lib/rootfs.sh)
 build_rootfs() {
-  [ ! -f "$MARKER" ] || return 0
-  host_apt_install debootstrap
-  local part=$ROOT.partial t opts script=() proxy=""
-  mkdir -p "$(dirname "$ROOT")"
-  opts=$(findmnt -no OPTIONS --target "$(dirname "$ROOT")" || true)
-  case ",$opts," in *,noexec,*|*,nodev,*)
-    die "$B: $(dirname "$ROOT") is mounted noexec/nodev; set BROKERS_DIR or ${P}_ROOT elsewhere" ;;
-  esac
-  find_mirrors
-  eval "$(apt-config shell proxy Acquire::http::Proxy)"
-  [ -z "$proxy" ] || export http_proxy=$proxy
-  [ -e "/usr/share/debootstrap/scripts/$SUITE" ] || script=(/usr/share/debootstrap/scripts/sid)
-  if [ -e "$part" ]; then log "$B: removing unfinished $part"; rm -rf --one-file-system "$part"; fi
-
-  log "$B: debootstrap $SUITE from $BROKERS_MIRROR -> $part"
-  t=$EPOCHREALTIME
-  # a private mount namespace: whatever debootstrap mounts goes away with it
-  unshare --mount --propagation private -- \
-    debootstrap --variant=minbase "$SUITE" "$part" "$BROKERS_MIRROR" "${script[@]}" \
-    > "$LOG_DIR/$B-debootstrap.log" 2>&1 ||
-    { tail_logs "$LOG_DIR/$B-debootstrap.log" "$part/debootstrap/debootstrap.log"; die "$B: debootstrap failed"; }
-  log "$B: debootstrap done in $(elapsed "$t")s"
-
-  # no service starts from maintainer scripts; name resolution; apt sources
-  printf '#!/bin/sh\nexit 101\n' > "$part/usr/sbin/policy-rc.d"
-  chmod 755 "$part/usr/sbin/policy-rc.d"
-  printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n' > "$part/etc/hosts"
-  {
-    echo "deb $BROKERS_MIRROR $SUITE main"
-    # unstable has no -updates or -security suites
-    if [ "$SUITE" != sid ] && [ "$SUITE" != unstable ]; then
-      echo "deb $BROKERS_MIRROR $SUITE-updates main"
-      [ -z "$BROKERS_SECURITY_MIRROR" ] || echo "deb $BROKERS_SECURITY_MIRROR $SUITE-security main"
-    fi
-  } > "$part/etc/apt/sources.list"
-  # Release files of -updates/-security expire; a mirror snapshot or a skewed
-  # clock must not break CI
-  {
-    echo 'Acquire::Check-Valid-Until "false";'
-    [ -z "$proxy" ] || echo "Acquire::http::Proxy \"$proxy\";"
-  } > "$part/etc/apt/apt.conf.d/90rbfly"
-  # a distinctive uid for the service account (the package only creates it
-  # when missing), so it cannot alias a host account
-  chroot "$part" groupadd --system --gid "$BROKER4_UID" rabbitmq
-  chroot "$part" useradd --system --uid "$BROKER4_UID" --gid "$BROKER4_UID" \
-    --home-dir /var/lib/rabbitmq --no-create-home --shell /usr/sbin/nologin rabbitmq
-
-  log "$B: apt-get install rabbitmq-server (inside the chroot)"
-  t=$EPOCHREALTIME
-  local saved=$ROOT
-  ROOT=$part
-  local env=(env -i PATH="$RB_PATH" LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive)
-  { in_chroot -- "${env[@]}" apt-get -q update &&
-    in_chroot -- "${env[@]}" apt-get -q -y install --no-install-recommends rabbitmq-server &&
-    in_chroot -- "${env[@]}" apt-get clean; } > "$LOG_DIR/$B-apt.log" 2>&1 ||
-    { tail_logs "$LOG_DIR/$B-apt.log"; die "$B: apt-get install rabbitmq-server in the chroot failed"; }
-  ROOT=$saved
-  rm -rf "$part"/var/lib/apt/lists/*_Packages* "$part"/var/lib/apt/lists/*_Translation*
-  local ver erl
-  # shellcheck disable=SC2016
-  ver=$(chroot "$part" dpkg-query -W -f='${Version}' rabbitmq-server)
-  # shellcheck disable=SC2016
-  erl=$(chroot "$part" dpkg-query -W -f='${Version}' erlang-base)
-  log "$B: installed rabbitmq-server $ver (erlang $erl) in $(elapsed "$t")s"
-  rm -rf --one-file-system "$ROOT"
-  mv "$part" "$ROOT"
-  echo "suite=$SUITE rabbitmq-server=$ver erlang-base=$erl" > "$MARKER"
+  rootfs_install "$ROOT" "$MARKER" "$SUITE" rootfs_debootstrap "$SUITE" "$BROKER4_UID"
 }
 
 # --- TLS material ------------------------------------------------------------------
@@ -429,14 +283,7 @@ ensure_oauth2_key() {
 }
 
 # --- configuration (rewritten when it differs; CONFIG_CHANGED=1 then) --------------
-put_file() {  # PATH < content
-  local new
-  new=$(cat)
-  if [ -f "$1" ] && [ "$(cat "$1")" = "$new" ]; then return 0; fi
-  printf '%s\n' "$new" > "$1"
-  CONFIG_CHANGED=1
-}
-
+# (put_file: scripts/lib/common.sh)
 put_copy() {  # SRC DEST MODE: copy SRC when DEST differs
   if ! cmp -s "$1" "$2"; then
     cp "$1" "$2"
@@ -506,7 +353,7 @@ EOF
 
 # --- start / stop --------------------------------------------------------------
 launch() {  # start the node in its own session, record its pid
-  local env=(env -i HOME=/var/lib/rabbitmq PATH="$RB_PATH" LANG=C.UTF-8 LC_ALL=C.UTF-8
+  local env=(env -i HOME=/var/lib/rabbitmq PATH="$CHROOT_PATH" LANG=C.UTF-8 LC_ALL=C.UTF-8
              ERL_EPMD_PORT="$EPMD_PORT"
              RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="$BROKERS_ERL_ARGS")
   ulimit -n 65536 2>/dev/null || true
@@ -516,7 +363,7 @@ launch() {  # start the node in its own session, record its pid
     (cd /var/lib/rabbitmq &&
      exec setsid runuser -u rabbitmq -- "${env[@]}" rabbitmq-server) >> "$CONSOLE_LOG" 2>&1 < /dev/null 8>&- &
   else
-    setsid unshare --mount --propagation private -- /bin/sh -c "$MOUNT_PROC" "$ROOT" \
+    setsid unshare --mount --propagation private -- /bin/sh -c "$ROOTFS_MOUNT_PROC" "$ROOT" \
       chroot --userspec="$BROKER4_UID:$BROKER4_UID" "$ROOT" \
       "${env[@]}" rabbitmq-server >> "$CONSOLE_LOG" 2>&1 < /dev/null 8>&- &
   fi
@@ -646,8 +493,6 @@ run_each() {
   done
   return $rc
 }
-
-usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 # --- main ----------------------------------------------------------------------
 cmd=${1:-}

@@ -6,8 +6,9 @@
 #
 # The rootfs is a copy of the one scripts/brokers.sh built for its 4.x
 # broker ($BROKERS_DIR/rootfs-trixie; a few seconds, no download), minus its
-# broker state; only when that one is missing is a rootfs debootstrapped
-# (mirrors from the host's apt sources, as scripts/brokers.sh does).
+# broker state; only when that one is missing is a rootfs debootstrapped,
+# by the builder scripts/brokers.sh uses (scripts/lib/rootfs.sh; mirrors from
+# the host's apt sources).
 #
 # Ports (node i = 1..3):  stream 5560+i   amqp 5680+i   mgmt 15680+i
 #   dist 25680+i   stream replication 6100+50(i-1)+1..+50   CLI 35690-35699
@@ -85,22 +86,22 @@ CLUSTER_ERL_ARGS=${CLUSTER_ERL_ARGS:-}
 
 MARKER=$CLUSTER_ROOT/.cluster-installed
 RUN=$CLUSTER_BASE/run
-CHROOT_PATH=/usr/lib/rabbitmq/bin:/usr/sbin:/usr/bin:/sbin:/bin
 SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-T0=$EPOCHREALTIME
 
-# --- helpers -------------------------------------------------------------------
-elapsed() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
-log() { printf '[cluster %s +%ss] %s\n' "$(date +%T)" "$(elapsed "$T0")" "$*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
-tail_logs() {
-  local f
-  for f; do
-    [ -s "$f" ] || continue
-    printf -- '----- tail %s -----\n' "$f" >&2
-    tail -n 30 "$f" >&2
-  done
-}
+LOG_TAG=cluster
+# shellcheck source=lib/common.sh
+. "$SCRIPT_DIR/lib/common.sh"
+# shellcheck source=lib/rootfs.sh
+. "$SCRIPT_DIR/lib/rootfs.sh"
+# (the apt lock is scripts/brokers.sh's: one of them installs at a time)
+HOST_APT_LOCK=$BROKERS_DIR/run/apt.lock
+HOST_APT_LOG=$RUN/host-apt.log
+ROOTFS_MIRROR=$CLUSTER_MIRROR
+ROOTFS_SECURITY_MIRROR=$CLUSTER_SECURITY_MIRROR
+ROOTFS_MIRROR_SETTING=CLUSTER_MIRROR
+ROOTFS_ELSEWHERE="CLUSTER_BASE or CLUSTER_ROOT"
+ROOTFS_LABEL=
+ROOTFS_LOGS=$RUN/
 
 # --- nodes ---------------------------------------------------------------------
 all_nodes() { seq 1 "$CLUSTER_SIZE"; }
@@ -129,9 +130,8 @@ build_prefix() {
   local role=$1 node=${2:-} spec=() nodeenv=()
   [ "$role" != rabbitmq ] || spec=(--userspec="$CLUSTER_UID:$CLUSTER_UID")
   [ -z "$node" ] || nodeenv=(RABBITMQ_CONF_ENV_FILE="$(env_file "$node")")
-  # shellcheck disable=SC2016
   PREFIX=(unshare --mount --propagation private -- /bin/sh -c
-          'mount -t proc proc "$0/proc" && exec "$@"' "$CLUSTER_ROOT"
+          "$ROOTFS_MOUNT_PROC" "$CLUSTER_ROOT"
           chroot "${spec[@]}" "$CLUSTER_ROOT" /usr/bin/env -i
           HOME=/var/lib/rabbitmq PATH="$CHROOT_PATH" LANG=C.UTF-8 LC_ALL=C.UTF-8
           ERL_EPMD_PORT="$CLUSTER_EPMD_PORT"
@@ -160,44 +160,7 @@ node_up() { node_pid "$1" >/dev/null && listening "$(stream_port "$1")"; }
 rss_mb() { awk '/^VmRSS/ { printf "%.0f", $2 / 1024 }' "/proc/$1/status" 2>/dev/null; }
 
 # --- installation ----------------------------------------------------------------
-# host_mirrors: print "URI SUITE" for every deb source of the host's apt
-# config (as scripts/brokers.sh)
-host_mirrors() {
-  local f
-  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-    [ -f "$f" ] || continue
-    awk '$1 == "deb" { i = 2; if ($2 ~ /^\[/) { while (i < NF && $i !~ /\]$/) i++; i++ }
-                       print $i, $(i + 1) }' "$f"
-  done
-  for f in /etc/apt/sources.list.d/*.sources; do
-    [ -f "$f" ] || continue
-    awk 'BEGIN { RS = ""; FS = "\n" }
-         { t = u = s = ""; en = "yes"
-           for (i = 1; i <= NF; i++) {
-             if ($i ~ /^#/) continue
-             k = tolower($i); sub(/:.*/, "", k); v = $i; sub(/^[^:]*:[ \t]*/, "", v)
-             if (k == "types") t = v; else if (k == "uris") u = v
-             else if (k == "suites") s = v; else if (k == "enabled") en = tolower(v)
-           }
-           if (en == "no" || (" " t " ") !~ / deb /) next
-           nu = split(u, us, /[ \t]+/); ns = split(s, ss, /[ \t]+/)
-           for (a = 1; a <= nu; a++) for (b = 1; b <= ns; b++) print us[a], ss[b] }' "$f"
-  done
-}
-
-find_mirrors() {  # set CLUSTER_MIRROR / CLUSTER_SECURITY_MIRROR unless given
-  local codename list
-  # shellcheck disable=SC1091
-  codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
-  list=$(host_mirrors | grep -E '^(https?|ftp|file):/' || true)
-  [ -n "$CLUSTER_MIRROR" ] ||
-    CLUSTER_MIRROR=$(awk -v s="$codename" '$2 == s { print $1; exit }' <<< "$list")
-  [ -n "$CLUSTER_SECURITY_MIRROR" ] ||
-    CLUSTER_SECURITY_MIRROR=$(awk -v s="$codename-security" '$2 == s { print $1; exit }' <<< "$list")
-  [ -n "$CLUSTER_MIRROR" ] ||
-    die "no Debian mirror for '$codename' in the host's apt sources; set CLUSTER_MIRROR"
-}
-
+# (the rootfs builder, rootfs_install and rootfs_debootstrap: scripts/lib/rootfs.sh)
 seed_ok() {
   [ -n "$CLUSTER_SEED" ] && [ -f "$CLUSTER_SEED/$CLUSTER_SEED_MARKER" ] &&
     [ -x "$CLUSTER_SEED/usr/lib/rabbitmq/bin/rabbitmq-server" ]
@@ -221,84 +184,24 @@ install_copy() {  # copy the finished rootfs of scripts/brokers.sh, minus broker
   fi
 }
 
-install_debootstrap() {  # no seed: the same steps as scripts/brokers.sh
-  local part=$1 t script=() proxy=""
-  if ! command -v debootstrap >/dev/null; then
-    log "host: apt-get install debootstrap"
-    { DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends debootstrap ||
-      { apt-get update -q &&
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends debootstrap; }
-    } > "$RUN/host-apt.log" 2>&1 || { tail_logs "$RUN/host-apt.log"; die "cannot install debootstrap"; }
-  fi
-  find_mirrors
-  eval "$(apt-config shell proxy Acquire::http::Proxy)"
-  [ -z "$proxy" ] || export http_proxy=$proxy
-  [ -e "/usr/share/debootstrap/scripts/$CLUSTER_SUITE" ] || script=(/usr/share/debootstrap/scripts/sid)
-  log "debootstrap $CLUSTER_SUITE from $CLUSTER_MIRROR -> $part"
-  t=$EPOCHREALTIME
-  unshare --mount --propagation private -- \
-    debootstrap --variant=minbase "$CLUSTER_SUITE" "$part" "$CLUSTER_MIRROR" "${script[@]}" \
-    > "$RUN/debootstrap.log" 2>&1 || { tail_logs "$RUN/debootstrap.log"; die "debootstrap failed"; }
-  log "debootstrap done in $(elapsed "$t")s"
-  printf '#!/bin/sh\nexit 101\n' > "$part/usr/sbin/policy-rc.d"
-  chmod 755 "$part/usr/sbin/policy-rc.d"
-  printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n' > "$part/etc/hosts"
-  {
-    echo "deb $CLUSTER_MIRROR $CLUSTER_SUITE main"
-    echo "deb $CLUSTER_MIRROR $CLUSTER_SUITE-updates main"
-    [ -z "$CLUSTER_SECURITY_MIRROR" ] || echo "deb $CLUSTER_SECURITY_MIRROR $CLUSTER_SUITE-security main"
-  } > "$part/etc/apt/sources.list"
-  {
-    echo 'Acquire::Check-Valid-Until "false";'
-    [ -z "$proxy" ] || echo "Acquire::http::Proxy \"$proxy\";"
-  } > "$part/etc/apt/apt.conf.d/90rbfly"
-  chroot "$part" groupadd --system --gid "$CLUSTER_UID" rabbitmq
-  chroot "$part" useradd --system --uid "$CLUSTER_UID" --gid "$CLUSTER_UID" \
-    --home-dir /var/lib/rabbitmq --no-create-home --shell /usr/sbin/nologin rabbitmq
-  log "apt-get install rabbitmq-server (inside the chroot)"
-  t=$EPOCHREALTIME
-  local saved=$CLUSTER_ROOT
-  CLUSTER_ROOT=$part
-  { in_root root apt-get -q update &&
-    in_root root apt-get -q -y install --no-install-recommends rabbitmq-server &&
-    in_root root apt-get clean; } > "$RUN/apt.log" 2>&1 ||
-    { CLUSTER_ROOT=$saved; tail_logs "$RUN/apt.log"; die "apt-get install rabbitmq-server failed"; }
-  CLUSTER_ROOT=$saved
-  rm -rf "$part"/var/lib/apt/lists/*_Packages* "$part"/var/lib/apt/lists/*_Translation*
-  log "apt-get install done in $(elapsed "$t")s"
+fill_rootfs() {  # PART: the seed's copy, or (no seed) a rootfs of our own
+  local part=$1
+  if seed_ok; then install_copy "$part"
+  else rootfs_debootstrap "$part" "$CLUSTER_SUITE" "$CLUSTER_UID"; fi
+  install -d -m 755 -o "$CLUSTER_UID" -g "$CLUSTER_UID" "$part/var/lib/rabbitmq" "$part/etc/rabbitmq" \
+    "$part/var/log/rabbitmq"
+  install -d -m 750 -o "$CLUSTER_UID" -g "$CLUSTER_UID" "$part/var/lib/rabbitmq/mnesia"
 }
 
 cmd_install() {
   [ ! -f "$MARKER" ] || return 0
   mkdir -p "$CLUSTER_BASE" "$RUN"
-  local opts part=$CLUSTER_ROOT.partial t=$EPOCHREALTIME ver erl
-  opts=$(findmnt -no OPTIONS --target "$CLUSTER_BASE" || true)
-  case ",$opts," in *,noexec,*|*,nodev,*)
-    die "$CLUSTER_BASE is mounted noexec/nodev; set CLUSTER_BASE elsewhere" ;;
-  esac
-  if [ -e "$part" ]; then log "removing unfinished $part"; rm -rf --one-file-system "$part"; fi
-  if seed_ok; then install_copy "$part"; else install_debootstrap "$part"; fi
-  install -d -m 755 -o "$CLUSTER_UID" -g "$CLUSTER_UID" "$part/var/lib/rabbitmq" "$part/etc/rabbitmq" \
-    "$part/var/log/rabbitmq"
-  install -d -m 750 -o "$CLUSTER_UID" -g "$CLUSTER_UID" "$part/var/lib/rabbitmq/mnesia"
-  # shellcheck disable=SC2016
-  ver=$(chroot "$part" dpkg-query -W -f='${Version}' rabbitmq-server)
-  # shellcheck disable=SC2016
-  erl=$(chroot "$part" dpkg-query -W -f='${Version}' erlang-base)
-  rm -rf --one-file-system "$CLUSTER_ROOT"
-  mv "$part" "$CLUSTER_ROOT"
-  echo "suite=$CLUSTER_SUITE rabbitmq-server=$ver erlang-base=$erl" > "$MARKER"
+  local t=$EPOCHREALTIME
+  rootfs_install "$CLUSTER_ROOT" "$MARKER" "$CLUSTER_SUITE" fill_rootfs
   log "installed in $(elapsed "$t")s: $(cat "$MARKER")"
 }
 
-# --- configuration (rewritten when it differs) --------------------------------------
-put_file() {  # PATH < content
-  local new
-  new=$(cat)
-  if [ -f "$1" ] && [ "$(cat "$1")" = "$new" ]; then return 0; fi
-  printf '%s\n' "$new" > "$1"
-}
-
+# --- configuration (rewritten when it differs: put_file, scripts/lib/common.sh) -----
 write_config() {
   local etc=$CLUSTER_ROOT/etc/rabbitmq pdir i cookie
   pdir=$(cd "$CLUSTER_ROOT/" && printf '%s\n' usr/lib/rabbitmq/lib/rabbitmq_server-*/plugins | sort -V | tail -n 1)
@@ -625,8 +528,6 @@ cmd_uninstall() {
   rm -rf --one-file-system "$CLUSTER_ROOT" "$CLUSTER_ROOT.partial" "$RUN"
   log "removed $CLUSTER_ROOT"
 }
-
-usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 # --- main ------------------------------------------------------------------------
 cmd=${1:-}
