@@ -13,7 +13,10 @@
 # dependency copy under $JAVA_PERF_DIR; the harness is compiled with javac
 # there. Everything is cached: a warm run only starts the JVM (the jars are
 # resolved again only when the client version changes, the harness is
-# compiled again only when its source or the client version changes).
+# compiled again only when its source or the client version changes). What
+# was resolved and built is stamped in a file "versions" next to it: the jars
+# (lib-VERSION-c/versions, scripts/lib/maven.sh) and the compiled harness
+# (classes-SUM/versions: the stream-client it was compiled against, javac).
 # Needs Java 17+ (java, javac) and Maven; with root they are installed with
 # apt-get when missing.
 #
@@ -22,6 +25,7 @@
 #   scripts/java-perf.sh --help        the harness's options
 #   scripts/java-perf.sh --prepare     resolve and compile only; prints the classpath
 #   scripts/java-perf.sh --version     the client version the harness runs with
+#                                      (the one it was compiled against)
 #   scripts/java-perf.sh --interop ARGS  perf/java/Interop.java: publish or read
 #                                      sub-entry batches for the interoperability tests
 #
@@ -37,11 +41,11 @@ JAVA_PERF_DIR=${JAVA_PERF_DIR:-$ROOT/perf/.java}
 STREAM_CLIENT_VERSION=${STREAM_CLIENT_VERSION:-1.11.0}
 JAVA_PERF_OPTS=${JAVA_PERF_OPTS:--Xms1g -Xmx1g -XX:+UseG1GC}
 JAVA_PERF_LOG=${JAVA_PERF_LOG:-warn}
-DEPENDENCY_PLUGIN=org.apache.maven.plugins:maven-dependency-plugin:3.8.1
+CLIENT_ARTIFACT=com.rabbitmq:stream-client
 
 SRC=$ROOT/perf/java/StreamPerf.java
 SOURCES=("$SRC" "$ROOT/perf/java/Interop.java")
-M2=$JAVA_PERF_DIR/m2                          # Maven's local repository (~/.m2 is left alone)
+# the jars, in Maven's local repository $JAVA_PERF_DIR/m2 (~/.m2 is left alone)
 # (-c: with the compression libraries, the client's optional dependencies)
 LIBS=$JAVA_PERF_DIR/lib-$STREAM_CLIENT_VERSION-c
 # the compression libraries (optional dependencies of the client, which
@@ -49,94 +53,70 @@ LIBS=$JAVA_PERF_DIR/lib-$STREAM_CLIENT_VERSION-c
 # interoperability tests publish and read compressed batches with Java
 COMPRESSION_JARS=(org.apache.commons:commons-compress:1.28.0 com.github.luben:zstd-jni:1.5.7-15
                   at.yawk.lz4:lz4-java:1.11.2 org.xerial.snappy:snappy-java:1.1.10.8)
-STAMP=$LIBS/.complete
 
-log() { printf '[java-perf %s] %s\n' "$(date +%T)" "$*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
+LOG_TAG='java-perf'
+# shellcheck source=lib/common.sh
+. "$ROOT/scripts/lib/common.sh"
+# shellcheck source=lib/maven.sh
+. "$ROOT/scripts/lib/maven.sh"
+# (the apt lock is scripts/brokers.sh's: one script installs at a time)
+HOST_APT_LOCK=${BROKERS_DIR:-/var/cache/rbfly-brokers}/run/apt.lock
+HOST_APT_LOG=$JAVA_PERF_DIR/apt.log
 
-java_major() {
-  java -XshowSettings:properties -version 2>&1 \
-    | awk -F'= ' '/java.specification.version/ { split($2, v, "."); print v[1] }'
-}
-
-ensure_tools() {
-  local missing=()
-  if ! command -v javac > /dev/null || ! command -v java > /dev/null \
-      || [ "$(java_major)" -lt 17 ]; then
-    missing+=(openjdk-17-jdk-headless)
-  fi
-  command -v mvn > /dev/null || missing+=(maven)
-  [ "${#missing[@]}" -gt 0 ] || return 0
-  [ "$(id -u)" = 0 ] || die "install ${missing[*]} first (needs root)"
-  log "apt-get install ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get -q -y install --no-install-recommends "${missing[@]}" > /dev/null ||
-    { apt-get -q -y update > /dev/null &&
-      apt-get -q -y install --no-install-recommends "${missing[@]}" > /dev/null; } ||
-    die "apt-get install ${missing[*]} failed"
+# add_slf4j_simple DIR: the client logs with SLF4J and has no binding: add
+# slf4j-simple of the same version as slf4j-api, so warnings and errors reach
+# stderr (maven_resolve's hook)
+add_slf4j_simple() {
+  local slf4j
+  slf4j=$(basename "$(find "$1" -name 'slf4j-api-*.jar' | head -n 1)" .jar)
+  slf4j=${slf4j#slf4j-api-}
+  [ -n "$slf4j" ] || die "no slf4j-api among the jars of stream-client $STREAM_CLIENT_VERSION"
+  maven_copy "org.slf4j:slf4j-simple:$slf4j"
 }
 
 resolve_jars() {
-  [ -f "$STAMP" ] && return 0
-  ensure_tools
-  local tmp=$LIBS.tmp t=$SECONDS slf4j
-  rm -rf "$tmp"
-  mkdir -p "$tmp"
-  cat > "$JAVA_PERF_DIR/pom.xml" <<EOF
-<project xmlns="http://maven.apache.org/POM/4.0.0">
-  <modelVersion>4.0.0</modelVersion>
-  <groupId>rbfly.perf</groupId>
-  <artifactId>java-stream-client-classpath</artifactId>
-  <version>1</version>
-  <packaging>pom</packaging>
-  <dependencies>
-    <dependency>
-      <groupId>com.rabbitmq</groupId>
-      <artifactId>stream-client</artifactId>
-      <version>$STREAM_CLIENT_VERSION</version>
-    </dependency>
-  </dependencies>
-</project>
-EOF
-  log "resolving com.rabbitmq:stream-client:$STREAM_CLIENT_VERSION and its runtime dependencies"
-  mvn -B -q -f "$JAVA_PERF_DIR/pom.xml" -Dmaven.repo.local="$M2" \
-      "$DEPENDENCY_PLUGIN:copy-dependencies" -DincludeScope=runtime \
-      -DoutputDirectory="$tmp" > "$JAVA_PERF_DIR/mvn.log" 2>&1 ||
-    { tail -n 20 "$JAVA_PERF_DIR/mvn.log" >&2; die "mvn failed (see $JAVA_PERF_DIR/mvn.log)"; }
-  # the client logs with SLF4J and has no binding: add slf4j-simple of the
-  # same version as slf4j-api, so warnings and errors reach stderr
-  slf4j=$(basename "$(find "$tmp" -name 'slf4j-api-*.jar' | head -n 1)" .jar)
-  slf4j=${slf4j#slf4j-api-}
-  [ -n "$slf4j" ] || die "no slf4j-api among the jars of stream-client $STREAM_CLIENT_VERSION"
-  mvn -B -q -Dmaven.repo.local="$M2" "$DEPENDENCY_PLUGIN:copy" \
-      -Dartifact="org.slf4j:slf4j-simple:$slf4j" -DoutputDirectory="$tmp" \
-      >> "$JAVA_PERF_DIR/mvn.log" 2>&1 ||
-    die "mvn failed adding slf4j-simple (see $JAVA_PERF_DIR/mvn.log)"
-  for a in "${COMPRESSION_JARS[@]}"; do
-    mvn -B -q -Dmaven.repo.local="$M2" "$DEPENDENCY_PLUGIN:copy" \
-        -Dartifact="$a" -DoutputDirectory="$tmp" >> "$JAVA_PERF_DIR/mvn.log" 2>&1 ||
-      die "mvn failed adding $a (see $JAVA_PERF_DIR/mvn.log)"
-  done
-  rm -rf "$LIBS"
-  mv "$tmp" "$LIBS"
-  touch "$STAMP"
-  log "stream-client $STREAM_CLIENT_VERSION: $(find "$LIBS" -name '*.jar' | wc -l) jars," \
-      "$(du -sh "$LIBS" | cut -f1) in $((SECONDS - t))s"
+  local want=("$CLIENT_ARTIFACT:$STREAM_CLIENT_VERSION" "${COMPRESSION_JARS[@]}")
+  # jars resolved before the versions stamp (scripts/lib/maven.sh) existed
+  if [ -f "$LIBS/.complete" ] && [ ! -f "$LIBS/versions" ]; then
+    maven_stamp "$JAVA_PERF_DIR/m2" "$LIBS" "${want[@]}"
+    rm -f "$LIBS/.complete"
+  fi
+  maven_resolve --java jdk --hook add_slf4j_simple "$JAVA_PERF_DIR" "$LIBS" "${want[@]}"
 }
 
-compile() {  # sets CLASSES
+# stamp_classes DIR [JAVAC-VERSION]: DIR/versions, what the harness in DIR
+# was compiled against (the javac version is unknown for classes compiled
+# before the stamp existed)
+stamp_classes() {
+  local client javac_version=${2:-}
+  client=$(maven_jar_version "$LIBS" "$CLIENT_ARTIFACT")
+  [ -n "$client" ] || die "no $CLIENT_ARTIFACT in $LIBS/versions"
+  {
+    echo "# compiled by scripts/java-perf.sh, $(date -Is)"
+    printf 'source %s\n' "${SOURCES[@]#"$ROOT/"}"
+    echo "client $CLIENT_ARTIFACT:$client"
+    [ -z "$javac_version" ] || echo "javac $javac_version"
+  } > "$1/versions"
+}
+
+compile() {  # sets CLASSES and CLIENT_VERSION (the client it was compiled against)
   local sum
   [ -f "$SRC" ] || die "$SRC is missing"
   sum=$( (cat "${SOURCES[@]}"; echo "$STREAM_CLIENT_VERSION") | md5sum | cut -c1-12)
   CLASSES=$JAVA_PERF_DIR/classes-$sum
-  [ -f "$CLASSES/StreamPerf.class" ] && return 0
-  ensure_tools
-  log "compiling $(basename "$SRC") against stream-client $STREAM_CLIENT_VERSION"
-  rm -rf "$JAVA_PERF_DIR"/classes-*
-  mkdir -p "$CLASSES.tmp"
-  javac -nowarn -Xlint:-deprecation -encoding UTF-8 --release 17 -cp "$LIBS/*" \
-      -d "$CLASSES.tmp" "${SOURCES[@]}" || { rm -rf "$CLASSES.tmp"; die "javac failed"; }
-  mv "$CLASSES.tmp" "$CLASSES"
+  if [ ! -f "$CLASSES/StreamPerf.class" ]; then
+    ensure_java_tools jdk
+    log "compiling $(basename "$SRC") against stream-client $STREAM_CLIENT_VERSION"
+    rm -rf "$JAVA_PERF_DIR"/classes-*
+    mkdir -p "$CLASSES.tmp"
+    javac -nowarn -Xlint:-deprecation -encoding UTF-8 --release 17 -cp "$LIBS/*" \
+        -d "$CLASSES.tmp" "${SOURCES[@]}" || { rm -rf "$CLASSES.tmp"; die "javac failed"; }
+    stamp_classes "$CLASSES.tmp" "$(javac -version 2>&1 | awk '{ print $2; exit }')"
+    mv "$CLASSES.tmp" "$CLASSES"
+  fi
+  [ -f "$CLASSES/versions" ] || stamp_classes "$CLASSES"
+  CLIENT_VERSION=$(sed -n "s/^client $CLIENT_ARTIFACT://p" "$CLASSES/versions")
+  [ -n "$CLIENT_VERSION" ] || die "no client version in $CLASSES/versions"
 }
 
 mkdir -p "$JAVA_PERF_DIR"
@@ -146,11 +126,11 @@ CP="$CLASSES:$LIBS/*"
 MAIN=StreamPerf
 case "${1:-}" in
   --prepare) echo "$CP"; exit 0 ;;
-  --version) echo "$STREAM_CLIENT_VERSION"; exit 0 ;;
+  --version) echo "$CLIENT_VERSION"; exit 0 ;;
   --interop) MAIN=Interop; shift ;;
 esac
 # shellcheck disable=SC2086  # JAVA_PERF_OPTS holds several options
 exec java $JAVA_PERF_OPTS -Dorg.slf4j.simpleLogger.defaultLogLevel="$JAVA_PERF_LOG" \
      -Dorg.slf4j.simpleLogger.logFile=System.err \
-     -Dstream.client.version="$STREAM_CLIENT_VERSION" \
+     -Dstream.client.version="$CLIENT_VERSION" \
      -cp "$CP" "$MAIN" "$@"

@@ -6,9 +6,10 @@
 # ZooKeeper) on 127.0.0.1:9092. There is no Debian package of Kafka, so the
 # broker's jars are resolved from Maven Central with Maven (org.apache.kafka:
 # kafka_2.13 and its runtime dependencies, plus the log4j SLF4J binding the
-# release tarball adds) and cached under $KAFKA_DIR/libs; the repository Maven
-# uses is whatever its settings configure. Java 17+ and Maven are installed
-# with apt-get when missing.
+# release tarball adds) and cached under $KAFKA_DIR/libs, the versions resolved
+# stamped in $KAFKA_DIR/libs/versions (scripts/lib/maven.sh); the repository
+# Maven uses is whatever its settings configure. Java 17+ and Maven are
+# installed with apt-get when missing.
 #
 # Durability, matched to RabbitMQ streams: RabbitMQ confirms a message once
 # its chunk is written to the stream's segment file (the OS page cache; it
@@ -49,23 +50,26 @@ KAFKA_CONTROLLER_PORT=${KAFKA_CONTROLLER_PORT:-9093}
 KAFKA_HEAP=${KAFKA_HEAP:-512m}
 KAFKA_START_TIMEOUT=${KAFKA_START_TIMEOUT:-90}
 KAFKA_STOP_TIMEOUT=${KAFKA_STOP_TIMEOUT:-60}
-DEPENDENCY_PLUGIN=org.apache.maven.plugins:maven-dependency-plugin:3.8.1
+KAFKA_ARTIFACT=org.apache.kafka:kafka_2.13
 
-LIBS=$KAFKA_DIR/libs
-M2=$KAFKA_DIR/m2            # Maven's local repository (~/.m2 is left alone)
+LIBS=$KAFKA_DIR/libs        # the jars; what they are: $LIBS/versions
 CONF=$KAFKA_DIR/config
 DATA=$KAFKA_DIR/data
 LOGS=$KAFKA_DIR/logs
 PIDFILE=$KAFKA_DIR/kafka.pid
-STAMP=$LIBS/.kafka-version
 CONF_SUM=$KAFKA_DIR/.config-sum   # configuration the running node started with
 
-# --- helpers -------------------------------------------------------------------
-log() { printf '[kafka %s] %s\n' "$(date +%T)" "$*" >&2; }
-die() { log "ERROR: $*"; exit 1; }
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-usage() { sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//' >&2; exit 2; }
+LOG_TAG=kafka
+SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lib/common.sh
+. "$SCRIPT_DIR/lib/common.sh"
+# shellcheck source=lib/maven.sh
+. "$SCRIPT_DIR/lib/maven.sh"
+# (the apt lock is scripts/brokers.sh's: one script installs at a time)
+HOST_APT_LOCK=${BROKERS_DIR:-/var/cache/rbfly-brokers}/run/apt.lock
+HOST_APT_LOG=$KAFKA_DIR/apt.log
 
+# --- helpers -------------------------------------------------------------------
 pid_alive() {  # print the pid of our running node
   local pid
   pid=$(cat "$PIDFILE" 2>/dev/null) || return 1
@@ -74,75 +78,30 @@ pid_alive() {  # print the pid of our running node
   echo "$pid"
 }
 
-java_major() {
-  java -XshowSettings:properties -version 2>&1 \
-    | awk -F'= ' '/java.specification.version/ { split($2, v, "."); print v[1] }'
-}
-
-ensure_tools() {
-  local missing=()
-  if ! command -v java > /dev/null || [ "$(java_major)" -lt 17 ]; then
-    missing+=(openjdk-17-jre-headless)
-  fi
-  command -v mvn > /dev/null || missing+=(maven)
-  [ "${#missing[@]}" -gt 0 ] || return 0
-  [ "$(id -u)" = 0 ] || die "install ${missing[*]} first (needs root)"
-  log "apt-get install ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get -q -y install --no-install-recommends "${missing[@]}" > /dev/null ||
-    { apt-get -q -y update > /dev/null &&
-      apt-get -q -y install --no-install-recommends "${missing[@]}" > /dev/null; } ||
-    die "apt-get install ${missing[*]} failed"
-}
-
 # --- installation ----------------------------------------------------------------
+# add_log4j_binding DIR: the published POM has log4j-core and slf4j-api, but
+# no SLF4J binding (the release tarball adds one): without it the broker
+# logs nothing (maven_resolve's hook)
+add_log4j_binding() {
+  local core log4j slf4j binding
+  core=$(find "$1" -name 'log4j-core-*.jar' | head -n 1)
+  [ -n "$core" ] || die "no log4j-core among the jars of Kafka $KAFKA_VERSION"
+  log4j=$(basename "$core" .jar); log4j=${log4j#log4j-core-}
+  slf4j=$(basename "$(find "$1" -name 'slf4j-api-*.jar' | head -n 1)" .jar)
+  slf4j=${slf4j#slf4j-api-}
+  if [[ $slf4j == 1.* ]]; then binding='log4j-slf4j-impl'; else binding='log4j-slf4j2-impl'; fi
+  maven_copy "org.apache.logging.log4j:$binding:$log4j"
+}
+
 resolve_jars() {
   [[ $KAFKA_VERSION == 4.* ]] || die "Kafka 4.x only (KAFKA_VERSION=$KAFKA_VERSION);" \
     "3.x needs ZooKeeper or other jars"
-  if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$KAFKA_VERSION" ]; then
-    return 0
+  # jars resolved before the versions stamp (scripts/lib/maven.sh) existed
+  if [ ! -f "$LIBS/versions" ] && [ "$(cat "$LIBS/.kafka-version" 2>/dev/null)" = "$KAFKA_VERSION" ]; then
+    maven_stamp "$KAFKA_DIR/m2" "$LIBS" "$KAFKA_ARTIFACT:$KAFKA_VERSION"
+    rm -f "$LIBS/.kafka-version"
   fi
-  ensure_tools
-  local tmp=$KAFKA_DIR/libs.tmp t=$SECONDS core log4j slf4j binding
-  rm -rf "$tmp"
-  mkdir -p "$tmp"
-  cat > "$KAFKA_DIR/pom.xml" <<EOF
-<project xmlns="http://maven.apache.org/POM/4.0.0">
-  <modelVersion>4.0.0</modelVersion>
-  <groupId>rbfly.perf</groupId>
-  <artifactId>kafka-broker-classpath</artifactId>
-  <version>1</version>
-  <packaging>pom</packaging>
-  <dependencies>
-    <dependency>
-      <groupId>org.apache.kafka</groupId>
-      <artifactId>kafka_2.13</artifactId>
-      <version>$KAFKA_VERSION</version>
-    </dependency>
-  </dependencies>
-</project>
-EOF
-  log "resolving org.apache.kafka:kafka_2.13:$KAFKA_VERSION and its runtime dependencies"
-  mvn -B -q -f "$KAFKA_DIR/pom.xml" -Dmaven.repo.local="$M2" \
-      "$DEPENDENCY_PLUGIN:copy-dependencies" -DincludeScope=runtime \
-      -DoutputDirectory="$tmp" > "$KAFKA_DIR/mvn.log" 2>&1 ||
-    { tail -n 20 "$KAFKA_DIR/mvn.log" >&2; die "mvn failed (see $KAFKA_DIR/mvn.log)"; }
-  # the published POM has log4j-core and slf4j-api, but no SLF4J binding (the
-  # release tarball adds one): without it the broker logs nothing
-  core=$(find "$tmp" -name 'log4j-core-*.jar' | head -n 1)
-  [ -n "$core" ] || die "no log4j-core among the jars of Kafka $KAFKA_VERSION"
-  log4j=$(basename "$core" .jar); log4j=${log4j#log4j-core-}
-  slf4j=$(basename "$(find "$tmp" -name 'slf4j-api-*.jar' | head -n 1)" .jar)
-  slf4j=${slf4j#slf4j-api-}
-  if [[ $slf4j == 1.* ]]; then binding=log4j-slf4j-impl; else binding=log4j-slf4j2-impl; fi
-  mvn -B -q -Dmaven.repo.local="$M2" "$DEPENDENCY_PLUGIN:copy" \
-      -Dartifact="org.apache.logging.log4j:$binding:$log4j" -DoutputDirectory="$tmp" \
-      >> "$KAFKA_DIR/mvn.log" 2>&1 || die "mvn failed adding $binding (see $KAFKA_DIR/mvn.log)"
-  rm -rf "$LIBS"
-  mv "$tmp" "$LIBS"
-  echo "$KAFKA_VERSION" > "$STAMP"
-  log "Kafka $KAFKA_VERSION: $(find "$LIBS" -name '*.jar' | wc -l) jars," \
-      "$(du -sh "$LIBS" | cut -f1) in $((SECONDS - t))s"
+  maven_resolve --java jre --hook add_log4j_binding "$KAFKA_DIR" "$LIBS" "$KAFKA_ARTIFACT:$KAFKA_VERSION"
 }
 
 write_config() {
@@ -287,7 +246,7 @@ cmd_status() {
   fi
   local state=answers rc=0
   port_open "$KAFKA_PORT" || { state='does not answer'; rc=1; }
-  echo "kafka: running  Kafka $(cat "$STAMP")  pid $pid  127.0.0.1:$KAFKA_PORT $state" \
+  echo "kafka: running  Kafka $(maven_jar_version "$LIBS" "$KAFKA_ARTIFACT")  pid $pid  127.0.0.1:$KAFKA_PORT $state" \
        " rss $(awk '/VmRSS/ { printf "%d MiB", $2 / 1024 }' "/proc/$pid/status")"
   return $rc
 }
