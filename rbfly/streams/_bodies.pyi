@@ -1,14 +1,19 @@
 from collections.abc import AsyncGenerator
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
+
+from typing_extensions import disjoint_base
 
 from ..types import AMQPBody
 from .tracking import OffsetTracker
 
+@disjoint_base
 class Bodies(AsyncGenerator[AMQPBody]):
-    def __init__(
-        self, chunks: AsyncGenerator[list[Any]], tracker: OffsetTracker | None = None,
-    ) -> None: ...
+    # the extension type takes its arguments in __cinit__ (tp_new); its
+    # __init__ is object's
+    def __new__(
+        cls, chunks: AsyncGenerator[list[Any]], tracker: OffsetTracker | None = None,
+    ) -> Self: ...
     def __aiter__(self) -> Bodies: ...
     async def __anext__(self) -> AMQPBody: ...
     async def asend(self, value: None) -> AMQPBody: ...

@@ -1,6 +1,6 @@
 import typing as tp
 from collections.abc import Coroutine
 
-T = tp.TypeVar('T')
+_T = tp.TypeVar('_T')  # private: not a name of the module at runtime
 
-def ready(value: T) -> Coroutine[tp.Any, tp.Any, T]: ...
+def ready(value: _T) -> Coroutine[tp.Any, tp.Any, _T]: ...
