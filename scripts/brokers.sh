@@ -272,6 +272,7 @@ ensure_oauth2_key() {
     flock -w 120 9 || die "timeout waiting for $RUN_DIR/tls.lock"
     [ -s "$TLS_DIR/oauth2.key" ] && [ -s "$TLS_DIR/oauth2.pub" ] && exit 0
     log "oauth2: making the key pair that signs the tests' tokens"
+    # shellcheck disable=SC2015  # either openssl failing is fatal
     openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$part.key" \
       > "$LOG_DIR/oauth2.log" 2>&1 &&
     openssl pkey -in "$part.key" -pubout -out "$part.pub" >> "$LOG_DIR/oauth2.log" 2>&1 ||
@@ -304,6 +305,7 @@ write_config() {
   put_copy "$TLS_DIR/server.pem" "$ETC/tls/server.pem" 644
   put_copy "$TLS_DIR/server.key" "$ETC/tls/server.key" 600
   chmod 750 "$ETC/tls"
+  # shellcheck disable=SC2153  # PLUGINS: set by select_broker
   local plugins=$PLUGINS mechanisms oauth2=''
   [[ ,$plugins, == *,rabbitmq_auth_mechanism_ssl,* ]] || plugins=$plugins,rabbitmq_auth_mechanism_ssl
   if [ "$B" != 310 ]; then

@@ -108,6 +108,7 @@ all_nodes() { seq 1 "$CLUSTER_SIZE"; }
 node_index() {  # r2 | 2 | r2@localhost -> 2
   local n=${1%%@*}
   n=${n#"$CLUSTER_NODE_PREFIX"}
+  # shellcheck disable=SC2015  # die when any test fails
   [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 1 ] && [ "$n" -le "$CLUSTER_SIZE" ] || die "unknown node '$1'"
   echo "$n"
 }
@@ -243,6 +244,7 @@ EOF
   put_file "$etc/enabled_plugins" <<< "[$CLUSTER_PLUGINS]."
   cookie=$CLUSTER_ROOT/var/lib/rabbitmq/.erlang.cookie
   if [ ! -s "$cookie" ]; then
+    # shellcheck disable=SC2019  # ASCII letters only
     (umask 077; tr -dc 'A-Z' < /dev/urandom | head -c 32 > "$cookie") || true
   fi
   chown "$CLUSTER_UID:$CLUSTER_UID" "$cookie"
