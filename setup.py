@@ -21,12 +21,13 @@ MODULES = [
     'rbfly.amqp._encoder',
     'rbfly.amqp._decoder',
     'rbfly.amqp._message',
+    'rbfly.amqp._sections',
     'rbfly.streams._bodies',
-    'rbfly.streams._chunk',
+    'rbfly.streams.protocol._chunk',
     'rbfly.streams._confirm',
-    'rbfly.streams._frames',
+    'rbfly.streams.protocol._frames',
     'rbfly.streams._pipeline',
-    'rbfly.streams._publish',
+    'rbfly.streams.protocol._publish',
     'rbfly.streams._ready',
 ]
 

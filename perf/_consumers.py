@@ -55,9 +55,11 @@ async def consume_rbfly(url: str, stream: str, count: int, chunks: bool) -> Json
     watch = Stopwatch()
     received = Received()
     try:
-        # connect before the timing (RbFly 0.10: get_protocol)
-        connect: Any = getattr(client, '_get_protocol', None) \
-            or getattr(client, 'get_protocol', None)
+        # connect before the timing (rbfly before its client parts:
+        # _get_protocol; RbFly 0.10: get_protocol)
+        connections = getattr(client, '_connections', None)
+        connect: Any = connections.get if connections is not None \
+            else getattr(client, '_get_protocol', None) or getattr(client, 'get_protocol')
         await connect()
         n = 0
         watch.start()

@@ -411,7 +411,7 @@ async def broker_info(url: str) -> JsonDict:
 
     client = streams_client(url)
     async with client:
-        protocol = await client._get_protocol()
+        protocol = await client._connections.get()
         props = dict(protocol.server_properties)
     return {
         'url': redact_url(url),

@@ -60,5 +60,5 @@ if ! "$VENV/bin/python" -c 'import proton' 2>/dev/null; then
 fi
 log "compiling Cython extensions"
 "$VENV/bin/python" setup.py -q build_ext --inplace 2>&1 | grep -v '^warning: .*wraparound\|^$' >&2 || true
-"$VENV/bin/python" -c 'import rbfly.amqp._message, rbfly.streams._chunk, rbfly.streams._publish'
+"$VENV/bin/python" -c 'import rbfly.amqp._message, rbfly.streams.protocol._chunk, rbfly.streams.protocol._publish'
 log "ready: $VENV"

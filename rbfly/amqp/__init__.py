@@ -15,13 +15,11 @@ from ._message import (
     AMQPHeader,
     AMQPProperties,
     MessageCtx,
-    decode_amqp,
-    encode_amqp,
-    encode_message,
     get_message_ctx,
     msg_ctx,
     set_message_ctx,
 )
+from ._sections import decode_amqp, encode_amqp, encode_message
 from .types import (
     AMQPType,
     Array,

@@ -1,12 +1,11 @@
 # cython: language_level=3
 """
-C API of the AMQP 1.0 message codec, used by the streams client to encode
-messages straight into publish frames and to decode delivered chunks.
+C API of the AMQP 1.0 message context, used by the section codec
+(:py:mod:`rbfly.amqp._sections`) and the streams client's compiled
+iterators.
 """
 
 from libc.stdint cimport uint64_t
-
-from .._wire._buffer cimport Reader, Writer
 
 cdef class AMQPHeader:
     cdef public bint durable
@@ -50,7 +49,4 @@ cdef class MessageCtx:
 
     cdef tuple key(self)
 
-cdef int enc_message(Writer *w, MessageCtx msg) except -1
-cdef int enc_body(Writer *w, object body) except -1
-cdef MessageCtx dec_message(Reader *r)
 cdef int set_ctx(MessageCtx msg) except -1

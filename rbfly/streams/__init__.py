@@ -12,7 +12,6 @@ import typing as tp
 if tp.TYPE_CHECKING:
     from ..amqp import AMQPHeader, MessageCtx, get_message_ctx
     from ..types import AMQPAnnotations, AMQPAppProperties, AMQPBody, AMQPScalar, Symbol
-    from ._publish import SubEntryBatch
     from .backoff import Backoff
     from .client import StreamsClient, connection, streams_client
     from .compression import Compression
@@ -29,6 +28,7 @@ if tp.TYPE_CHECKING:
     from .metrics import Metrics
     from .oauth2 import ClientCredentials, Token
     from .offset import Offset, OffsetType
+    from .protocol._publish import SubEntryBatch
     from .publisher import (
         Publisher,
         PublisherBatch,
@@ -83,7 +83,7 @@ _EXPORTS = {
     'Token': '.oauth2',
     'OAuth2Error': '.error',
     'ConnectionState': '.events',
-    'SubEntryBatch': '._publish',
+    'SubEntryBatch': '.protocol._publish',
     'Subscriber': '.subscriber',
     'stream_message_ctx': '.publisher',
     'BloomFilterExtract': '.types',

@@ -4,7 +4,7 @@ from typing_extensions import disjoint_base
 
 from ..amqp import MessageCtx
 from ..types import AMQPBody
-from ._publish import SubEntryBatch
+from .protocol._publish import SubEntryBatch
 
 @disjoint_base
 class PipelineState:

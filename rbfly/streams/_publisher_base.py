@@ -24,15 +24,15 @@ from time import monotonic
 from ..amqp import MessageCtx
 from ..error import RbFlyError
 from ._confirm import Confirmation, confirm, explicit_ids, track
-from ._publish import PublishEncoder
 from .error import ConfirmTimeout, ConnectionLost, MessageRejected
+from .protocol._publish import PublishEncoder
 from .protocol.constants import ResponseCode
 from .types import BloomFilterExtract
 
 if tp.TYPE_CHECKING:
-    from ._client_base import ClientBase
     from .aio.manager import ConnectionManager
     from .aio.protocol import StreamsProtocol
+    from .metrics import Counters
 
 logger = logging.getLogger('rbfly.streams.publisher')
 
@@ -43,6 +43,20 @@ ConfirmListener: tp.TypeAlias = tp.Callable[[tp.Sequence[int]], None]
 
 ErrorListener: tp.TypeAlias = tp.Callable[[int, Exception], None]
 """Called with the publishing id and the error of a rejected message."""
+
+class PublisherHost(tp.Protocol):
+    """
+    What a publisher needs of its client (the client's publishing part
+    gives it; a test gives a fake).
+    """
+    counters: Counters
+    spin: float
+
+    async def wait_recovery(self, publisher: PublisherTrait) -> None:
+        """Wait until the publisher is declared on an open connection again."""
+
+    def publisher_unknown(self, publisher: PublisherTrait) -> None:
+        """The broker does not know the publisher any more: declare it again."""
 
 class PublisherTrait:
     """
@@ -56,29 +70,35 @@ class PublisherTrait:
         :py:class:`~rbfly.streams.ConfirmTimeout` and is not sent again
         (``None``: it waits, and is sent again after reconnections, until
         confirmed).
+    :ivar owner: The connection manager that declares the publisher again
+        after a loss (``None`` while it is being placed); with
+        ``protocol`` and ``ident`` (its connection and id there), written
+        by the client's records only
+        (:py:mod:`rbfly.streams.aio.records`).
     """
     stream: str
     name: str
     message_id: int
     confirm_timeout: float | None = None
     _amqp: tp.ClassVar[bool] = True
+    kind: tp.ClassVar[tp.Literal['publishers']] = 'publishers'
 
     def __init__(
             self,
-            client: ClientBase,
+            host: PublisherHost,
             stream: str,
             publisher_id: int,
             name: str,
             message_id: int,
             filter_extract: BloomFilterExtract | None = None,
     ) -> None:
-        self._client = client
+        self._host = host
         self.stream = stream
-        self._id = publisher_id
+        self.ident = publisher_id
         self.name = name
         self.message_id = message_id
         self._filter_extract = filter_extract
-        self._protocol: StreamsProtocol | None = None
+        self.protocol: StreamsProtocol | None = None
         # messages sent and not confirmed yet, kept to send them again
         # after a reconnection (insertion order is publishing id order)
         self._unconfirmed: dict[int, tp.Any] = {}
@@ -86,9 +106,7 @@ class PublisherTrait:
         self._ready = asyncio.Event()
         self._error: Exception | None = None
         self._closed = False
-        # the connection's owner that declares it again after a loss (None
-        # while it is being placed on a node)
-        self._owner: ConnectionManager | None = None
+        self.owner: ConnectionManager | None = None
         # with confirm_timeout: when messages handed over fail if not
         # confirmed, in order, and the timer of the first
         self._deadlines: deque[tuple[float, tp.Iterable[int]]] = deque()
@@ -105,7 +123,7 @@ class PublisherTrait:
     #
 
     def on_confirm(self, publishing_ids: tp.Sequence[int]) -> None:
-        self._client._counters.confirmed += len(publishing_ids)
+        self._host.counters.confirmed += len(publishing_ids)
         confirm(self._unconfirmed, self._waiting, publishing_ids)
         if self._deadlines:
             self._prune()
@@ -123,12 +141,12 @@ class PublisherTrait:
         if lost:
             logger.info('publisher %r of stream %r is unknown to the broker; declaring it again',
                         self.name, self.stream)
-            self._client._publisher_unknown(self)
+            self._host.publisher_unknown(self)
 
     def _reject(self, publishing_id: int, error: Exception) -> None:
         """A message failed for good: not kept, its waiters get the error."""
         self._unconfirmed.pop(publishing_id, None)
-        self._client._counters.errored += 1
+        self._host.counters.errored += 1
         c = self._waiting.pop(publishing_id, None)
         if c is not None:
             c.fail(error)
@@ -185,32 +203,30 @@ class PublisherTrait:
 
     def on_connection_lost(self, error: Exception) -> None:
         # unconfirmed messages wait for the reconnection; see _restore
-        self._protocol = None
+        self.protocol = None
         self._ready.clear()
 
     #
     # recovery (called by the client)
     #
 
-    def _attach(self, protocol: StreamsProtocol, publisher_id: int) -> None:
-        self._protocol = protocol
-        self._id = publisher_id
-        protocol.publishers[publisher_id] = self
+    def attached(self) -> None:
+        """Declared on a connection (see :py:func:`rbfly.streams.aio.records.attach`)."""
         self._ready.set()
 
-    def _restore(self, protocol: StreamsProtocol, publisher_id: int, sequence: int) -> None:
+    def _restore(self, sequence: int) -> None:
         """
-        Continue on a new connection: messages up to ``sequence`` (the last
-        publishing id the broker stored for this publisher's name) are
-        confirmed; later unconfirmed ones are sent again with their ids.
+        Continue on a new connection (attached already): messages up to
+        ``sequence`` (the last publishing id the broker stored for this
+        publisher's name) are confirmed; later unconfirmed ones are sent
+        again with their ids.
         """
         stored = [pid for pid in self._unconfirmed if pid <= sequence]
         self.on_confirm(stored)
-        self._attach(protocol, publisher_id)
         if self._unconfirmed:
             logger.info('publisher %r of stream %r: sending %d unconfirmed messages again',
                         self.name, self.stream, len(self._unconfirmed))
-            self._write_checked(protocol, list(self._unconfirmed.items()))
+            self._write_checked(self.protocol, list(self._unconfirmed.items()))
 
     def _fail(self, error: Exception) -> None:
         """
@@ -236,10 +252,10 @@ class PublisherTrait:
                 raise self._error
             if self._closed:
                 raise RbFlyError('publisher for stream {!r} is closed'.format(self.stream))
-            protocol = self._protocol
+            protocol = self.protocol
             if protocol is not None and protocol.is_open:
                 return protocol
-            await self._client._wait_recovery(self)
+            await self._host.wait_recovery(self)
 
     def _frames(
             self, protocol: StreamsProtocol, messages: list[tp.Any], first: int,
@@ -249,7 +265,7 @@ class PublisherTrait:
         Encode messages into Publish frames that fit the connection's frame
         size; encoding errors are raised before any state changes.
         """
-        encoder: PublishEncoder = protocol.publish_encoder  # type: ignore[attr-defined]
+        encoder: PublishEncoder = protocol.publish_encoder
         filter_values = None
         if self._filter_extract is not None:
             extract = self._filter_extract
@@ -261,7 +277,7 @@ class PublisherTrait:
         start = 0
         while start < n:
             count, frame = encoder.encode(
-                self._id, messages, start, first + start, self._amqp, filter_values, ids,
+                self.ident, messages, start, first + start, self._amqp, filter_values, ids,
             )
             frames.append(frame)
             start += count
@@ -269,7 +285,7 @@ class PublisherTrait:
 
     def _send_frames(self, protocol: StreamsProtocol, frames: list[bytes], count: int) -> None:
         """Send the Publish frames of ``count`` entries."""
-        self._client._counters.published += count
+        self._host.counters.published += count
         try:
             for frame in frames:
                 protocol.send_frame(frame)
@@ -356,7 +372,7 @@ class PublisherTrait:
         The price is a busy CPU while the loop waits. A publisher that
         sends now and then never polls.
         """
-        spin = self._client._spin
+        spin = self._host.spin
         if spin and monotonic() - self._confirmed_at < spin:
             deadline = monotonic() + spin
             while not future.done() and monotonic() < deadline:  # noqa: ASYNC110 - polling is the point
@@ -370,4 +386,4 @@ class PublisherTrait:
     def _send_pending(self) -> None:
         """The publisher closes: send what it accepted and did not send yet."""
 
-__all__ = ['ConfirmListener', 'ErrorListener', 'PublisherTrait']
+__all__ = ['ConfirmListener', 'ErrorListener', 'PublisherHost', 'PublisherTrait']

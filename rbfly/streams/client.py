@@ -1,9 +1,6 @@
 """
 The user API: :py:func:`streams_client` creates a :py:class:`StreamsClient`
-that connects lazily, on its first call, and offers streams, publishers,
-subscriptions and offsets.
-
-Example::
+that connects lazily, on its first call::
 
     client = streams_client('rabbitmq-stream://guest:guest@localhost')
 
@@ -13,59 +10,58 @@ Example::
             await publisher.send('hello')
         async for message in client.subscribe('orders', offset=Offset.FIRST):
             print(message, get_message_ctx().stream_offset)
+
+:py:class:`StreamsClient` is a facade: its constructor checks the options
+and wires the parts of :py:mod:`rbfly.streams.parts`; its methods hand over.
 """
 
 from __future__ import annotations
 
-import asyncio
-import dataclasses as dtc
-import logging
+import contextlib
 import ssl as _ssl
 import typing as tp
+from collections.abc import AsyncGenerator, AsyncIterator
 
-from ._client_base import (
+from ..types import AMQPBody
+from ._bodies import Bodies
+from .backoff import Backoff
+from .decorator import connection
+from .metrics import Counters, Metrics
+from .names import check_name
+from .oauth2 import DEFAULT_REFRESH_RATIO, TokenProvider
+from .offset import Offset
+from .parts.connections import Connections
+from .parts.connector import Connector
+from .parts.credentials import Credentials
+from .parts.declare import Declarer
+from .parts.offsets import Offsets
+from .parts.options import (
     DEFAULT_BACKOFF,
     DEFAULT_BUFFER_BYTES,
     DEFAULT_CREDIT,
     DEFAULT_REQUEST_TIMEOUT,
     DEFAULT_SPIN,
+    ClientOptions,
+    OnConnection,
+    Resolver,
 )
-from ._subscribing import ConsumerUpdateCallback, ResumeCallback, filter_properties
-from ._super_streams import SuperStreamsMixin
-from .aio.protocol import StreamsProtocol
-from .error import (
-    ConnectionLost,
-    FeatureNotSupported,
-    StreamAlreadyExists,
-    StreamDoesNotExist,
-    StreamNotAvailable,
-    StreamsError,
-    error_for_code,
-)
-from .metrics import Metrics
-from .offset import Offset
-from .protocol.commands import (
-    Create,
-    Delete,
-    Metadata,
-    MetadataUpdate,
-    ResolveOffsetSpec,
-    SaslAuthenticate,
-    StreamStats,
-)
-from .protocol.connection import sasl_plain
-from .protocol.constants import ResponseCode
-from .types import MessageFilter
-from .url import parse_uri
-from .util import StreamInfo, check_name, connection
+from .parts.placer import Placer
+from .parts.publishing import Publishing
+from .parts.recovery import STREAM_RECOVERY_TIMEOUT, Recovery
+from .parts.streams import Streams
+from .parts.subscribing import ConsumerUpdateCallback, ResumeCallback, Subscribing
+from .parts.superstreams import SuperStreams
+from .parts.tasks import Background
+from .protocol.constants import DEFAULT_FRAME_MAX, DEFAULT_HEARTBEAT
+from .publisher import Publisher, PublisherTrait
+from .subscriber import Chunk
+from .superstream import RoutingKey, SuperStreamPublisher
+from .types import BloomFilterExtract, MessageFilter, StreamInfo
+from .url import ConnectionInfo, parse_uri
 
-logger = logging.getLogger(__name__)
+T = tp.TypeVar('T', bound=PublisherTrait)
 
-STREAM_RECOVERY_TIMEOUT = 120.0
-"""Seconds a stream may stay without a leader before its publishers and
-subscriptions end with an error."""
-
-class StreamsClient(SuperStreamsMixin):
+class StreamsClient:
     """
     RabbitMQ Streams client.
 
@@ -76,108 +72,126 @@ class StreamsClient(SuperStreamsMixin):
 
     :param connection_info: Where and how to connect: a broker, or the
         nodes of a cluster, tried in turn.
-    :param frame_max: Largest frame to accept (the broker may lower it).
-    :param heartbeat: Heartbeat interval asked for, in seconds.
-    :param credit: Chunks a subscription lets the broker send ahead at
-        the start, and at least.
-    :param buffer_bytes: Bytes of chunks a subscription may hold, buffered
-        or on their way (it sets how many chunks the broker may send
-        ahead, as chunk sizes vary from bytes to megabytes).
-    :param spin: Seconds a subscription whose chunks come in quick
-        succession keeps polling for the next chunk before its task sleeps,
-        and a publisher awaiting a confirmation right after its last one
-        polls for it (0: never). Waking a sleeping task costs more than a
-        chunk's worth of time when reading a stream of small chunks, and
-        most of a confirmation's round trip; a consumer at the live end of
-        a quiet stream, or a publisher sending now and then, never spins.
-    :param connect_timeout: Seconds to wait for a connection and handshake.
-    :param request_timeout: Seconds to wait for the broker's response to a
-        request (creating a stream, a query, declaring a publisher,
-        subscribing; ``None``: no limit), then
-        :py:class:`~rbfly.streams.RequestTimeout`. A dead connection is
-        found by heartbeats; this bounds a broker that is alive but does
-        not answer.
-    :param connection_name: Name of the client's connections, shown by the
-        broker (management UI, ``rabbitmqctl list_stream_connections``).
-    :param publishers_per_connection: Publishers one connection holds
-        (1..256, the protocol's limit); the client opens another
-        connection to the broker for more.
-    :param subscriptions_per_connection: Subscriptions one connection
-        holds (1..256); as for publishers.
-    :param on_connection: Called with a
-        :py:class:`~rbfly.streams.ConnectionEvent` when a connection opens,
-        is lost, recovers, is given up or is closed (see
-        :py:mod:`rbfly.streams.events`).
-    :param address_resolver: Where to connect to reach a node of a cluster
-        the broker names (its advertised host and port), e.g. a load
-        balancer in front of the cluster, or the address of a container's
-        published port: ``resolver(host, port) -> (host, port)``. With a
-        resolver, a connection meant for a node is opened again until it
-        reaches that node (a load balancer picks any), up to
-        ``NODE_ATTEMPTS`` times.
-    :param sasl_mechanism: ``PLAIN`` (user and password of the URI),
-        ``EXTERNAL`` (TLS client certificate) or ``ANONYMOUS`` (RabbitMQ
-        4.0+, logged in as the broker's ``anonymous_login_user``); default:
-        ``EXTERNAL`` with a TLS context and no user in the URI, else
-        ``PLAIN``.
-    :param crc_check: Verify the CRC32 of every chunk received (a
-        mismatch ends the subscription with
-        :py:class:`~rbfly.error.ChunkError`); ``False`` trusts the
-        connection (TLS, or TCP's own checksums) and saves the time of the
-        check, about 0.2 ms per MB here.
-    :param oauth2: Where OAuth 2 tokens come from, e.g.
-        :py:class:`~rbfly.streams.oauth2.ClientCredentials`, or any
-        coroutine function returning a token: the client gets a token
-        before it opens a connection and sends it as the password (SASL
-        PLAIN; the URI's password is not used), and renews it on every open
-        connection before it expires (RabbitMQ 3.13+). See
-        :py:mod:`rbfly.streams.oauth2`.
-    :param token_refresh: Share of a token's lifetime after which the
-        client gets a new one (0..1, default 0.8).
-    :param replicas_only: Subscriptions read from replicas of their
-        stream only, sparing the leader (its node does the writing); a
-        subscription to a stream without a replica waits for one up to the
-        request timeout, then raises
-        :py:class:`~rbfly.streams.error.StreamNotAvailable`. By default a
-        subscription reads from the client's node when it holds a member
-        of the stream, the leader included.
-    :param publishers_on_leader: Publishers are declared only on the node
-        of their stream's leader (the Java client's
-        ``forceLeaderForProducers``): when that node cannot be reached (in
-        ``NODE_ATTEMPTS`` connections through an address resolver, say),
-        :py:meth:`publisher` raises
-        :py:class:`~rbfly.streams.error.ConnectionLost`, and a publisher
-        being recovered keeps trying with the reconnection delays. By
-        default such a publisher publishes through the client's own
-        connection instead, and the broker forwards its messages to the
-        leader's node (slower, but it works).
-    :param reconnect: Delays between reconnection attempts after the
-        connection was lost (while publishers or subscriptions exist).
+
+    The other parameters are the client's options, each described in
+    :py:class:`~rbfly.streams.parts.options.ClientOptions`, where they are
+    checked (out of range: ``ValueError``; of the wrong type: ``TypeError``).
     """
-    #
-    # streams
-    #
+    def __init__(
+            self,
+            connection_info: ConnectionInfo | tp.Sequence[ConnectionInfo],
+            *,
+            frame_max: int = DEFAULT_FRAME_MAX,
+            heartbeat: int = DEFAULT_HEARTBEAT,
+            credit: int = DEFAULT_CREDIT,
+            buffer_bytes: int = DEFAULT_BUFFER_BYTES,
+            spin: float = DEFAULT_SPIN,
+            connect_timeout: float = 30,
+            request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
+            connection_name: str | None = None,
+            publishers_per_connection: int = 256,
+            subscriptions_per_connection: int = 256,
+            on_connection: OnConnection | None = None,
+            address_resolver: Resolver | None = None,
+            sasl_mechanism: str | None = None,
+            crc_check: bool = True,
+            oauth2: TokenProvider | None = None,
+            token_refresh: float = DEFAULT_REFRESH_RATIO,
+            replicas_only: bool = False,
+            publishers_on_leader: bool = False,
+            reconnect: Backoff = DEFAULT_BACKOFF,
+    ) -> None:
+        self._options = options = ClientOptions(
+            frame_max=frame_max, heartbeat=heartbeat, credit=credit,
+            buffer_bytes=buffer_bytes, spin=spin, connect_timeout=connect_timeout,
+            request_timeout=request_timeout, connection_name=connection_name,
+            publishers_per_connection=publishers_per_connection,
+            subscriptions_per_connection=subscriptions_per_connection,
+            on_connection=on_connection, address_resolver=address_resolver,
+            sasl_mechanism=sasl_mechanism, crc_check=crc_check, oauth2=oauth2,
+            token_refresh=token_refresh, replicas_only=replicas_only,
+            publishers_on_leader=publishers_on_leader, reconnect=reconnect,
+        )
+        if isinstance(connection_info, ConnectionInfo):
+            connection_info = [connection_info]
+        self._counters = counters = Counters()
+        self._tasks = tasks = Background()
+        self._credentials = Credentials(
+            connection_info, sasl_mechanism, oauth2, token_refresh, tasks,
+            lambda: self._connections.open_protocols(),  # noqa: PLW0108 - set below
+        )
+        connector = Connector(options, self._credentials, counters)
+        self._connections = connections = Connections(options, connector, counters, tasks)
+        declarer = Declarer(tasks)
+        placer = Placer(options, connections, declarer)
+        self._offsets = offsets = Offsets(connections)
+        recovery = Recovery(options, connections, placer, declarer, offsets, tasks)
+        connections.bind(recovery)
+        self._streams = Streams(connections, offsets)
+        self._publishing = Publishing(options, connections, placer, declarer, recovery, counters)
+        self._subscribing = Subscribing(options, connections, placer, declarer, offsets, counters)
+        self._super_streams = SuperStreams(connections, self._publishing, self._subscribing)
+
+    def __repr__(self) -> str:
+        return '{}({})'.format(type(self).__name__, ', '.join(map(str, self._credentials.infos)))
+
+    # -- connection --
+
+    async def disconnect(self) -> None:
+        """Close the client's connections (it connects again on its next call)."""
+        await self._tasks.cancel()  # placing anew, token renewal
+        await self._connections.close_nodes()
+        await self._tasks.wait()
+        await self._connections.own.close()
+
+    async def __aenter__(self) -> tp.Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.disconnect()
+
+    @property
+    def server_properties(self) -> dict[str, str]:
+        """Peer properties of the broker connected to (empty while not connected)."""
+        protocol = self._connections.protocol
+        return dict(protocol.server_properties) if protocol is not None else {}
+
+    async def update_secret(self, secret: str) -> None:
+        """
+        Replace the password (or OAuth 2 token) of the client's user on its
+        open connections, and for those it opens later (RabbitMQ 3.13+),
+        without disturbing publishers and subscriptions: call it before a
+        token expires (the broker closes the connections of an expired one).
+
+        :raises AuthenticationFailure: When the broker refuses the secret;
+            the client keeps the old one.
+        :raises FeatureNotSupported: On an older broker, or when the
+            client authenticates with a TLS certificate (SASL EXTERNAL:
+            it has no secret).
+        """
+        await self._credentials.update_secret(secret, self._connections.get)
+
+    def metrics(self) -> Metrics:
+        """
+        Counters of the client since it was created, and its connections,
+        publishers and subscriptions now (see :py:mod:`rbfly.streams.metrics`).
+        """
+        return self._connections.metrics(self._counters)
+
+    # -- streams --
 
     async def create_stream(
-            self,
-            stream: str,
-            *,
-            max_length_bytes: int | None = None,
-            max_age: str | None = None,
-            max_segment_size_bytes: int | None = None,
-            filter_size: int | None = None,
-            leader_locator: str | None = None,
+            self, stream: str, *, max_length_bytes: int | None = None,
+            max_age: str | None = None, max_segment_size_bytes: int | None = None,
+            filter_size: int | None = None, leader_locator: str | None = None,
             initial_cluster_size: int | None = None,
-            arguments: tp.Mapping[str, str] | None = None,
-            exist_ok: bool = True,
+            arguments: tp.Mapping[str, str] | None = None, exist_ok: bool = True,
     ) -> None:
         """
         Create a stream.
 
-        :param stream: Stream name.
         :param max_length_bytes: Retention: maximum size of the stream.
-        :param max_age: Retention: maximum age of messages, e.g. ``'7D'``,
-            ``'12h'``, ``'3600s'``.
+        :param max_age: Retention: maximum age of messages (``'7D'``, ``'12h'``).
         :param max_segment_size_bytes: Size of the stream's segment files.
         :param filter_size: Bloom filter size in bytes (16-255, 3.13+).
         :param leader_locator: ``client-local``, ``balanced`` or
@@ -187,22 +201,11 @@ class StreamsClient(SuperStreamsMixin):
         :param exist_ok: Do not fail when the stream exists (with the same
             arguments), as RbFly 0.10 did.
         """
-        check_name('stream', stream)
-        args: dict[str, str] = dict(arguments or {})
-        for key, value in (
-                ('max-length-bytes', max_length_bytes),
-                ('max-age', max_age),
-                ('stream-max-segment-size-bytes', max_segment_size_bytes),
-                ('stream-filter-size-bytes', filter_size),
-                ('queue-leader-locator', leader_locator),
-                ('initial-cluster-size', initial_cluster_size)):
-            if value is not None:
-                args[key] = str(value)
-        try:
-            await self._call(Create(stream, args), 'stream {!r}'.format(stream))
-        except StreamAlreadyExists:
-            if not exist_ok:
-                raise
+        await self._streams.create(stream, {
+            'max_length_bytes': max_length_bytes, 'max_age': max_age,
+            'max_segment_size_bytes': max_segment_size_bytes, 'filter_size': filter_size,
+            'leader_locator': leader_locator, 'initial_cluster_size': initial_cluster_size,
+        }, arguments, exist_ok)
 
     async def delete_stream(self, stream: str, *, missing_ok: bool = True) -> None:
         """
@@ -210,151 +213,11 @@ class StreamsClient(SuperStreamsMixin):
 
         :param missing_ok: Do not fail when the stream does not exist.
         """
-        check_name('stream', stream)
-        try:
-            await self._call(Delete(stream), 'stream {!r}'.format(stream))
-        except StreamDoesNotExist:
-            if not missing_ok:
-                raise
+        await self._streams.delete(stream, missing_ok)
 
     async def stream_exists(self, stream: str) -> bool:
-        """
-        Whether a stream exists (also while it elects a leader).
-        """
-        check_name('stream', stream)
-        response = await self._call(Metadata([stream]), 'stream {!r}'.format(stream))
-        for m in response.streams:
-            if m.stream == stream:
-                return bool(m.code != ResponseCode.STREAM_DOES_NOT_EXIST)
-        return False
-
-    async def update_secret(self, secret: str) -> None:
-        """
-        Replace the password (or OAuth 2 token) of the client's user on its
-        open connections, and for the connections it opens later (RabbitMQ
-        3.13+): the broker authenticates each connection again. Call it
-        before a token expires; the broker closes the connections of an
-        expired one. Publishers and subscriptions are not disturbed.
-
-        :raises AuthenticationFailure: When the broker refuses the secret;
-            the client keeps the old one.
-        :raises FeatureNotSupported: On an older broker, or when the
-            client authenticates with a TLS certificate (SASL EXTERNAL:
-            it has no secret).
-        """
-        if not isinstance(secret, str):
-            raise TypeError('secret must be a str, got {!r}'.format(type(secret).__name__))
-        if self._tokens is not None:
-            raise ValueError('the client renews its OAuth 2 token itself (the oauth2 option)')
-        info = self._info
-        if self._mechanism not in (None, 'PLAIN') or (
-                self._mechanism is None and info.ssl is not None and info.username is None):
-            raise FeatureNotSupported(
-                'updating the secret needs SASL PLAIN; the client authenticates'
-                ' with SASL {}'.format(self._mechanism or 'EXTERNAL (a TLS certificate)'),
-            )
-        protocol = await self._get_protocol()
-        self._require(protocol, (3, 13), 'updating the secret')
-        username = info.username or 'guest'
-        command = SaslAuthenticate('PLAIN', sasl_plain(username, secret))
-        # the client's own connection first: a refused secret changes nothing
-        await protocol.request(command, 'updating the secret of user {!r}'.format(username))
-        self._infos = [
-            dtc.replace(i, password=secret) if i.username == info.username else i
-            for i in self._infos
-        ]
-        self._info = dtc.replace(info, password=secret)
-        others = [
-            m.protocol for m in self._managers()[1:]
-            if m.protocol is not None and m.protocol.is_open
-        ]
-        errors = await self._authenticate_again(others, command, 'updating the secret')
-        if errors:
-            raise errors[0]
-
-    def metrics(self) -> Metrics:
-        """
-        Counters of the client since it was created, and its connections,
-        publishers and subscriptions now (see :py:mod:`rbfly.streams.metrics`).
-        """
-        managers = self._managers()
-        publishers = [p for m in managers for p in m.publishers]
-        c = self._counters
-        return Metrics(
-            published=c.published,
-            confirmed=c.confirmed,
-            errored=c.errored,
-            chunks=c.chunks,
-            chunk_bytes=c.chunk_bytes,
-            consumed=c.consumed,
-            connections_opened=c.connections_opened,
-            connections_lost=c.connections_lost,
-            connections=sum(
-                1 for m in managers if m.protocol is not None and m.protocol.is_open
-            ),
-            publishers=len(publishers),
-            subscriptions=sum(len(m.subscriptions) for m in managers),
-            outstanding_confirms=sum(len(p._unconfirmed) for p in publishers),
-        )
-
-    @property
-    def server_properties(self) -> dict[str, str]:
-        """
-        Peer properties of the broker the client is connected to
-        (``product``, ``version``, ...; empty while not connected).
-        """
-        protocol = self._protocol
-        return dict(protocol.server_properties) if protocol is not None else {}
-
-    async def stream_stats(self, stream: str) -> dict[str, int]:
-        """
-        Statistics of a stream (RabbitMQ 3.11+): ``first_chunk_id``,
-        ``committed_chunk_id`` and, on newer brokers, ``last_chunk_id`` and
-        ``committed_offset``.
-
-        :raises rbfly.streams.FeatureNotSupported: On older brokers.
-        """
-        check_name('stream', stream)
-        protocol = await self._get_protocol()
-        self._require(protocol, (3, 11), 'stream statistics')
-        response = await self._call(StreamStats(stream), 'stream {!r}'.format(stream))
-        return dict(response.stats)
-
-    async def resolve_offset(
-            self,
-            stream: str,
-            offset: Offset = Offset.NEXT,
-            *,
-            filter: MessageFilter | None = None,
-    ) -> int:
-        """
-        The offset of the first message a subscription to a stream with
-        this offset specification (and filter) receives (RabbitMQ 4.3+):
-        e.g. the first message stored at or after a time, the end of the
-        stream now (``Offset.NEXT``), or where a stored offset reference
-        resumes.
-
-        The broker resolves a specification to the first offset of the
-        chunk a subscription starts reading at; for ``Offset.offset(n)``
-        and references, whose subscriptions skip the records of that chunk
-        before ``n``, the result is ``n`` (or later, when the stream no
-        longer holds ``n``).
-
-        :raises rbfly.streams.FeatureNotSupported: On older brokers.
-        :raises rbfly.streams.error.StreamDoesNotExist: When there is no
-            such stream.
-        """
-        check_name('stream', stream)
-        if not isinstance(offset, Offset):
-            raise TypeError('offset must be an Offset, got {!r}'.format(type(offset).__name__))
-        protocol = await self._get_protocol()
-        self._require(protocol, (4, 3), 'resolving an offset specification')
-        properties = {} if filter is None else filter_properties(filter)
-        spec, start = await self._offset_spec(protocol, stream, offset)
-        response = await self._call(
-            ResolveOffsetSpec(stream, spec, properties), 'stream {!r}'.format(stream),
-        )
-        return max(int(response.offset), start)
+        """Whether a stream exists (also while it elects a leader)."""
+        return await self._streams.exists(stream)
 
     async def stream_metadata(self, stream: str) -> StreamInfo:
         """
@@ -363,132 +226,349 @@ class StreamsClient(SuperStreamsMixin):
         :raises rbfly.streams.error.StreamDoesNotExist: When there is no
             such stream.
         """
+        return await self._streams.info(stream)
+
+    async def stream_stats(self, stream: str) -> dict[str, int]:
+        """
+        Statistics of a stream (RabbitMQ 3.11+): ``first_chunk_id``,
+        ``committed_chunk_id``; newer brokers: ``last_chunk_id``, ``committed_offset``.
+
+        :raises rbfly.streams.FeatureNotSupported: On older brokers.
+        """
+        return await self._streams.stats(stream)
+
+    async def resolve_offset(
+            self, stream: str, offset: Offset = Offset.NEXT, *,
+            filter: MessageFilter | None = None,
+    ) -> int:
+        """
+        The offset of the first message a subscription to a stream with
+        this offset (and filter) receives (RabbitMQ 4.3+): e.g. the first
+        message stored at or after a time, or the end of the stream now
+        (``Offset.NEXT``). The broker resolves to the first offset of a
+        chunk; for ``Offset.offset(n)`` and references the result is ``n``
+        (or later, when the stream no longer holds ``n``).
+
+        :raises rbfly.streams.FeatureNotSupported: On older brokers.
+        :raises rbfly.streams.error.StreamDoesNotExist: When there is no
+            such stream.
+        """
+        return await self._streams.resolve(stream, offset, filter)
+
+    # -- publishers --
+
+    @tp.overload
+    def publisher(
+            self, stream: str, *, name: str | None = None,
+            filter_extract: BloomFilterExtract | None = None,
+            confirm_timeout: float | None = None, dedup: bool = True,
+    ) -> contextlib.AbstractAsyncContextManager[Publisher]: ...
+
+    @tp.overload
+    def publisher(
+            self, stream: str, *, name: str | None = None,
+            filter_extract: BloomFilterExtract | None = None, cls: type[T],
+            window: int | None = None, sub_entry_size: int | None = None,
+            compression: int | str = 'none', confirm_timeout: float | None = None,
+            dedup: bool = True,
+    ) -> contextlib.AbstractAsyncContextManager[T]: ...
+
+    def publisher(
+            self, stream: str, *, name: str | None = None,
+            filter_extract: BloomFilterExtract | None = None,
+            cls: type[PublisherTrait] = Publisher, window: int | None = None,
+            sub_entry_size: int | None = None, compression: int | str = 'none',
+            confirm_timeout: float | None = None, dedup: bool = True,
+    ) -> contextlib.AbstractAsyncContextManager[PublisherTrait]:
+        """
+        Create a publisher for a stream (an async context manager).
+
+        :param stream: Stream name.
+        :param name: Publisher reference name; the publisher continues from
+            the last publishing id stored for the name, and the broker drops
+            messages sent again with an id it already has. A unique name is
+            generated when not given.
+        :param filter_extract: Function returning a message's filter value
+            (RabbitMQ 3.13+).
+        :param cls: Publisher class, e.g. :py:class:`PublisherBatchFast`.
+        :param window: Messages a :py:class:`PublisherPipelined` lets wait
+            for confirmation.
+        :param sub_entry_size: Batch publishers only: send the messages of
+            a flush as sub-entry batches of this many messages (see
+            :py:class:`~rbfly.streams.SubEntryBatch`, any publisher's).
+        :param compression: Compression of the sub-entry batches:
+            ``'none'``, ``'gzip'`` or a registered codec.
+        :param confirm_timeout: Seconds after which a message not
+            confirmed yet fails with
+            :py:class:`~rbfly.streams.ConfirmTimeout` (its ``send``,
+            ``flush`` or listeners get it) and is not sent again, also
+            across reconnections (default: it waits until confirmed).
+        :param dedup: ``False`` declares an anonymous publisher (no name):
+            the broker does not track its publishing ids, which costs it
+            less (see the performance report), but messages sent again
+            after a lost connection may then be stored twice. Nothing is
+            lost either way. A named publisher always deduplicates.
+        """
+        return self._publishing.create(
+            stream, name=name, filter_extract=filter_extract, cls=cls, window=window,
+            sub_entry_size=sub_entry_size, compression=compression,
+            confirm_timeout=confirm_timeout, dedup=dedup,
+        )
+
+    async def query_publisher_sequence(self, stream: str, name: str) -> int:
+        """
+        The last publishing id a stream stored for a named publisher (0 when
+        none), without declaring a publisher: where a deduplicating
+        publisher of that name would continue.
+        """
         check_name('stream', stream)
-        response = await self._call(Metadata([stream]), 'stream {!r}'.format(stream))
-        brokers = {b.reference: (b.host, b.port) for b in response.brokers}
-        for m in response.streams:
-            if m.stream != stream:
-                continue
-            if m.code != ResponseCode.OK:
-                raise error_for_code(m.code, 'stream {!r}'.format(stream))
-            return StreamInfo(
-                stream,
-                brokers.get(m.leader_reference),
-                [brokers[r] for r in m.replica_references if r in brokers],
-            )
-        raise StreamDoesNotExist('stream {!r}'.format(stream))
+        check_name('publisher', name)
+        return await self._publishing.query_sequence(stream, name)
 
-    def _on_metadata_update(self, update: MetadataUpdate) -> None:
+    # -- subscriptions --
+
+    def subscribe(
+            self, stream: str, *, offset: Offset = Offset.NEXT,
+            filter: MessageFilter | None = None, timeout: float = 0, amqp: bool = True,
+            name: str | None = None, single_active: bool = False,
+            consumer_update: ConsumerUpdateCallback | None = None, store_every: int = 0,
+            store_interval: float = 5, credit: int | None = None,
+            buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
+    ) -> AsyncGenerator[AMQPBody, None]:
         """
-        The broker says a stream is not available any more (deleted, or its
-        leader moved): end or restore its publishers and subscriptions.
+        Subscribe to a stream and iterate over its messages' bodies.
+
+        Call :py:func:`rbfly.streams.get_message_ctx` inside the loop for
+        the current message's offset, timestamp and AMQP sections. The
+        parameters are those of :py:meth:`subscribe_chunks`, but automatic
+        offset tracking (``store_every``, ``store_interval``) counts and
+        stores single messages: a message is processed when the next one
+        is asked for (see :py:mod:`rbfly.streams.tracking`).
         """
-        logger.info('metadata update: stream %r, code %d', update.stream, update.code)
-        self._spawn(self._stream_changed(update.stream))
+        tracker = self._offsets.tracker(name, store_every, store_interval)
+        chunks = self.subscribe_chunks(
+            stream, offset=offset, filter=filter, amqp=amqp, timeout=timeout,
+            name=name, single_active=single_active, consumer_update=consumer_update,
+            credit=credit, buffer_bytes=buffer_bytes, resume=resume,
+        )
+        # the bodies of the messages, each set as the current message
+        # context (compiled); with a tracker, a message counts as processed
+        # when the next one is asked for, the last one at the end
+        return Bodies(chunks, tracker)
 
-    def _publisher_unknown(self, publisher: tp.Any) -> None:
-        self._spawn(self._stream_changed(publisher.stream))
-
-    async def _stream_changed(self, stream: str) -> None:
-        if stream in self._changing:
-            return  # being restored already
-        self._changing.add(stream)
-        try:
-            self._move_stream(stream)
-            await self._restore_stream(stream)
-        finally:
-            self._changing.discard(stream)
-
-    async def _restore_stream(self, stream: str) -> None:
+    async def subscribe_chunks(
+            self, stream: str, *, offset: Offset = Offset.NEXT,
+            filter: MessageFilter | None = None, timeout: float = 0, amqp: bool = True,
+            name: str | None = None, single_active: bool = False,
+            consumer_update: ConsumerUpdateCallback | None = None, store_every: int = 0,
+            store_interval: float = 5, credit: int | None = None,
+            buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
+    ) -> AsyncGenerator[Chunk, None]:
         """
-        Declare the publishers and subscriptions of a stream again after
-        the broker said it is not available (its leader died or moved, or
-        it is being deleted).
+        Subscribe to a stream and receive its messages a chunk at a time:
+        each item is a :py:class:`~rbfly.streams.subscriber.Chunk`, a list
+        of messages with their offset and timestamp set (the cheapest way
+        to consume a stream).
 
-        While the stream elects a leader, the broker answers "not
-        available", Metadata names no leader, and a replica restarting
-        refuses subscriptions: ask again with growing delays, for up to
-        ``STREAM_RECOVERY_TIMEOUT`` seconds. A lost connection is left to
-        the connection's recovery, which declares them all again; a
-        deleted stream ends them with
-        :py:class:`~rbfly.streams.error.StreamDoesNotExist`.
+        :param offset: Where to start reading.
+        :param filter: Filter values (RabbitMQ 3.13+); only messages with
+            these values are returned.
+        :param amqp: Decode AMQP 1.0 messages; otherwise bodies are bytes.
+        :param timeout: Raise ``TimeoutError`` when no chunk arrives for
+            this many seconds (0: wait forever).
+        :param name: Consumer name, the group of a single active consumer.
+        :param single_active: Single active consumer (RabbitMQ 3.11+): of
+            the subscriptions named ``name``, the broker sends to one at a
+            time; the next one starts at ``offset`` (``Offset.reference(name)``
+            continues where the previous one stored its offset).
+        :param consumer_update: Called with ``True`` when the broker makes
+            this single active consumer active, ``False`` when inactive;
+            may return (or be a coroutine returning) the
+            :py:class:`Offset` to start at instead of ``offset``.
+        :param store_every: Automatic offset tracking: store the offset of
+            the last processed chunk under ``name`` once this many messages
+            are processed (0: off), ``store_interval`` seconds after the
+            last chunk, and at the end (see :py:mod:`rbfly.streams.tracking`).
+        :param store_interval: Seconds after which a processed chunk's
+            offset is stored anyway.
+        :param credit: Chunks the broker may send ahead at the start, and at
+            least (default: the client's ``credit``).
+        :param buffer_bytes: Bytes of chunks the subscription may hold
+            (default: the client's ``buffer_bytes``).
+        :param resume: Called with the stream and the :py:class:`Offset`
+            the subscription would resume from (after the last chunk
+            received; chunks received are handed out meanwhile) before it
+            subscribes again after a lost connection or a moved member; may
+            return (or be a coroutine returning) another one (chunks not
+            handed out are then dropped). Its exception ends it.
         """
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + STREAM_RECOVERY_TIMEOUT
-        delay = 0.1
-        done: set[object] = set()
-        error: StreamsError = StreamNotAvailable('stream {!r}'.format(stream))
-        while True:
-            protocol = self._protocol
-            if protocol is None or not protocol.is_open:
-                return  # the connection's recovery declares them again
-            publishers = [p for p in self._manager.publishers
-                          if p.stream == stream and p not in done]
-            subscriptions = [s for s in self._manager.subscriptions
-                             if s.stream == stream and s not in done]
-            if not publishers and not subscriptions:
-                return
-            try:
-                if await self._stream_ready(protocol, stream):
-                    for p in publishers:
-                        protocol.publishers.pop(p._id, None)
-                        p.on_connection_lost(ConnectionLost('stream {!r} moved'.format(stream)))
-                        await self._recover_publisher(protocol, p)
-                        done.add(p)
-                    for s in subscriptions:
-                        s.detach()
-                        await self._restore_subscription(protocol, s)
-                        done.add(s)
-                    return
-            except ConnectionLost:
-                return  # the connection's recovery declares them again
-            except StreamDoesNotExist as ex:
-                self._end_stream(protocol, publishers, subscriptions, ex)
-                return
-            except StreamNotAvailable as ex:
-                error = ex
-            if loop.time() > deadline:
-                self._end_stream(protocol, publishers, subscriptions, error)
-                return
-            logger.info('stream %r not available yet; asking again in %.1fs', stream, delay)
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 2.0)
+        check_name('stream', stream)
+        subscribing = self._subscribing
+        flow = subscribing.flow(credit, buffer_bytes)
+        sub = await subscribing.new(
+            stream, offset, filter, amqp, name, single_active, consumer_update, None, flow,
+            resume,
+        )
+        tracker = self._offsets.tracker(name, store_every, store_interval)
+        # closed with this generator, not when garbage collected: the
+        # subscription ends (and its node connection closes) at once
+        async with contextlib.aclosing(subscribing.chunks([sub], filter, timeout, tracker)) \
+                as chunks:
+            async for chunk in chunks:
+                yield chunk
 
-    async def _stream_ready(self, protocol: StreamsProtocol, stream: str) -> bool:
+    # -- offsets --
+
+    async def query_offset(self, stream: str, reference: str) -> int:
         """
-        Whether a stream has a leader again.
+        Read the offset stored under a reference name.
 
-        :raises StreamDoesNotExist: When it was deleted.
+        :raises rbfly.streams.error.NoOffset: When nothing is stored.
         """
-        response = await protocol.request(Metadata([stream]))
-        brokers = {b.reference for b in response.brokers}
-        for m in response.streams:
-            if m.stream != stream:
-                continue
-            if m.code == ResponseCode.OK:
-                return m.leader_reference in brokers
-            if m.code == ResponseCode.STREAM_NOT_AVAILABLE:
-                return False
-            raise StreamDoesNotExist('stream {!r} was deleted'.format(stream))
-        raise StreamDoesNotExist('stream {!r} was deleted'.format(stream))
+        check_name('stream', stream)
+        check_name('offset reference', reference)
+        return await self._offsets.query(stream, reference)
 
-    def _end_stream(
-            self, protocol: StreamsProtocol, publishers: list[tp.Any],
-            subscriptions: list[tp.Any], error: Exception,
-    ) -> None:
-        for p in publishers:
-            self._manager.publishers.discard(p)
-            protocol.publishers.pop(p._id, None)
-            p._fail(error)
-        for s in subscriptions:
-            self._manager.subscriptions.discard(s)
-            s.fail(error)
+    async def write_offset(self, stream: str, reference: str, value: int | None = None) -> None:
+        """
+        Store an offset under a reference name, to resume from it later
+        with ``Offset.reference(reference)``.
+
+        :param value: Offset to store; by default the offset of the message
+            being processed (:py:func:`get_message_ctx`; nothing is stored
+            when no message was processed in the task yet).
+        """
+        check_name('stream', stream)
+        check_name('offset reference', reference)
+        await self._offsets.write(stream, reference, value)
+
+    # -- super streams --
+
+    async def create_super_stream(
+            self, super_stream: str, partitions: int | None = None, *,
+            binding_keys: tp.Sequence[str] | None = None,
+            arguments: tp.Mapping[str, str] | None = None, exist_ok: bool = True,
+    ) -> list[str]:
+        """
+        Create a super stream (RabbitMQ 3.13+): its partition streams, an
+        exchange of its name and the bindings between them. Return the
+        names of the partitions.
+
+        :param partitions: Number of partitions, named
+            ``<super stream>-0`` ... and bound with keys ``0`` ...
+        :param binding_keys: Or binding keys, one partition each, named
+            ``<super stream>-<key>``.
+        :param arguments: Stream arguments of the partitions (e.g.
+            ``max-age``, ``max-length-bytes``).
+        :param exist_ok: Do not fail when the super stream exists.
+        """
+        return await self._super_streams.create(
+            super_stream, partitions, binding_keys, arguments, exist_ok,
+        )
+
+    async def delete_super_stream(self, super_stream: str, *, missing_ok: bool = True) -> None:
+        """
+        Delete a super stream and its partitions (RabbitMQ 3.13+).
+
+        :param missing_ok: Do not fail when it does not exist.
+        """
+        await self._super_streams.delete(super_stream, missing_ok)
+
+    async def super_stream_exists(self, super_stream: str) -> bool:
+        """Whether a super stream exists (RabbitMQ 3.11+)."""
+        return await self._super_streams.exists(super_stream)
+
+    async def super_stream_partitions(self, super_stream: str) -> list[str]:
+        """
+        The partitions of a super stream (RabbitMQ 3.11+), in order.
+
+        :raises rbfly.streams.error.StreamDoesNotExist: When there is no
+            such super stream.
+        """
+        return await self._super_streams.partitions(super_stream)
+
+    async def route(self, super_stream: str, routing_key: str) -> list[str]:
+        """The partitions the broker binds a routing key to (RabbitMQ 3.11+)."""
+        return await self._super_streams.route(super_stream, routing_key)
+
+    @contextlib.asynccontextmanager
+    async def super_stream_publisher(
+            self, super_stream: str, routing_key: RoutingKey, *,
+            routing: tp.Literal['hash', 'key'] = 'hash', name: str | None = None,
+            cls: type[PublisherTrait] = Publisher, **options: tp.Any,
+    ) -> AsyncIterator[SuperStreamPublisher]:
+        """
+        Create a publisher of a super stream (an async context manager):
+        a publisher of class ``cls`` per partition, and each message sent
+        to the partition of its routing key.
+
+        :param routing_key: Function returning a message's routing key.
+        :param routing: ``hash`` (MurmurHash3 of the key, as the other
+            clients) or ``key`` (the broker's bindings decide).
+        :param name: Publisher name, for deduplication; the publishers of
+            all partitions use it (sequences are kept per stream).
+        :param options: Other options of :py:meth:`publisher`.
+        """
+        async with self._super_streams.publisher(
+                super_stream, routing_key, routing, name, cls, options) as publisher:
+            yield publisher
+
+    def subscribe_super_stream(
+            self, super_stream: str, *, offset: Offset = Offset.NEXT,
+            filter: MessageFilter | None = None, timeout: float = 0, amqp: bool = True,
+            name: str | None = None, single_active: bool = False,
+            consumer_update: ConsumerUpdateCallback | None = None, store_every: int = 0,
+            store_interval: float = 5, credit: int | None = None,
+            buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
+    ) -> AsyncGenerator[AMQPBody, None]:
+        """
+        Subscribe to every partition of a super stream and iterate over
+        their messages' bodies (see :py:meth:`subscribe_super_stream_chunks`;
+        messages of one partition come in order).
+        """
+        chunks = self.subscribe_super_stream_chunks(
+            super_stream, offset=offset, filter=filter, amqp=amqp, timeout=timeout,
+            name=name, single_active=single_active, consumer_update=consumer_update,
+            credit=credit, buffer_bytes=buffer_bytes, resume=resume,
+        )
+        return Bodies(chunks, self._offsets.tracker(name, store_every, store_interval))
+
+    async def subscribe_super_stream_chunks(
+            self, super_stream: str, *, offset: Offset = Offset.NEXT,
+            filter: MessageFilter | None = None, timeout: float = 0, amqp: bool = True,
+            name: str | None = None, single_active: bool = False,
+            consumer_update: ConsumerUpdateCallback | None = None, store_every: int = 0,
+            store_interval: float = 5, credit: int | None = None,
+            buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
+    ) -> AsyncGenerator[Chunk, None]:
+        """
+        Subscribe to every partition of a super stream and receive their
+        chunks as they come (``chunk.stream`` is the partition).
+
+        With ``single_active`` (RabbitMQ 3.11+), the subscriptions named
+        ``name`` in all clients share the partitions, one active per
+        partition. An ``Offset.reference(name)`` is read per partition:
+        store offsets with ``write_offset(chunk.stream, name, ...)``.
+
+        The other parameters are those of :py:meth:`subscribe_chunks`
+        (``resume`` is called with the partition).
+        """
+        subscribing = self._subscribing
+        flow = subscribing.flow(credit, buffer_bytes)
+        subs = await self._super_streams.subscriptions(
+            super_stream, offset, filter, amqp, name, single_active, consumer_update, flow,
+            resume,
+        )
+        tracker = self._offsets.tracker(name, store_every, store_interval)
+        # closed with this generator, not when garbage collected: the
+        # subscriptions end (and their node connections close) at once
+        async with contextlib.aclosing(subscribing.chunks(subs, filter, timeout, tracker)) \
+                as chunks:
+            async for chunk in chunks:
+                yield chunk
 
 def streams_client(
-        uri: str | tp.Sequence[str],
-        /,
-        ssl: _ssl.SSLContext | None = None,
-        **options: tp.Any,
+        uri: str | tp.Sequence[str], /, ssl: _ssl.SSLContext | None = None, **options: tp.Any,
 ) -> StreamsClient:
     """
     Create a RabbitMQ Streams client from a connection URI.
@@ -508,8 +588,6 @@ def streams_client(
 
 __all__ = [
     'DEFAULT_BACKOFF', 'DEFAULT_BUFFER_BYTES', 'DEFAULT_CREDIT', 'DEFAULT_REQUEST_TIMEOUT',
-    'DEFAULT_SPIN',
-    'ConsumerUpdateCallback',
-    'ResumeCallback',
+    'DEFAULT_SPIN', 'STREAM_RECOVERY_TIMEOUT', 'ConsumerUpdateCallback', 'ResumeCallback',
     'StreamInfo', 'StreamsClient', 'connection', 'streams_client',
 ]

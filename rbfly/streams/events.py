@@ -6,7 +6,7 @@ application's health checks, metrics and logs.
 with a :py:class:`ConnectionEvent` when a connection opens, is lost, is
 back (its publishers and subscriptions restored), is given up, or is
 closed. Connections to the nodes of a cluster where publishers and
-subscriptions are placed (see :py:mod:`rbfly.streams._placement`) report
+subscriptions are placed (see :py:mod:`rbfly.streams.parts.placement`) report
 too, with ``placement=True``; such a connection is not reopened when lost:
 what it held moves to other connections.
 

@@ -48,8 +48,6 @@ logger = logging.getLogger(__name__)
 DEFAULT_REFRESH_RATIO = 0.8
 """Share of a token's lifetime after which the client gets a new one."""
 
-RETRY_DELAYS = (1.0, 2.0, 5.0, 10.0)
-"""Seconds between attempts when getting a new token fails (the last repeats)."""
 
 @dtc.dataclass(frozen=True)
 class Token:
@@ -358,6 +356,6 @@ class TokenKeeper:
         return max(0.0, self._refresh_at - monotonic())
 
 __all__ = [
-    'DEFAULT_REFRESH_RATIO', 'RETRY_DELAYS', 'ClientCredentials', 'Token', 'TokenKeeper',
+    'DEFAULT_REFRESH_RATIO', 'ClientCredentials', 'Token', 'TokenKeeper',
     'TokenProvider', 'jwt_lifetime', 'token_from_response',
 ]

@@ -32,8 +32,8 @@ from ..error import RbFlyError
 from ..types import AMQPAppProperties, AMQPBody
 from ._confirm import Confirmation, track
 from ._pipeline import PipelineState
-from ._publish import SubEntryBatch
 from ._publisher_base import ConfirmListener, ErrorListener, PublisherTrait
+from .protocol._publish import SubEntryBatch
 from .types import BloomFilterExtract
 
 class Publisher(PublisherTrait):
@@ -219,7 +219,7 @@ class PublisherPipelined(PipelineState, PublisherTrait):
         self._buffer = []
         first = self._buffer_first
         self._deadline(range(first, first + len(buffer)))
-        protocol = self._protocol
+        protocol = self.protocol
         if protocol is not None and protocol.is_open:
             try:
                 frames = self._frames(protocol, buffer, first)

@@ -47,10 +47,11 @@ from collections.abc import Awaitable, Callable
 from time import monotonic
 
 from ..amqp import MessageCtx
-from ._chunk import decode_chunk
+from .aio.records import detach
 from .error import ConnectionLost
 from .metrics import Counters
 from .offset import Offset
+from .protocol._chunk import decode_chunk
 from .protocol.commands import Credit, OffsetSpec
 from .protocol.constants import OffsetType
 
@@ -109,6 +110,8 @@ class Subscription:
     :param crc_check: Verify each chunk's CRC32 (a mismatch ends the
         subscription with :py:class:`~rbfly.error.ChunkError`).
     """
+    kind: tp.ClassVar[tp.Literal['subscriptions']] = 'subscriptions'
+
     def __init__(
             self,
             stream: str,
@@ -128,12 +131,14 @@ class Subscription:
         self.amqp = amqp
         self.credit = credit
         self.properties = properties
+        # the connection it is subscribed on, its id there, and the
+        # connection's owner that subscribes again after a loss (None while
+        # the subscription is being placed): written by the client's
+        # records only (rbfly.streams.aio.records)
         self.protocol: StreamsProtocol | None = None
-        # the connection's owner that subscribes again after a loss (None
-        # while the subscription is being placed), and whether it ended
-        self.manager: ConnectionManager | None = None
+        self.ident = -1
+        self.owner: ConnectionManager | None = None
         self.closed = False
-        self.subscription_id = -1
         self.committed_chunk_id: int | None = None
         # offset after the last user chunk received (None: none yet)
         self.received_offset: int | None = None
@@ -184,21 +189,13 @@ class Subscription:
         self._chunks.clear()
         self._buffered = 0
 
-    def attach(self, protocol: StreamsProtocol, subscription_id: int) -> None:
+    def attached(self) -> None:
         """
-        Bind the subscription to a connection.
+        Subscribed on a connection (see
+        :py:func:`rbfly.streams.aio.records.attach`).
         """
-        self.protocol = protocol
-        self.subscription_id = subscription_id
         self._inflight = self.credit  # Subscribe grants the initial credit
-        protocol.subscriptions[subscription_id] = self
         self._wake()
-
-    def detach(self) -> None:
-        protocol = self.protocol
-        if protocol is not None:
-            protocol.subscriptions.pop(self.subscription_id, None)
-        self.protocol = None
 
     def on_chunk(
             self, chunk: bytes | bytearray | memoryview, committed_chunk_id: int | None,
@@ -235,7 +232,7 @@ class Subscription:
         End the subscription with an error (e.g. its stream was deleted).
         """
         self._error = error
-        self.detach()
+        detach(self)
         self._wake()
 
     def _wake(self) -> None:
@@ -317,7 +314,7 @@ class Subscription:
     async def _consumer_update(
             self, protocol: StreamsProtocol, correlation_id: int, active: bool,
     ) -> None:
-        logger.info('subscription %d to stream %r is %s', self.subscription_id,
+        logger.info('subscription %d to stream %r is %s', self.ident,
                     self.stream, 'active' if active else 'inactive')
         if not active:
             # the next active consumer continues from the stored offset;
@@ -374,7 +371,7 @@ class Subscription:
             return
         if grant >= max(1, target // 4) or self._inflight <= 0:
             grant = min(grant, 0xffff)
-            protocol.send(Credit(self.subscription_id, grant))
+            protocol.send(Credit(self.ident, grant))
             self._inflight += grant
 
 async def spin_wait(subs: tp.Sequence[Subscription]) -> bool:

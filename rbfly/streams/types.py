@@ -1,5 +1,5 @@
 """
-Types of the streams API: message filters.
+Types of the streams API: message filters, and where a stream lives.
 """
 
 from __future__ import annotations
@@ -39,4 +39,18 @@ class MessageFilter:
             if not isinstance(value, str):
                 raise TypeError('filter values must be str, got {!r}'.format(value))
 
-__all__ = ['BloomFilterExtract', 'MessageFilter']
+@dtc.dataclass(frozen=True)
+class StreamInfo:
+    """
+    Location of a stream.
+
+    :param stream: Stream name.
+    :param leader: Host and port of the stream's leader (None while it has
+        none).
+    :param replicas: Hosts and ports of its replicas.
+    """
+    stream: str
+    leader: tuple[str, int] | None
+    replicas: list[tuple[str, int]]
+
+__all__ = ['BloomFilterExtract', 'MessageFilter', 'StreamInfo']

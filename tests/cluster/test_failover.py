@@ -30,8 +30,8 @@ from rbfly.streams import (
     get_message_ctx,
     streams_client,
 )
-from rbfly.streams._placement import node_of
 from rbfly.streams.error import StreamNotAvailable
+from rbfly.streams.parts.connector import node_of
 
 from .conftest import FAST, NEEDS_CLUSTER, TIMEOUT, Failover, Node
 
@@ -211,7 +211,7 @@ async def test_client_on_the_killed_node_moves_to_another(failover: Failover) ->
     urls = [f.leader.url] + [n.url for n in f.survivors]
     client = streams_client(urls, reconnect=FAST, connect_timeout=5)
     sent = await publish_across_kill(f, client)
-    assert client._info.port != f.leader.port  # moved to a surviving node
+    assert client._credentials.info.port != f.leader.port  # moved to a surviving node
     bodies, offsets = await read_back(f, sent)
     assert bodies == list(range(sent))
     assert offsets == list(range(sent))
@@ -259,8 +259,8 @@ async def publish_across_kill(
             assert kill is not None
             await kill
             if placed is not None:
-                assert p._protocol is not None
-                node = node_of(p._protocol)
+                assert p.protocol is not None
+                node = node_of(p.protocol)
                 assert node is not None
                 placed.append(node[1])
     return sent

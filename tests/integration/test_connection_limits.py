@@ -23,11 +23,11 @@ async def test_small_limits(any_url: str, client: StreamsClient, stream: str) ->
             await stack.enter_async_context(limited.publisher(stream, name='p{}'.format(i)))
             for i in range(5)
         ]
-        home = await limited._get_protocol()
+        home = await limited._connections.get()
         assert len(home.publishers) == 2
-        extra = limited._nodes[None]
+        extra = limited._connections.nodes[None]
         assert sorted(len(m.publishers) for m in extra) == [1, 2]
-        protocols = {p._protocol for p in publishers}
+        protocols = {p.protocol for p in publishers}
         assert len(protocols) == 3
         for i, p in enumerate(publishers):
             await p.send('from {}'.format(i))
@@ -37,16 +37,16 @@ async def test_small_limits(any_url: str, client: StreamsClient, stream: str) ->
         assert firsts == ['from 0'] * 5
         assert len(home.subscriptions) == 2
         # (the other connections' room is used before another one is opened)
-        assert sorted(len(m.subscriptions) for m in limited._nodes[None]) == [1, 2]
+        assert sorted(len(m.subscriptions) for m in limited._connections.nodes[None]) == [1, 2]
         for it in iterators:
             rest = [await anext(it) for _ in range(4)]
             assert rest == ['from {}'.format(i) for i in range(1, 5)]
             await it.aclose()
 
         # the subscriptions' own connection is closed with the last of them
-        assert sorted(len(m.publishers) for m in limited._nodes[None]) == [1, 2]
+        assert sorted(len(m.publishers) for m in limited._connections.nodes[None]) == [1, 2]
         await stack.aclose()
-        assert limited._nodes == {}
+        assert limited._connections.nodes == {}
 
     async with asyncio.timeout(10):
         received = []
@@ -65,7 +65,7 @@ async def test_more_than_the_protocol_allows(client: StreamsClient, stream: str)
         publishers = [
             await stack.enter_async_context(client.publisher(stream)) for _ in range(300)
         ]
-        assert len({p._protocol for p in publishers}) == 2
+        assert len({p.protocol for p in publishers}) == 2
         await asyncio.gather(*(p.send(i) for i, p in enumerate(publishers)))
 
     iterators = [client.subscribe(stream, offset=Offset.FIRST) for _ in range(300)]
@@ -75,9 +75,9 @@ async def test_more_than_the_protocol_allows(client: StreamsClient, stream: str)
         assert len(seen) == 300
         assert len(set(seen)) == 1
         assert set(seen) <= set(range(300))
-        assert len(client._manager.subscriptions) == 256
-        assert [len(m.subscriptions) for m in client._nodes[None]] == [44]
+        assert len(client._connections.own.subscriptions) == 256
+        assert [len(m.subscriptions) for m in client._connections.nodes[None]] == [44]
     finally:
         for it in iterators:
             await it.aclose()
-    assert client._nodes == {}
+    assert client._connections.nodes == {}

@@ -41,7 +41,7 @@ async def test_slow_consumer_bounded(any_url: str, stream: str) -> None:
         chunks = client.subscribe_chunks(stream, offset=Offset.FIRST, timeout=5)
         first = await anext(chunks)
         await asyncio.sleep(1)  # the broker could send everything meanwhile
-        [sub] = client._manager.subscriptions
+        [sub] = client._connections.own.subscriptions
         assert len(sub._chunks) <= 8
         seen = len(first)
         async for chunk in chunks:
@@ -65,7 +65,7 @@ async def test_flow_per_subscription(any_url: str, stream: str) -> None:
         )
         seen = len(await anext(chunks))
         await asyncio.sleep(1)
-        [sub] = client._manager.subscriptions
+        [sub] = client._connections.own.subscriptions
         assert (sub.credit, sub.buffer_bytes) == (2, 1)
         assert len(sub._chunks) <= 4
         async for chunk in chunks:
@@ -78,7 +78,7 @@ async def test_flow_per_subscription(any_url: str, stream: str) -> None:
                     {'credit': True}):
             with pytest.raises(ValueError, match=next(iter(bad))):
                 await anext(client.subscribe(stream, **bad))
-        assert not client._manager.subscriptions
+        assert not client._connections.own.subscriptions
         await client.delete_stream(stream)
 
 async def test_break_ends_subscription(any_url: str, stream: str) -> None:
@@ -96,18 +96,18 @@ async def test_break_ends_subscription(any_url: str, stream: str) -> None:
         async for body in it:
             if body == 10:
                 break
-        assert len(client._manager.subscriptions) == 1
+        assert len(client._connections.own.subscriptions) == 1
         await it.aclose()
-        assert not client._manager.subscriptions
+        assert not client._connections.own.subscriptions
 
         async for body in client.subscribe(stream, offset=Offset.FIRST):
             if body == 20:
                 break
         for _ in range(100):
-            if not client._manager.subscriptions:
+            if not client._connections.own.subscriptions:
                 break
             await asyncio.sleep(0.01)
-        assert not client._manager.subscriptions
+        assert not client._connections.own.subscriptions
         assert await anext(client.subscribe(stream, offset=Offset.offset(99))) == 99
         await client.delete_stream(stream)
 
@@ -120,7 +120,7 @@ async def test_memory_bound_in_bytes(any_url: str, stream: str) -> None:
         chunks = client.subscribe_chunks(stream, offset=Offset.FIRST, timeout=5)
         seen = len(await anext(chunks))
         await asyncio.sleep(1)
-        [sub] = client._manager.subscriptions
+        [sub] = client._connections.own.subscriptions
         held = sum(len(c) for c, _ in sub._chunks)
         assert 4 < len(sub._chunks)  # more than the initial credit
         assert held <= 20_000 * 1.5  # the chunk size is a moving average
@@ -161,7 +161,7 @@ async def test_concurrent_processing_bounded(any_url: str, stream: str) -> None:
             async for body in client.subscribe(stream, offset=Offset.FIRST):
                 await limit.acquire()
                 tg.create_task(handle(tp.cast(int, body)))
-                [sub] = client._manager.subscriptions
+                [sub] = client._connections.own.subscriptions
                 held = max(held, sum(len(c) for c, _ in sub._chunks))
                 if body == 4_999:
                     break

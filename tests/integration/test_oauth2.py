@@ -237,7 +237,7 @@ async def test_endpoint_refuses_client(url4: str, endpoint: TokenEndpoint) -> No
     provider = ClientCredentials(endpoint.url, CLIENT_ID, 'wrong-secret')
     client = streams_client(url_of(url4), oauth2=provider)
     with pytest.raises(OAuth2Error) as info:
-        await client._get_protocol()
+        await client._connections.get()
     text = str(info.value)
     assert endpoint.url in text
     assert 'invalid_client' in text and '401' in text
@@ -274,7 +274,7 @@ async def test_endpoint_unreachable(url4: str) -> None:
                                  timeout=5)
     client = streams_client(url_of(url4), oauth2=provider)
     with pytest.raises(OAuth2Error, match='cannot reach token endpoint'):
-        await client._get_protocol()
+        await client._connections.get()
     await client.disconnect()
 
 async def test_broker_refuses_token(url4: str) -> None:
@@ -289,7 +289,7 @@ async def test_broker_refuses_token(url4: str) -> None:
 
     client = streams_client(url_of(url4), oauth2=provider)
     with pytest.raises(AuthenticationFailure):
-        await client._get_protocol()
-    protocol = await client._get_protocol()
+        await client._connections.get()
+    protocol = await client._connections.get()
     assert protocol.is_open and audiences == []
     await client.disconnect()

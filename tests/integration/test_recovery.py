@@ -288,7 +288,7 @@ async def test_cut_while_declaring(proxied: StreamsClient, proxy: Proxy, stream:
     once more on a new connection, and the application gets it. No
     publisher is left behind for later recoveries to declare.
     """
-    await proxied._get_protocol()
+    await proxied._connections.get()
     proxy.hold_on(0x0001)  # DeclarePublisher
 
     async def publish() -> None:
@@ -353,6 +353,12 @@ async def test_resume_callback_own_offset(
     An offset the application kept (stored every 1,000 messages): the
     subscription goes on from it; the messages after it come again, each
     once more, and none is lost.
+
+    Chunks received before the cut are still handed out while the client
+    reconnects (they were delivered; see :py:mod:`rbfly.streams.subscriber`),
+    so the application's stored offset may move on before ``resume`` is
+    asked: the callback gets the application's progress of that moment,
+    never less than at the cut.
     """
     n = 20_000
     await publish_chunks(proxied, stream, n, 100)
@@ -374,7 +380,8 @@ async def test_resume_callback_own_offset(
             assert proxy.cut()
         if offset == n - 1:
             break
-    assert len(returned) == 1 and returned[0] == 5_000
+    assert len(returned) == 1
+    assert returned[0] >= 5_000 and returned[0] % 1000 == 0
     # one jump back, to the offset returned; consecutive before and after
     back = [i for i in range(1, len(received)) if received[i] != received[i - 1] + 1]
     assert len(back) == 1

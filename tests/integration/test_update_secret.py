@@ -57,7 +57,7 @@ async def test_update_secret(url4: str, user: str, stream: str) -> None:
     try:
         async with client:
             await client.create_stream(stream)
-            protocol = await client._get_protocol()
+            protocol = await client._connections.get()
             async with client.publisher(stream, name='secret') as publisher:
                 await publisher.send('before')
                 await ctl('change_password', user, 'second')

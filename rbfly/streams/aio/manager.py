@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable
 from ..backoff import Backoff
 from ..error import ConnectionLost, StreamsError
 from ..events import ConnectionState
+from .records import let_go
 
 if tp.TYPE_CHECKING:
     from ..publisher import PublisherTrait
@@ -172,7 +173,7 @@ class ConnectionManager:
             except StreamsError as ex:  # e.g. the stream was deleted meanwhile
                 logger.warning('cannot restore publisher of %r: %s', publisher.stream, ex)
                 publisher._fail(ex)
-                self.publishers.discard(publisher)
+                let_go(publisher)
         for subscription in list(self.subscriptions):
             try:
                 await self._restore_subscription(protocol, subscription)
@@ -181,7 +182,7 @@ class ConnectionManager:
             except StreamsError as ex:
                 logger.warning('cannot restore subscription to %r: %s', subscription.stream, ex)
                 subscription.fail(ex)
-                self.subscriptions.discard(subscription)
+                let_go(subscription)
 
     def _give_up(self, error: Exception) -> None:
         for publisher in list(self.publishers):
@@ -207,7 +208,9 @@ class ConnectionManager:
             self._report(ConnectionState.CLOSED, protocol, None)
         # nobody will reconnect: callers still waiting must not hang
         self._give_up(ConnectionLost('client disconnected'))
-        self.publishers.clear()
-        self.subscriptions.clear()
+        for publisher in list(self.publishers):
+            let_go(publisher)
+        for subscription in list(self.subscriptions):
+            let_go(subscription)
 
 __all__ = ['ConnectionManager']

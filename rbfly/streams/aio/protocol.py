@@ -16,7 +16,8 @@ import typing as tp
 from collections.abc import Callable, Mapping
 
 from ...error import ProtocolError
-from ..error import ConnectionLost, RequestTimeout, error_for_code
+from ..error import ConnectionLost, FeatureNotSupported, RequestTimeout, error_for_code
+from ..protocol._publish import PublishEncoder
 from ..protocol.base import OffsetSpec
 from ..protocol.commands import (
     Command,
@@ -30,11 +31,12 @@ from ..protocol.commands import (
 from ..protocol.connection import (
     ConnectionClosed,
     ConnectionCore,
-    ConnectionState,
     ConsumerUpdateRequested,
+    CoreState,
     HandshakeFailed,
     HeartbeatTimeout,
     Opened,
+    broker_version,
 )
 from ..protocol.constants import ResponseCode
 
@@ -100,6 +102,8 @@ class StreamsProtocol(asyncio.Protocol):
         self.on_metadata_update: Callable[[MetadataUpdate], None] | None = None
         self.on_lost: Callable[[StreamsProtocol, Exception], None] | None = None
         self.server_properties: Mapping[str, str] = {}
+        # the broker's version, from its peer properties once open
+        self.broker_version: tuple[int, ...] = (0,)
         # the Open response's (advertised_host, advertised_port)
         self.connection_properties: Mapping[str, str] = {}
         # (host, port) connected to, as the client was told
@@ -177,7 +181,7 @@ class StreamsProtocol(asyncio.Protocol):
 
     @property
     def is_open(self) -> bool:
-        return self.core.state is ConnectionState.OPENED and self._error is None
+        return self.core.state is CoreState.OPENED and self._error is None
 
     def check_open(self) -> None:
         """
@@ -185,8 +189,32 @@ class StreamsProtocol(asyncio.Protocol):
         """
         if self._error is not None:
             raise self._error
-        if self.core.state is not ConnectionState.OPENED:
+        if self.core.state is not CoreState.OPENED:
             raise ConnectionLost('connection is not open ({})'.format(self.core.state.value))
+
+    def require(self, version: tuple[int, ...], feature: str) -> None:
+        """
+        :raises FeatureNotSupported: When the broker is older than
+            ``version``, which ``feature`` needs.
+        """
+        if self.broker_version < version:
+            raise FeatureNotSupported('{} needs RabbitMQ {} or later; the broker is {}'.format(
+                feature, '.'.join(map(str, version)),
+                self.server_properties.get('version', 'unknown'),
+            ))
+
+    @property
+    def publish_encoder(self) -> PublishEncoder:
+        """
+        The connection's Publish frame encoder (frames fit its negotiated
+        frame size).
+
+        :raises ConnectionLost: Before the handshake set the frame size.
+        """
+        encoder = self.core.publish_encoder
+        if encoder is None:
+            raise ConnectionLost('connection is not open ({})'.format(self.core.state.value))
+        return encoder
 
     def flush(self) -> None:
         data = self.core.data_to_send()
@@ -314,11 +342,7 @@ class StreamsProtocol(asyncio.Protocol):
             if pub is not None:
                 pub.on_error([(e.publishing_id, e.code) for e in perr.errors])
         elif isinstance(event, Opened):
-            self.server_properties = event.server_properties
-            self.connection_properties = event.connection_properties
-            self._schedule_tick()
-            if not self.opened.done():
-                self.opened.set_result(event)
+            self._opened(event)
         elif isinstance(event, HandshakeFailed):
             self._error = event.error
             if not self.opened.done():
@@ -347,6 +371,14 @@ class StreamsProtocol(asyncio.Protocol):
             self._consumer_update(tp.cast(ConsumerUpdateRequested, event))
         else:
             self._resolve(event)
+
+    def _opened(self, event: Opened) -> None:
+        self.server_properties = event.server_properties
+        self.broker_version = broker_version(event.server_properties)
+        self.connection_properties = event.connection_properties
+        self._schedule_tick()
+        if not self.opened.done():
+            self.opened.set_result(event)
 
     def _consumer_update(self, update: ConsumerUpdateRequested) -> None:
         sub = self.subscriptions.get(update.subscription_id)
@@ -380,7 +412,7 @@ class StreamsProtocol(asyncio.Protocol):
         for event in self.core.tick(self.loop.time()):
             self._dispatch(event)
         self.flush()
-        if self.core.state is ConnectionState.OPENED:
+        if self.core.state is CoreState.OPENED:
             self._schedule_tick()
 
 async def open_connection(

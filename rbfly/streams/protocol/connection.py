@@ -31,8 +31,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ...error import ProtocolError
-from .._frames import FrameReader, decode_hot
 from ..error import ResponseError, SaslMechanismNotSupported, error_for_code
+from ._frames import FrameReader, decode_hot
+from ._publish import PublishEncoder
 from .base import OffsetSpec
 from .codec import decode_frame, encode
 from .commands import (
@@ -63,8 +64,12 @@ from .constants import (
 
 logger = logging.getLogger(__name__)
 
-class ConnectionState(enum.Enum):
-    """State of a connection."""
+class CoreState(enum.Enum):
+    """
+    State of a connection's core: the steps of the handshake, open,
+    closing, closed (what happens to a client's connections, as the
+    application sees it, is :py:class:`rbfly.streams.events.ConnectionState`).
+    """
     IDLE = 'idle'
     PEER_PROPERTIES = 'peer-properties'
     SASL_HANDSHAKE = 'sasl-handshake'
@@ -75,8 +80,8 @@ class ConnectionState(enum.Enum):
     CLOSING = 'closing'
     CLOSED = 'closed'
 
-S = ConnectionState
-TRANSITIONS: Mapping[ConnectionState, frozenset[ConnectionState]] = {
+S = CoreState
+TRANSITIONS: Mapping[CoreState, frozenset[CoreState]] = {
     S.IDLE: frozenset({S.PEER_PROPERTIES, S.CLOSED}),
     S.PEER_PROPERTIES: frozenset({S.SASL_HANDSHAKE, S.CLOSED}),
     S.SASL_HANDSHAKE: frozenset({S.SASL_AUTHENTICATE, S.CLOSED}),
@@ -160,6 +165,16 @@ def _negotiate(ours: int, theirs: int) -> int:
         return ours
     return min(ours, theirs)
 
+def broker_version(properties: Mapping[str, str]) -> tuple[int, ...]:
+    """
+    The broker's version from its peer properties (``(3, 13, 7)``; ``(0,)``
+    when it says none or one that is not numbers).
+    """
+    try:
+        return tuple(int(v) for v in properties.get('version', '0').split('+')[0].split('.')[:3])
+    except ValueError:
+        return (0,)
+
 def sasl_plain(username: str, password: str) -> bytes:
     """The SASL PLAIN response: no authorization identity, user, password."""
     return b'\0' + username.encode() + b'\0' + password.encode()
@@ -201,21 +216,23 @@ class ConnectionCore:
         self._frame_max = frame_max
         self._heartbeat = heartbeat
         self._client_properties = dict(client_properties or {})
-        self._state = ConnectionState.IDLE
+        self._state = CoreState.IDLE
         self._reader = FrameReader(PRE_OPEN_FRAME_MAX)  # until the connection is open
         self._out: list[bytes] = []
         self._correlation_id = 0
         self._server_properties: Mapping[str, str] = {}
         self.frame_max = 0
         self.heartbeat = 0
+        # encodes Publish frames that fit frame_max (from Tune on)
+        self.publish_encoder: PublishEncoder | None = None
         self._last_received = 0.0
         self._last_sent = 0.0
 
     @property
-    def state(self) -> ConnectionState:
+    def state(self) -> CoreState:
         return self._state
 
-    def _set_state(self, state: ConnectionState) -> None:
+    def _set_state(self, state: CoreState) -> None:
         if state not in TRANSITIONS[self._state]:
             raise ConnectionStateError(
                 'illegal connection state transition {} -> {}'.format(
@@ -252,7 +269,7 @@ class ConnectionCore:
         """
         Begin the handshake (queue the PeerProperties request).
         """
-        self._set_state(ConnectionState.PEER_PROPERTIES)
+        self._set_state(CoreState.PEER_PROPERTIES)
         self._last_received = now
         self._send(encode(PeerProperties(self._client_properties), self._next_id()), now)
 
@@ -307,24 +324,24 @@ class ConnectionCore:
         Start closing the connection; return the Close request's
         correlation id, or ``None`` when there is nothing to close.
         """
-        if self._state is not ConnectionState.OPENED:
-            if self._state is not ConnectionState.CLOSED:
-                self._set_state(ConnectionState.CLOSED)
+        if self._state is not CoreState.OPENED:
+            if self._state is not CoreState.CLOSED:
+                self._set_state(CoreState.CLOSED)
             return None
         correlation_id = self._next_id()
         self._send(encode(Close(code, reason), correlation_id), now)
-        self._set_state(ConnectionState.CLOSING)
+        self._set_state(CoreState.CLOSING)
         return correlation_id
 
     def connection_lost(self) -> None:
         """
         Mark the connection closed after its transport was lost.
         """
-        if self._state is not ConnectionState.CLOSED:
-            self._set_state(ConnectionState.CLOSED)
+        if self._state is not CoreState.CLOSED:
+            self._set_state(CoreState.CLOSED)
 
     def _check_open(self) -> None:
-        if self._state is not ConnectionState.OPENED:
+        if self._state is not CoreState.OPENED:
             raise ConnectionStateError(
                 'connection is not open (state: {})'.format(self._state.value)
             )
@@ -345,7 +362,7 @@ class ConnectionCore:
         Send a heartbeat when nothing was sent for a heartbeat interval;
         report a silent broker after two intervals without data.
         """
-        if self._state is not ConnectionState.OPENED or not self.heartbeat:
+        if self._state is not CoreState.OPENED or not self.heartbeat:
             return []
         silence = now - self._last_received
         if silence >= 2 * self.heartbeat:
@@ -374,7 +391,7 @@ class ConnectionCore:
             connection cannot be used any more.
         """
         self._last_received = now
-        if self._state is ConnectionState.CLOSED:
+        if self._state is CoreState.CLOSED:
             return []  # the broker may still send a few frames; ignore them
         self._reader.feed(data)
         events: list[Event] = []
@@ -400,12 +417,12 @@ class ConnectionCore:
                         correlation_id, command.subscription_id, command.active,
                     ))
                     continue
-                if type(command) is CloseResponse and self._state is ConnectionState.CLOSING:
-                    self._set_state(ConnectionState.CLOSED)
+                if type(command) is CloseResponse and self._state is CoreState.CLOSING:
+                    self._set_state(CoreState.CLOSED)
                     events.append(ConnectionClosed(ResponseCode.OK, 'OK', False))
                     continue
                 events.append(command)
-            elif self.state is ConnectionState.CLOSED:  # set by an earlier frame
+            elif self.state is CoreState.CLOSED:  # set by an earlier frame
                 break
             else:
                 event = self._handshake(command, correlation_id, now)
@@ -421,12 +438,12 @@ class ConnectionCore:
                     command.code, command.reason)
         if correlation_id is not None:
             self._send(encode(CloseResponse(correlation_id, ResponseCode.OK)), now)
-        if self._state is not ConnectionState.CLOSED:
-            self._set_state(ConnectionState.CLOSED)
+        if self._state is not CoreState.CLOSED:
+            self._set_state(CoreState.CLOSED)
         return ConnectionClosed(command.code, command.reason, True)
 
     def _fail(self, error: ResponseError | ProtocolError) -> HandshakeFailed:
-        self._set_state(ConnectionState.CLOSED)
+        self._set_state(CoreState.CLOSED)
         return HandshakeFailed(error)
 
     def _handshake(
@@ -467,6 +484,7 @@ class ConnectionCore:
                 self._set_state(S.TUNE)
             self.frame_max = _negotiate(self._frame_max, command.frame_max)
             self.heartbeat = _negotiate(self._heartbeat, command.heartbeat)
+            self.publish_encoder = PublishEncoder(self.frame_max)
             self._send(encode(TuneResponse(self.frame_max, self.heartbeat)), now)
             self._set_state(S.OPEN)
             self._send(encode(Open(self._virtual_host), self._next_id()), now)
@@ -489,9 +507,9 @@ __all__ = [
     'MECHANISMS',
     'ConnectionClosed',
     'ConnectionCore',
-    'ConnectionState',
     'ConnectionStateError',
     'ConsumerUpdateRequested',
+    'CoreState',
     'Event',
     'HandshakeFailed',
     'HeartbeatTimeout',

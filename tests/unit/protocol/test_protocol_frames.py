@@ -33,7 +33,7 @@ BODIES = [frame[4:] for frame in FRAMES]
 def implementation(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test runs on the pure Python reader and on the Cython one."""
     if request.param == 'cython':
-        from rbfly.streams import _frames
+        from rbfly.streams.protocol import _frames
         monkeypatch.setitem(globals(), 'FrameReader', _frames.FrameReader)
 
 def read_all(reader: FrameReader) -> list[bytes]:

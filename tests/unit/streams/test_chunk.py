@@ -10,7 +10,7 @@ import pytest
 
 from rbfly.amqp import MessageCtx, encode_message
 from rbfly.error import AMQPDecodeError, ChunkError
-from rbfly.streams._chunk import decode_chunk
+from rbfly.streams.protocol._chunk import decode_chunk
 
 def entry(data: bytes) -> bytes:
     return struct.pack('>I', len(data)) + data

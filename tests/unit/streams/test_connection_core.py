@@ -32,7 +32,7 @@ from rbfly.streams.protocol.base import OffsetSpec
 from rbfly.streams.protocol.connection import (
     ConnectionClosed,
     ConnectionCore,
-    ConnectionState,
+    CoreState,
     ConnectionStateError,
     ConsumerUpdateRequested,
     HandshakeFailed,
@@ -94,7 +94,7 @@ def test_handshake(mode: str) -> None:
     tune, *events = handshake(core, mode, tune=(131072, 60))
     assert tune == TuneResponse(131072, 30)
     assert events == [Opened({'version': '3.10.8'}, {'advertised_host': 'h'}, 131072, 30)]
-    assert core.state is ConnectionState.OPENED
+    assert core.state is CoreState.OPENED
     assert (core.frame_max, core.heartbeat) == (131072, 30)
 
 def test_requests_and_responses() -> None:
@@ -143,7 +143,7 @@ def test_authentication_failure() -> None:
     assert len(events) == 1 and isinstance(events[0], HandshakeFailed)
     assert isinstance(events[0].error, AuthenticationFailure)
     assert 'secret' not in str(events[0].error)
-    assert core.state is ConnectionState.CLOSED
+    assert core.state is CoreState.CLOSED
 
 def test_mechanism_not_offered() -> None:
     """EXTERNAL not offered by the broker is a clear error."""
@@ -180,7 +180,7 @@ def test_broker_close() -> None:
     events = core.receive_data(encode(Close(0x06, 'bye'), 9), 0)
     assert events == [ConnectionClosed(0x06, 'bye', True)]
     assert sent(core) == [(CloseResponse(9, OK), 9)]
-    assert core.state is ConnectionState.CLOSED
+    assert core.state is CoreState.CLOSED
 
 def test_client_close() -> None:
     """Our Close waits for the broker's response."""

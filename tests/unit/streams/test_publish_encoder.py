@@ -6,8 +6,8 @@ import pytest
 
 from rbfly.amqp import MessageCtx, decode_amqp
 from rbfly.error import MessageTooLarge
-from rbfly.streams._publish import PublishEncoder
 from rbfly.streams.protocol import Publish, PublishV2, decode
+from rbfly.streams.protocol._publish import PublishEncoder
 
 def test_amqp_messages() -> None:
     """Messages get consecutive publishing ids and AMQP bodies."""

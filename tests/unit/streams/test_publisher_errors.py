@@ -19,12 +19,17 @@ from rbfly.streams.metrics import Counters
 from rbfly.streams.publisher import Publisher, PublisherPipelined
 
 class Client:
+    """A publisher's host (:py:class:`rbfly.streams._publisher_base.PublisherHost`)."""
     def __init__(self) -> None:
         self.unknown: list[object] = []
-        self._counters = Counters()
+        self.counters = Counters()
+        self.spin = 0.0
 
-    def _publisher_unknown(self, publisher: object) -> None:
+    def publisher_unknown(self, publisher: object) -> None:
         self.unknown.append(publisher)
+
+    async def wait_recovery(self, publisher: object) -> None:
+        raise AssertionError('no connection to recover')
 
 async def test_publish_errors() -> None:
     client = Client()
@@ -46,12 +51,12 @@ async def test_publish_errors() -> None:
 
     publisher.on_confirm([1])
     assert futures[0].result() is None
-    assert (client._counters.confirmed, client._counters.errored) == (1, 1)
+    assert (client.counters.confirmed, client.counters.errored) == (1, 1)
 
 class SpinClient(Client):
     def __init__(self, spin: float) -> None:
         super().__init__()
-        self._spin = spin
+        self.spin = spin
 
 async def confirmation_polls(spin: float, since_confirm: float, monkeypatch: tp.Any) -> int:
     """
@@ -137,7 +142,7 @@ async def test_confirm_timeout_bookkeeping() -> None:
     assert error.publishing_id == 3
     assert publisher._unconfirmed == {}
     assert not publisher._deadlines and publisher._timer is None
-    assert client._counters.errored == 1
+    assert client.counters.errored == 1
     assert futures[1].result() is None
 
 class SmallWindow(PublisherPipelined):

@@ -14,9 +14,9 @@ import pytest
 from rbfly.error import ChunkError, MessageTooLarge
 from rbfly.streams import FeatureNotSupported, SubEntryBatch
 from rbfly.streams import compression as compression_module
-from rbfly.streams._chunk import decode_chunk
-from rbfly.streams._publish import PublishEncoder
 from rbfly.streams.compression import Compression, compression_code, register_codec
+from rbfly.streams.protocol._chunk import decode_chunk
+from rbfly.streams.protocol._publish import PublishEncoder
 
 from .test_chunk import chunk, entry
 

@@ -2,7 +2,7 @@ from collections.abc import Iterator
 
 from typing_extensions import disjoint_base
 
-from .protocol.commands import Deliver, DeliverV2, Heartbeat, PublishConfirm
+from .commands import Deliver, DeliverV2, Heartbeat, PublishConfirm
 
 @disjoint_base
 class FrameReader:

@@ -1,6 +1,6 @@
 from typing_extensions import disjoint_base
 
-from ..amqp import MessageCtx
+from ...amqp import MessageCtx
 
 @disjoint_base
 class ChunkInfo:

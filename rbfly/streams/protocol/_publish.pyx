@@ -36,11 +36,12 @@ from cpython.ref cimport PyObject
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memmove
 
-from .._wire._buffer cimport Writer, rbfly_store_u16, rbfly_store_u32, rbfly_store_u64, w_take
-from ..amqp._encoder cimport enc_bytes_like
-from ..amqp._message cimport MessageCtx, enc_body, enc_message
+from ..._wire._buffer cimport Writer, rbfly_store_u16, rbfly_store_u32, rbfly_store_u64, w_take
+from ...amqp._encoder cimport enc_bytes_like
+from ...amqp._message cimport MessageCtx
+from ...amqp._sections cimport enc_body, enc_message
 
-from ..error import MessageTooLarge, RbFlyError
+from ...error import MessageTooLarge, RbFlyError
 from .compression import compress as codec_compress
 from .compression import compression_code
 

@@ -27,10 +27,10 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes
 from libc.stdint cimport uint16_t, uint32_t
 from libc.string cimport memcpy
 
-from .._wire._buffer cimport rbfly_load_u16, rbfly_load_u32, rbfly_load_u64
+from ..._wire._buffer cimport rbfly_load_u16, rbfly_load_u32, rbfly_load_u64
 
-from ..error import FrameDecodeError
-from .protocol.commands import Deliver, DeliverV2, Heartbeat, PublishConfirm
+from ...error import FrameDecodeError
+from .commands import Deliver, DeliverV2, Heartbeat, PublishConfirm
 
 cdef object HEARTBEAT = Heartbeat()
 cdef object EMPTY = memoryview(b'')

@@ -40,10 +40,11 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes
 from cpython.ref cimport PyObject
 from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 
-from .._wire._buffer cimport Reader, r_take, rbfly_load_u16, rbfly_load_u32, rbfly_load_u64
-from ..amqp._message cimport MessageCtx, dec_message
+from ..._wire._buffer cimport Reader, r_take, rbfly_load_u16, rbfly_load_u32, rbfly_load_u64
+from ...amqp._message cimport MessageCtx
+from ...amqp._sections cimport dec_message
 
-from ..error import AMQPDecodeError, ChunkError
+from ...error import AMQPDecodeError, ChunkError
 
 cdef enum:
     HEADER_SIZE = 48

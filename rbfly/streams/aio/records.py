@@ -1,0 +1,144 @@
+"""
+Who holds a publisher or a subscription: the one owner of those records.
+
+A publisher or subscription is recorded twice:
+
+- *held* by a connection manager (:py:class:`~rbfly.streams.aio.manager.ConnectionManager`),
+  whose recovery declares it again after its connection is lost
+  (:py:func:`hold`, :py:func:`let_go`);
+- *attached* to an open connection under an id, where the connection
+  routes confirmations and chunks to it (:py:func:`attach`,
+  :py:func:`detach`).
+
+These four functions (and :py:func:`reserve` and :py:func:`abandon` for
+ids whose declaration is under way or was given up) are the only code
+that writes the records, on both sides: the manager's set and the item's
+``owner`` field, the connection's id table and the item's
+``protocol``/``id`` fields.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import typing as tp
+
+from ...error import RbFlyError
+from ..error import StreamsError
+from ..protocol.commands import Command
+from .protocol import ABANDONED
+
+if tp.TYPE_CHECKING:
+    from .manager import ConnectionManager
+    from .protocol import StreamsProtocol
+
+logger = logging.getLogger('rbfly.streams.client')
+
+Kind: tp.TypeAlias = tp.Literal['publishers', 'subscriptions']
+Spawn: tp.TypeAlias = tp.Callable[[tp.Coroutine[tp.Any, tp.Any, None]], object]
+
+MAX_IDS = 256
+"""Publisher or subscription ids of one connection (the protocol's limit)."""
+
+class Held(tp.Protocol):
+    """A publisher or subscription, as the records see it."""
+    owner: ConnectionManager | None
+    protocol: StreamsProtocol | None
+    ident: int
+
+    @property
+    def kind(self) -> Kind:
+        """Which of a connection's tables holds it."""
+
+    def attached(self) -> None:
+        """Called once attached to a connection."""
+
+def _table(holder: ConnectionManager | StreamsProtocol, kind: Kind) -> tp.Any:
+    return holder.publishers if kind == 'publishers' else holder.subscriptions
+
+def hold(manager: ConnectionManager, item: Held) -> None:
+    """A connection manager holds ``item`` from now on (it restores it after a loss)."""
+    previous = item.owner
+    if previous is not None and previous is not manager:
+        _table(previous, item.kind).discard(item)
+    _table(manager, item.kind).add(item)
+    item.owner = manager
+
+def let_go(item: Held) -> ConnectionManager | None:
+    """No manager holds ``item`` any more; return the one that held it."""
+    manager, item.owner = item.owner, None
+    if manager is not None:
+        _table(manager, item.kind).discard(item)
+    return manager
+
+def free_id(protocol: StreamsProtocol, kind: Kind) -> int:
+    """
+    The lowest id of a connection not taken by a publisher (or
+    subscription).
+
+    :raises RbFlyError: When all 256 are taken.
+    """
+    used = _table(protocol, kind)
+    for i in range(MAX_IDS):
+        if i not in used:
+            return i
+    raise RbFlyError('too many {} on one connection ({})'.format(kind, MAX_IDS))
+
+def reserve(protocol: StreamsProtocol, item: Held) -> int:
+    """
+    Take a free id of a connection for ``item``, before asking the broker
+    to declare it there (what comes for the id meanwhile goes to it).
+    """
+    ident = free_id(protocol, item.kind)
+    _table(protocol, item.kind)[ident] = item
+    return ident
+
+def release_id(protocol: StreamsProtocol, item: Held, ident: int) -> None:
+    """Free an id :py:func:`reserve` took, unless something else holds it now."""
+    table = _table(protocol, item.kind)
+    if table.get(ident) is item:
+        del table[ident]
+
+def attach(protocol: StreamsProtocol, item: Held, ident: int) -> None:
+    """``item`` is declared on a connection under ``ident``."""
+    _table(protocol, item.kind)[ident] = item
+    item.protocol = protocol
+    item.ident = ident
+    item.attached()
+
+def detach(item: Held) -> None:
+    """``item`` is no longer declared on its connection (its id is free)."""
+    protocol = item.protocol
+    if protocol is not None:
+        release_id(protocol, item, item.ident)
+    item.protocol = None
+
+def abandon(
+        protocol: StreamsProtocol, kind: Kind, ident: int, delete: Command, what: str,
+        spawn: Spawn,
+) -> None:
+    """
+    A declaration under ``ident`` was cancelled, timed out or ended, and
+    the broker may still hold it: keep the id taken (what comes for it is
+    dropped) until ``delete`` (the request deleting it) is answered, so
+    that a later declaration never gets its messages.
+    """
+    if not protocol.is_open:
+        return
+    table = _table(protocol, kind)
+    table[ident] = ABANDONED
+
+    async def delete_it() -> None:
+        try:
+            with contextlib.suppress(StreamsError):
+                await protocol.request(delete, what)
+        finally:
+            if table.get(ident) is ABANDONED:
+                del table[ident]
+
+    spawn(delete_it())
+
+__all__ = [
+    'MAX_IDS', 'Held', 'Kind', 'abandon', 'attach', 'detach', 'free_id', 'hold', 'let_go',
+    'release_id', 'reserve',
+]

@@ -1,0 +1,275 @@
+"""
+The client's connections: its own (opened lazily, reopened after a loss
+while it holds publishers or subscriptions) and those to the nodes of a
+cluster where publishers and subscriptions are placed.
+
+A connection holds at most ``publishers_per_connection`` publishers and
+``subscriptions_per_connection`` subscriptions (256 each, the protocol's
+limit): when the client's own connection is full, the client opens
+another one to the same broker, and so on. Such a connection, as one to
+another node, is shared by what is placed there, closes with the last of
+what it holds, and is not reopened when lost: what it held is placed anew
+(the node may be gone for good).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import typing as tp
+
+from ..aio.manager import ConnectionManager
+from ..aio.protocol import StreamsProtocol
+from ..error import ConnectionLost
+from ..events import ConnectionEvent, ConnectionState
+from ..metrics import Counters, Metrics
+from ..protocol.commands import Command, MetadataUpdate
+from .connector import Connector, Where, node_of
+from .options import ClientOptions, Kind
+from .tasks import Background
+
+if tp.TYPE_CHECKING:
+    from ..publisher import PublisherTrait
+
+logger = logging.getLogger('rbfly.streams.client')
+
+class RecoveryHooks(tp.Protocol):
+    """What the connections ask of the client's recovery (:py:mod:`.recovery`)."""
+    async def recover_publisher(self, protocol: StreamsProtocol, publisher: tp.Any) -> None:
+        """Declare a publisher of the client's own connection again."""
+
+    async def restore_publisher(self, protocol: StreamsProtocol, publisher: tp.Any) -> None:
+        """Declare a publisher again on a connection."""
+
+    async def restore_subscription(self, protocol: StreamsProtocol, sub: tp.Any) -> None:
+        """Subscribe again on a connection."""
+
+    def node_lost(self, manager: ConnectionManager) -> None:
+        """A connection to a node was lost: place what it held anew."""
+
+    def metadata_update(self, update: MetadataUpdate) -> None:
+        """The broker says a stream changed."""
+
+class Connections:
+    """
+    Owner of the client's connection managers.
+
+    :param options: The client's options.
+    :param connector: Opens connections.
+    :param counters: The client's metrics (connections lost).
+    :param tasks: Where closing a node's connection runs.
+    """
+    def __init__(
+            self, options: ClientOptions, connector: Connector, counters: Counters,
+            tasks: Background,
+    ) -> None:
+        self._options = options
+        self._connector = connector
+        self._counters = counters
+        self._tasks = tasks
+        self._hooks: RecoveryHooks | None = None
+        self.own = ConnectionManager(
+            self._connect_own, options.reconnect,
+            self._recover_publisher, self._restore_subscription, notify=self._notify,
+        )
+        # connections besides the client's own, by where they go
+        self._nodes: dict[Where, list[ConnectionManager]] = {}
+
+    def bind(self, hooks: RecoveryHooks) -> None:
+        """
+        Give the recovery the connections call after a loss (bound once:
+        the recovery itself places publishers and subscriptions on these
+        connections).
+        """
+        assert self._hooks is None
+        self._hooks = hooks
+
+    @property
+    def hooks(self) -> RecoveryHooks:
+        assert self._hooks is not None, 'Connections.bind() was not called'
+        return self._hooks
+
+    #
+    # the client's own connection
+    #
+
+    @property
+    def protocol(self) -> StreamsProtocol | None:
+        """The client's own connection, when there is one."""
+        return self.own.protocol
+
+    async def get(self) -> StreamsProtocol:
+        """The client's own connection, opened (or recovered) when needed."""
+        return await self.own.get()
+
+    async def call(self, command: Command, context: str = '') -> tp.Any:
+        """
+        Send an idempotent request (stream management, queries) on the
+        client's own connection; when the connection is lost before the
+        response, send it once more on a new connection.
+        """
+        protocol = await self.get()
+        try:
+            return await protocol.request(command, context)
+        except ConnectionLost:
+            logger.info('connection lost during %s; retrying', type(command).__name__)
+        protocol = await self.get()
+        return await protocol.request(command, context)
+
+    async def wait_recovery(self, publisher: PublisherTrait) -> None:
+        """
+        Wait until the connection is back and the publisher is declared on
+        it again (a publisher whose stream elects a new leader waits on an
+        open connection; it is checked again every second).
+        """
+        await self.own.wait_recovery()
+        if not publisher._ready.is_set():
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(1):
+                    await publisher._ready.wait()
+
+    async def _connect_own(self) -> StreamsProtocol:
+        return await self._connector.connect(self._metadata_update)
+
+    #
+    # connections to nodes
+    #
+
+    def has_room(self, manager: ConnectionManager, kind: Kind) -> bool:
+        """Whether a connection holds fewer publishers (or subscriptions) than it may."""
+        held = manager.publishers if kind == 'publishers' else manager.subscriptions
+        return len(held) < self._options.per_connection(kind)
+
+    def node_manager(self, where: Where, kind: Kind) -> ConnectionManager:
+        """
+        A connection to a node (``None``: the client's own broker) with
+        room for one more publisher or subscription (``kind``); opened
+        when each one there is full.
+        """
+        managers = self._nodes.setdefault(where, [])
+        for manager in managers:
+            if self.has_room(manager, kind):
+                return manager
+        manager = ConnectionManager(
+            functools.partial(self._connect_node, where), self._options.reconnect,
+            self._restore_publisher, self._restore_subscription,
+            on_lost=self._node_lost, notify=self._notify,
+        )
+        managers.append(manager)
+        return manager
+
+    @property
+    def nodes(self) -> tp.Mapping[Where, list[ConnectionManager]]:
+        """The connections besides the client's own, by where they go (read only)."""
+        return self._nodes
+
+    def connected(self) -> set[Where]:
+        """Where connections besides the client's own go."""
+        return set(self._nodes)
+
+    async def _connect_node(self, where: Where) -> StreamsProtocol:
+        return await self._connector.connect_node(where, self.own.protocol, self._metadata_update)
+
+    def forget(self, manager: ConnectionManager) -> None:
+        """A node's connection is not to be used any more."""
+        for where, managers in list(self._nodes.items()):
+            if manager in managers:
+                managers.remove(manager)
+            if not managers:
+                del self._nodes[where]
+
+    def release(self, manager: ConnectionManager | None) -> bool:
+        """
+        Close a node's connection when it holds nothing any more; true
+        when it is closing (what was on it needs no deleting).
+        """
+        if manager is None or manager is self.own or manager.subscriptions \
+                or manager.publishers:
+            return False
+        self.forget(manager)
+        self._tasks.spawn(manager.close())
+        return True
+
+    def node_managers(self) -> list[ConnectionManager]:
+        """The managers of the connections besides the client's own."""
+        return [m for ms in self._nodes.values() for m in ms]
+
+    def managers(self) -> list[ConnectionManager]:
+        """The managers of all the client's connections, its own first."""
+        return [self.own, *self.node_managers()]
+
+    def open_protocols(self) -> list[StreamsProtocol]:
+        """The client's open connections, its own first."""
+        return [
+            m.protocol for m in self.managers()
+            if m.protocol is not None and m.protocol.is_open
+        ]
+
+    async def close_nodes(self) -> None:
+        """Close the connections to nodes."""
+        managers = self.node_managers()
+        self._nodes.clear()
+        for manager in managers:
+            await manager.close()
+
+    def metrics(self, counters: Counters) -> Metrics:
+        """The client's counters, and what its connections hold now."""
+        managers = self.managers()
+        publishers = [p for m in managers for p in m.publishers]
+        c = counters
+        return Metrics(
+            published=c.published,
+            confirmed=c.confirmed,
+            errored=c.errored,
+            chunks=c.chunks,
+            chunk_bytes=c.chunk_bytes,
+            consumed=c.consumed,
+            connections_opened=c.connections_opened,
+            connections_lost=c.connections_lost,
+            connections=len(self.open_protocols()),
+            publishers=len(publishers),
+            subscriptions=sum(len(m.subscriptions) for m in managers),
+            outstanding_confirms=sum(len(p._unconfirmed) for p in publishers),
+        )
+
+    #
+    # what the managers call
+    #
+
+    async def _recover_publisher(self, protocol: StreamsProtocol, publisher: tp.Any) -> None:
+        await self.hooks.recover_publisher(protocol, publisher)
+
+    async def _restore_publisher(self, protocol: StreamsProtocol, publisher: tp.Any) -> None:
+        await self.hooks.restore_publisher(protocol, publisher)
+
+    async def _restore_subscription(self, protocol: StreamsProtocol, sub: tp.Any) -> None:
+        await self.hooks.restore_subscription(protocol, sub)
+
+    def _node_lost(self, manager: ConnectionManager) -> None:
+        self.forget(manager)
+        self.hooks.node_lost(manager)
+
+    def _metadata_update(self, update: MetadataUpdate) -> None:
+        self.hooks.metadata_update(update)
+
+    def _notify(
+            self, manager: ConnectionManager, state: ConnectionState,
+            protocol: StreamsProtocol | None, error: Exception | None,
+    ) -> None:
+        if state is ConnectionState.LOST:
+            self._counters.connections_lost += 1
+        callback = self._options.on_connection
+        if callback is None:
+            return
+        node = None
+        if protocol is not None:
+            node = node_of(protocol) or protocol.address
+        event = ConnectionEvent(state, node, error, manager is not self.own)
+        try:
+            callback(event)
+        except Exception:
+            logger.exception('on_connection callback failed for %s', event)
+
+__all__ = ['Connections', 'RecoveryHooks']

@@ -1,0 +1,243 @@
+"""
+The options of a client, checked once.
+
+:py:class:`ClientOptions` is a frozen record: the facade
+(:py:class:`~rbfly.streams.StreamsClient`) builds it from its keyword
+arguments, and every part of the client reads its settings from it. An
+option is added here, in the facade's signature, and in the part that
+uses it: nowhere else.
+"""
+
+from __future__ import annotations
+
+import dataclasses as dtc
+import typing as tp
+
+from ..aio.records import Kind
+from ..backoff import Backoff
+from ..events import ConnectionEvent
+from ..oauth2 import DEFAULT_REFRESH_RATIO, TokenProvider
+from ..protocol.connection import MECHANISMS
+from ..protocol.constants import DEFAULT_FRAME_MAX, DEFAULT_HEARTBEAT
+
+DEFAULT_BACKOFF = Backoff()
+"""Reconnection delays of a client: 0.1 s doubling to 30 s, jittered, for ever."""
+
+DEFAULT_CREDIT = 16
+"""Chunks a subscription lets the broker send ahead at the start, and at least."""
+
+DEFAULT_BUFFER_BYTES = 8 * 1024 * 1024
+"""Bytes of chunks a subscription may hold (bounds its memory)."""
+
+DEFAULT_SPIN = 0.0005
+"""
+Seconds a subscription receiving chunks in quick succession polls for the
+next one before its task sleeps (see :py:mod:`rbfly.streams.subscriber`).
+"""
+
+DEFAULT_REQUEST_TIMEOUT = 30.0
+"""
+Seconds to wait for the broker's response to a request; creating a stream
+on a cluster waits for its members to start, seconds on a busy machine.
+"""
+
+Resolver: tp.TypeAlias = tp.Callable[[str, int], tuple[str, int]]
+OnConnection: tp.TypeAlias = tp.Callable[[ConnectionEvent], None]
+
+@dtc.dataclass(frozen=True)
+class ClientOptions:
+    """
+    Every option of a client: the keyword arguments of
+    :py:class:`~rbfly.streams.StreamsClient` and of
+    :py:func:`~rbfly.streams.streams_client`.
+
+    :raises ValueError: When an option is out of its range.
+    :raises TypeError: When an option has the wrong type.
+    """
+    frame_max: int = DEFAULT_FRAME_MAX
+    """
+    Largest frame to accept (the broker may lower it).
+    """
+    heartbeat: int = DEFAULT_HEARTBEAT
+    """
+    Heartbeat interval asked for, in seconds.
+    """
+    credit: int = DEFAULT_CREDIT
+    """
+    Chunks a subscription lets the broker send ahead at
+    the start, and at least.
+    """
+    buffer_bytes: int = DEFAULT_BUFFER_BYTES
+    """
+    Bytes of chunks a subscription may hold, buffered
+    or on their way (it sets how many chunks the broker may send
+    ahead, as chunk sizes vary from bytes to megabytes).
+    """
+    spin: float = DEFAULT_SPIN
+    """
+    Seconds a subscription whose chunks come in quick
+    succession keeps polling for the next chunk before its task sleeps,
+    and a publisher awaiting a confirmation right after its last one
+    polls for it (0: never). Waking a sleeping task costs more than a
+    chunk's worth of time when reading a stream of small chunks, and
+    most of a confirmation's round trip; a consumer at the live end of
+    a quiet stream, or a publisher sending now and then, never spins.
+    """
+    connect_timeout: float = 30
+    """
+    Seconds to wait for a connection and handshake.
+    """
+    request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT
+    """
+    Seconds to wait for the broker's response to a
+    request (creating a stream, a query, declaring a publisher,
+    subscribing; ``None``: no limit), then
+    :py:class:`~rbfly.streams.RequestTimeout`. A dead connection is
+    found by heartbeats; this bounds a broker that is alive but does
+    not answer.
+    """
+    connection_name: str | None = None
+    """
+    Name of the client's connections, shown by the
+    broker (management UI, ``rabbitmqctl list_stream_connections``).
+    """
+    publishers_per_connection: int = 256
+    """
+    Publishers one connection holds
+    (1..256, the protocol's limit); the client opens another
+    connection to the broker for more.
+    """
+    subscriptions_per_connection: int = 256
+    """
+    Subscriptions one connection
+    holds (1..256); as for publishers.
+    """
+    on_connection: OnConnection | None = None
+    """
+    Called with a
+    :py:class:`~rbfly.streams.ConnectionEvent` when a connection opens,
+    is lost, recovers, is given up or is closed (see
+    :py:mod:`rbfly.streams.events`).
+    """
+    address_resolver: Resolver | None = None
+    """
+    Where to connect to reach a node of a cluster
+    the broker names (its advertised host and port), e.g. a load
+    balancer in front of the cluster, or the address of a container's
+    published port: ``resolver(host, port) -> (host, port)``. With a
+    resolver, a connection meant for a node is opened again until it
+    reaches that node (a load balancer picks any), up to
+    ``NODE_ATTEMPTS`` times.
+    """
+    sasl_mechanism: str | None = None
+    """
+    ``PLAIN`` (user and password of the URI),
+    ``EXTERNAL`` (TLS client certificate) or ``ANONYMOUS`` (RabbitMQ
+    4.0+, logged in as the broker's ``anonymous_login_user``); default:
+    ``EXTERNAL`` with a TLS context and no user in the URI, else
+    ``PLAIN``.
+    """
+    crc_check: bool = True
+    """
+    Verify the CRC32 of every chunk received (a
+    mismatch ends the subscription with
+    :py:class:`~rbfly.error.ChunkError`); ``False`` trusts the
+    connection (TLS, or TCP's own checksums) and saves the time of the
+    check, about 0.2 ms per MB here.
+    """
+    oauth2: TokenProvider | None = None
+    """
+    Where OAuth 2 tokens come from, e.g.
+    :py:class:`~rbfly.streams.oauth2.ClientCredentials`, or any
+    coroutine function returning a token: the client gets a token
+    before it opens a connection and sends it as the password (SASL
+    PLAIN; the URI's password is not used), and renews it on every open
+    connection before it expires (RabbitMQ 3.13+). See
+    :py:mod:`rbfly.streams.oauth2`.
+    """
+    token_refresh: float = DEFAULT_REFRESH_RATIO
+    """
+    Share of a token's lifetime after which the
+    client gets a new one (0..1, default 0.8).
+    """
+    replicas_only: bool = False
+    """
+    Subscriptions read from replicas of their
+    stream only, sparing the leader (its node does the writing); a
+    subscription to a stream without a replica waits for one up to the
+    request timeout, then raises
+    :py:class:`~rbfly.streams.error.StreamNotAvailable`. By default a
+    subscription reads from the client's node when it holds a member
+    of the stream, the leader included.
+    """
+    publishers_on_leader: bool = False
+    """
+    Publishers are declared only on the node
+    of their stream's leader (the Java client's
+    ``forceLeaderForProducers``): when that node cannot be reached (in
+    ``NODE_ATTEMPTS`` connections through an address resolver, say),
+    :py:meth:`publisher` raises
+    :py:class:`~rbfly.streams.error.ConnectionLost`, and a publisher
+    being recovered keeps trying with the reconnection delays. By
+    default such a publisher publishes through the client's own
+    connection instead, and the broker forwards its messages to the
+    leader's node (slower, but it works).
+    """
+    reconnect: Backoff = DEFAULT_BACKOFF
+    """
+    Delays between reconnection attempts after the
+    connection was lost (while publishers or subscriptions exist).
+    """
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.credit <= 0xffff:
+            raise ValueError('credit must be 1..65535, got {}'.format(self.credit))
+        if self.buffer_bytes < 1:
+            raise ValueError('buffer_bytes must be positive, got {}'.format(self.buffer_bytes))
+        if not 0 <= self.spin <= 1:
+            raise ValueError('spin must be 0..1 seconds, got {}'.format(self.spin))
+        timeout = self.request_timeout
+        if timeout is not None and not timeout > 0:
+            raise ValueError('request_timeout must be positive or None, got {!r}'.format(
+                timeout,
+            ))
+        for name in ('publishers_per_connection', 'subscriptions_per_connection'):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 256:
+                raise ValueError('{} must be 1..256, got {!r}'.format(name, value))
+        connection_name = self.connection_name
+        if connection_name is not None and not isinstance(connection_name, str):
+            raise TypeError('connection_name must be a str, got {!r}'.format(
+                type(connection_name).__name__,
+            ))
+        if self.on_connection is not None and not callable(self.on_connection):
+            raise TypeError('on_connection must be callable')
+        if self.address_resolver is not None and not callable(self.address_resolver):
+            raise TypeError('address_resolver must be callable')
+        mechanism = self.sasl_mechanism
+        if mechanism is not None and mechanism not in MECHANISMS:
+            raise ValueError('sasl_mechanism must be one of {}, got {!r}'.format(
+                ', '.join(MECHANISMS), mechanism,
+            ))
+        if not isinstance(self.reconnect, Backoff):
+            raise TypeError('reconnect must be a Backoff, got {!r}'.format(
+                type(self.reconnect).__name__,
+            ))
+        for flag in ('crc_check', 'replicas_only', 'publishers_on_leader'):
+            object.__setattr__(self, flag, bool(getattr(self, flag)))
+
+    @property
+    def request_deadline(self) -> float:
+        """Seconds a retried request may take in all (the request timeout, or its default)."""
+        return self.request_timeout or DEFAULT_REQUEST_TIMEOUT
+
+    def per_connection(self, kind: Kind) -> int:
+        """How many publishers or subscriptions (``kind``) one connection holds."""
+        if kind == 'publishers':
+            return self.publishers_per_connection
+        return self.subscriptions_per_connection
+
+__all__ = [
+    'DEFAULT_BACKOFF', 'DEFAULT_BUFFER_BYTES', 'DEFAULT_CREDIT', 'DEFAULT_REQUEST_TIMEOUT',
+    'DEFAULT_SPIN', 'ClientOptions', 'Kind', 'OnConnection', 'Resolver',
+]

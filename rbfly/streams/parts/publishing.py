@@ -1,0 +1,198 @@
+"""
+Publishers: checking a publisher's options, declaring it (once more on a
+new connection when the first dies under the declaration), and ending it.
+This part is also what every publisher asks of its client (the
+:py:class:`~rbfly.streams._publisher_base.PublisherHost`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import typing as tp
+import uuid
+from collections.abc import AsyncIterator
+
+from ..aio.protocol import StreamsProtocol
+from ..error import ConnectionLost
+from ..metrics import Counters
+from ..names import check_name
+from ..protocol.commands import QueryPublisherSequence
+from ..protocol.compression import compression_code
+from ..publisher import PublisherBatchTrait, PublisherPipelined, PublisherTrait
+from ..types import BloomFilterExtract
+from .connections import Connections
+from .declare import Declarer
+from .options import ClientOptions
+from .placer import Placer
+
+if tp.TYPE_CHECKING:
+    from .recovery import Recovery
+
+logger = logging.getLogger('rbfly.streams.client')
+
+T = tp.TypeVar('T', bound=PublisherTrait)
+
+def publisher_options(
+        cls: type[PublisherTrait], name: str | None, filter_extract: BloomFilterExtract | None,
+        window: int | None, sub_entry_size: int | None, compression: int | str,
+        confirm_timeout: float | None, dedup: bool,
+) -> dict[str, tp.Any]:
+    """
+    Check the options of a publisher; return the attributes to set on it.
+
+    :raises ValueError: When an option is out of range, or does not apply
+        to the publisher class.
+    """
+    if name is not None:
+        check_name('publisher', name)
+        if not dedup:
+            raise ValueError('publisher {!r}: a named publisher deduplicates;'
+                             ' dedup=False takes no name'.format(name))
+    options: dict[str, tp.Any] = {}
+    if confirm_timeout is not None:
+        if isinstance(confirm_timeout, bool) or not isinstance(confirm_timeout, int | float) \
+                or not confirm_timeout > 0:
+            raise ValueError('confirm_timeout must be positive seconds, got {!r}'.format(
+                confirm_timeout,
+            ))
+        options['confirm_timeout'] = float(confirm_timeout)
+    if window is not None:
+        if not issubclass(cls, PublisherPipelined):
+            raise ValueError('window is an option of PublisherPipelined only')
+        if window < 1:
+            raise ValueError('window must be at least 1, got {}'.format(window))
+        options['window'] = window
+    if sub_entry_size is not None:
+        if not issubclass(cls, PublisherBatchTrait):
+            raise ValueError('sub_entry_size is an option of the batch publishers;'
+                             ' other publishers can send SubEntryBatch messages')
+        if not 1 <= sub_entry_size <= 0xffff:
+            raise ValueError('sub_entry_size must be 1..65535, got {}'.format(sub_entry_size))
+        if filter_extract is not None:
+            raise ValueError('sub-entry batches cannot have filter values')
+        options['sub_entry_size'] = sub_entry_size
+        options['compression'] = compression_code(compression)
+    elif compression != 'none':
+        raise ValueError('compression is an option of sub-entry batches (sub_entry_size)')
+    return options
+
+class Publishing:
+    """
+    Creates publishers, and serves them.
+
+    :param options: The client's options (``spin``).
+    :param connections: The client's connections.
+    :param placer: Places publishers on them.
+    :param declarer: Declares and deletes publishers.
+    :param recovery: Declares a publisher the broker forgot again.
+    :param counters: The client's metrics, counted by its publishers.
+    """
+    def __init__(
+            self,
+            options: ClientOptions,
+            connections: Connections,
+            placer: Placer,
+            declarer: Declarer,
+            recovery: Recovery,
+            counters: Counters,
+    ) -> None:
+        self._connections = connections
+        self._placer = placer
+        self._declarer = declarer
+        self._recovery = recovery
+        self.counters = counters
+        self.spin = options.spin
+
+    def create(
+            self, stream: str, *, name: str | None = None,
+            filter_extract: BloomFilterExtract | None = None,
+            cls: type[PublisherTrait], window: int | None = None,
+            sub_entry_size: int | None = None, compression: int | str = 'none',
+            confirm_timeout: float | None = None, dedup: bool = True,
+    ) -> contextlib.AbstractAsyncContextManager[PublisherTrait]:
+        """
+        A publisher of a stream (see :py:meth:`rbfly.streams.StreamsClient.publisher`).
+        """
+        check_name('stream', stream)
+        options = publisher_options(
+            cls, name, filter_extract, window, sub_entry_size, compression, confirm_timeout,
+            dedup,
+        )
+        return self.open(stream, name if dedup else '', filter_extract, cls, options)
+
+    @contextlib.asynccontextmanager
+    async def open(
+            self, stream: str, name: str | None,
+            filter_extract: BloomFilterExtract | None, cls: type[T],
+            options: dict[str, tp.Any],
+    ) -> AsyncIterator[T]:
+        """
+        A publisher of a stream, declared (``name``: ``None`` for a
+        generated name, ``''`` for an anonymous publisher); deleted when
+        the context ends.
+        """
+        protocol = await self._connections.get()
+        if filter_extract is not None:
+            protocol.require((3, 13), 'stream filtering')
+        if name is None:
+            name = 'rbfly-{}'.format(uuid.uuid4().hex)
+        publisher = cls(self, stream, -1, name, 0, filter_extract)
+        for key, value in options.items():
+            setattr(publisher, key, value)
+        await self._declare_new(protocol, publisher)
+        try:
+            yield publisher
+            await publisher._finish()
+        finally:
+            publisher._send_pending()  # before DeletePublisher: frames keep their order
+            publisher._closed = True
+            publisher._stop_timer()
+            closing = self._placer.release_publisher(publisher)
+            await self._declarer.delete_publisher(publisher, closing)
+
+    async def _declare_new(self, protocol: StreamsProtocol, publisher: PublisherTrait) -> None:
+        """
+        Declare a new publisher. When the connection dies under the
+        declaration, declare it once more on a new connection (it has sent
+        nothing yet); when that fails too, or on any other error, the
+        client forgets it (the recovery of a connection must not declare a
+        publisher the application never got).
+        """
+        placer = self._placer
+        declared = False
+        try:
+            try:
+                await placer.place_publisher(protocol, publisher, initial=True)
+            except ConnectionLost as ex:
+                logger.info('connection lost declaring a publisher of %r (%s); once more',
+                            publisher.stream, ex)
+                placer.release_publisher(publisher)
+                protocol = await self._connections.get()
+                await placer.place_publisher(protocol, publisher, initial=True)
+            declared = True
+        finally:
+            if not declared:
+                placer.release_publisher(publisher)
+
+    async def query_sequence(self, stream: str, name: str) -> int:
+        """The last publishing id a stream stored for a named publisher (0: none)."""
+        response = await self._connections.call(
+            QueryPublisherSequence(name, stream),
+            'publisher {!r} of stream {!r}'.format(name, stream),
+        )
+        return tp.cast(int, response.sequence)
+
+    #
+    # what a publisher asks of its client (PublisherHost)
+    #
+
+    async def wait_recovery(self, publisher: PublisherTrait) -> None:
+        """Wait until the publisher is declared on an open connection again."""
+        await self._connections.wait_recovery(publisher)
+
+    def publisher_unknown(self, publisher: PublisherTrait) -> None:
+        """The broker does not know a publisher any more: declare it again."""
+        self._recovery.publisher_unknown(publisher)
+
+__all__ = ['Publishing', 'publisher_options']

@@ -1,0 +1,332 @@
+"""
+Recovery of publishers and subscriptions: after the client's connection
+was lost (its manager reconnects and calls back here), after a node's
+connection was lost, and when the broker says a stream changed
+(MetadataUpdate: its leader moved, or it is being deleted).
+
+- The client's own connection: its publishers are declared again (they
+  send their unconfirmed messages again; the broker drops those it stored
+  already) and its subscriptions subscribe again after the last chunk
+  received, or are placed on a member's node when the connection's node
+  holds none now.
+- A node's connection is not reopened: what it held is placed anew with
+  the stream's members of the moment, asking again with the client's
+  reconnection delays while none can be reached.
+- A changed stream: what node connections hold of it is placed anew; what
+  the client's connection holds is declared again once the stream has a
+  leader (or ended when it was deleted, or has none for
+  :py:data:`STREAM_RECOVERY_TIMEOUT` seconds).
+
+Every retry takes its delays from a :py:class:`~rbfly.streams.Backoff`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import typing as tp
+
+from ..aio.manager import ConnectionManager
+from ..aio.protocol import StreamsProtocol
+from ..aio.records import detach, let_go
+from ..backoff import Backoff
+from ..error import ConnectionLost, StreamDoesNotExist, StreamNotAvailable, StreamsError
+from ..protocol.commands import MetadataUpdate
+from . import metadata
+from .connections import Connections
+from .declare import Declarer
+from .offsets import Offsets
+from .options import ClientOptions
+from .placer import Placer
+from .tasks import Background
+
+if tp.TYPE_CHECKING:
+    from ..publisher import PublisherTrait
+    from ..subscriber import Subscription
+
+logger = logging.getLogger('rbfly.streams.client')
+
+STREAM_RECOVERY_TIMEOUT = 120.0
+"""Seconds a stream may stay without a leader before its publishers and
+subscriptions end with an error."""
+
+STREAM_BACKOFF = Backoff(initial=0.1, maximum=2.0, multiplier=2.0, jitter=0.0)
+"""Delays between asking whether a changed stream has a leader again."""
+
+class Recovery:
+    """
+    Restores publishers and subscriptions (the connections'
+    :py:class:`~.connections.RecoveryHooks`).
+
+    :param options: The client's options.
+    :param connections: The client's connections.
+    :param placer: Places publishers and subscriptions on them.
+    :param declarer: Declares them on a connection.
+    :param offsets: Where a subscription resumes.
+    :param tasks: Where placing anew and restoring streams run.
+    """
+    def __init__(
+            self,
+            options: ClientOptions,
+            connections: Connections,
+            placer: Placer,
+            declarer: Declarer,
+            offsets: Offsets,
+            tasks: Background,
+    ) -> None:
+        self._options = options
+        self._connections = connections
+        self._placer = placer
+        self._declarer = declarer
+        self._offsets = offsets
+        self._tasks = tasks
+        self._changing: set[str] = set()  # streams whose leader is being waited for
+
+    #
+    # the connections' hooks
+    #
+
+    async def recover_publisher(self, protocol: StreamsProtocol, publisher: tp.Any) -> None:
+        """
+        Declare a publisher of the client's own connection again after that
+        connection, or its stream, recovered. With ``publishers_on_leader``,
+        a publisher whose stream's leader is not (or not yet) on the
+        connection's node is placed anew instead, on the leader's node,
+        asking again with the reconnection delays.
+        """
+        if self._options.publishers_on_leader:
+            try:
+                node = await self._placer.leader_node(protocol, publisher.stream, strict=True)
+                moved = node is not None
+            except StreamNotAvailable:
+                moved = True
+            if moved:
+                logger.info('publisher of %r: placed again on the node of its stream leader',
+                            publisher.stream)
+                let_go(publisher)
+                self.relocate_publisher(publisher)
+                return
+        await self.restore_publisher(protocol, publisher)
+
+    async def restore_publisher(self, protocol: StreamsProtocol, publisher: tp.Any) -> None:
+        """Declare a publisher again on a connection."""
+        await self._declarer.restore_publisher(protocol, publisher)
+
+    async def restore_subscription(self, protocol: StreamsProtocol, sub: tp.Any) -> None:
+        """
+        Subscribe again on the client's connection (after a lost connection,
+        maybe to another node), or, when the stream has no member on its
+        node now, place the subscription on a member's node.
+        """
+        if (await self._placer.subscription_places(protocol, sub.stream))[0] is None:
+            spec = await self._offsets.resume_spec(sub)
+            if spec is not None:
+                declarer = self._declarer
+                await declarer.declare_again(
+                    protocol, sub.stream, lambda: declarer.subscribe(protocol, sub, spec),
+                )
+            return
+        let_go(sub)
+        detach(sub)
+        self.relocate_subscription(sub)
+
+    def node_lost(self, manager: ConnectionManager) -> None:
+        """A connection to a node was lost: place what it held anew."""
+        for sub in list(manager.subscriptions):
+            let_go(sub)
+            self.relocate_subscription(sub)
+        for publisher in list(manager.publishers):
+            let_go(publisher)
+            self.relocate_publisher(publisher)
+
+    def metadata_update(self, update: MetadataUpdate) -> None:
+        """
+        The broker says a stream is not available any more (deleted, or its
+        leader moved): end or restore its publishers and subscriptions.
+        """
+        logger.info('metadata update: stream %r, code %d', update.stream, update.code)
+        self._tasks.spawn(self._stream_changed(update.stream))
+
+    def publisher_unknown(self, publisher: PublisherTrait) -> None:
+        """The broker does not know a publisher any more: declare it again."""
+        self._tasks.spawn(self._stream_changed(publisher.stream))
+
+    #
+    # placing anew
+    #
+
+    def relocate_subscription(self, sub: Subscription) -> None:
+        """
+        Subscribe again, after the last chunk received, on a member's node
+        of the moment.
+        """
+        offsets = self._offsets
+        placer = self._placer
+        own = self._connections.own
+
+        async def place(protocol: StreamsProtocol) -> None:
+            spec = await offsets.resume_spec(sub)
+            if spec is not None:
+                await placer.place_subscription(protocol, sub, spec)
+
+        self._tasks.spawn(self._keep_placing(
+            'subscription to {!r}'.format(sub.stream), place,
+            sub.fail, lambda: sub.closed, lambda: sub.owner is own,
+        ), cancel_at_close=True)
+
+    def relocate_publisher(self, publisher: PublisherTrait) -> None:
+        """Declare a publisher again on its stream leader's node of the moment."""
+        placer = self._placer
+        own = self._connections.own
+        self._tasks.spawn(self._keep_placing(
+            'publisher of {!r}'.format(publisher.stream),
+            lambda protocol: placer.place_publisher(protocol, publisher, initial=False),
+            publisher._fail, lambda: publisher._closed or publisher._error is not None,
+            lambda: publisher.owner is own,
+        ), cancel_at_close=True)
+
+    async def _keep_placing(
+            self, what: str,
+            place: tp.Callable[[StreamsProtocol], tp.Awaitable[None]],
+            fail: tp.Callable[[Exception], None],
+            ended: tp.Callable[[], bool],
+            recovered_by_client: tp.Callable[[], bool],
+    ) -> None:
+        """
+        Place a publisher or subscription (``place`` gets the client's own
+        connection for the stream's metadata); ask again with the client's
+        reconnection delays while its stream has no reachable member, until
+        it ends, or the client connection's recovery took it over.
+        """
+        delays = self._options.reconnect.delays()
+        while not ended():
+            try:
+                await place(await self._connections.get())
+                return
+            except StreamDoesNotExist as ex:
+                fail(ex)
+                return
+            except (ConnectionLost, StreamNotAvailable) as ex:
+                if recovered_by_client():
+                    return
+                delay = next(delays, None)
+                if delay is None:
+                    fail(ex)
+                    return
+                logger.info('%s not placed (%s); again in %.2fs', what, ex, delay)
+                await asyncio.sleep(delay)
+
+    #
+    # a changed stream
+    #
+
+    async def _stream_changed(self, stream: str) -> None:
+        if stream in self._changing:
+            return  # being restored already
+        self._changing.add(stream)
+        try:
+            self._move_stream(stream)
+            await self._restore_stream(stream)
+        finally:
+            self._changing.discard(stream)
+
+    def _move_stream(self, stream: str) -> None:
+        """
+        Place the publishers and subscriptions of a changed stream held on
+        node connections anew.
+        """
+        for manager in self._connections.node_managers():
+            for sub in [s for s in manager.subscriptions if s.stream == stream]:
+                let_go(sub)
+                protocol = sub.protocol
+                if protocol is not None and protocol.is_open:
+                    self._declarer.unsubscribe(protocol, sub)
+                else:
+                    detach(sub)
+                self.relocate_subscription(sub)
+            for publisher in [p for p in manager.publishers if p.stream == stream]:
+                let_go(publisher)
+                detach(publisher)
+                publisher.on_connection_lost(ConnectionLost('stream {!r} moved'.format(stream)))
+                self.relocate_publisher(publisher)
+
+    async def _restore_stream(self, stream: str) -> None:
+        """
+        Declare the publishers and subscriptions of a stream held by the
+        client's connection again after the broker said it is not available
+        (its leader died or moved, or it is being deleted).
+
+        While the stream elects a leader, the broker answers "not
+        available", Metadata names no leader, and a replica restarting
+        refuses subscriptions: ask again with :py:data:`STREAM_BACKOFF`'s
+        delays, for up to :py:data:`STREAM_RECOVERY_TIMEOUT` seconds. A
+        lost connection is left to the connection's recovery, which
+        declares them all again; a deleted stream ends them with
+        :py:class:`~rbfly.streams.error.StreamDoesNotExist`.
+        """
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + STREAM_RECOVERY_TIMEOUT
+        delays = STREAM_BACKOFF.delays()
+        own = self._connections.own
+        done: set[object] = set()
+        error: StreamsError = StreamNotAvailable('stream {!r}'.format(stream))
+        while True:
+            protocol = own.protocol
+            if protocol is None or not protocol.is_open:
+                return  # the connection's recovery declares them again
+            publishers = [p for p in own.publishers if p.stream == stream and p not in done]
+            subscriptions = [s for s in own.subscriptions
+                             if s.stream == stream and s not in done]
+            if not publishers and not subscriptions:
+                return
+            try:
+                if await self._stream_ready(protocol, stream):
+                    for p in publishers:
+                        detach(p)
+                        p.on_connection_lost(ConnectionLost('stream {!r} moved'.format(stream)))
+                        await self.recover_publisher(protocol, p)
+                        done.add(p)
+                    for s in subscriptions:
+                        detach(s)
+                        await self.restore_subscription(protocol, s)
+                        done.add(s)
+                    return
+            except ConnectionLost:
+                return  # the connection's recovery declares them again
+            except StreamDoesNotExist as ex:
+                self._end_stream(publishers, subscriptions, ex)
+                return
+            except StreamNotAvailable as ex:
+                error = ex
+            delay = next(delays, STREAM_BACKOFF.maximum)
+            if loop.time() > deadline:
+                self._end_stream(publishers, subscriptions, error)
+                return
+            logger.info('stream %r not available yet; asking again in %.1fs', stream, delay)
+            await asyncio.sleep(delay)
+
+    @staticmethod
+    async def _stream_ready(protocol: StreamsProtocol, stream: str) -> bool:
+        """
+        Whether a stream has a leader again.
+
+        :raises StreamDoesNotExist: When it was deleted.
+        """
+        found = await metadata.members(protocol.request, stream)
+        if found.status is metadata.Status.MISSING:
+            raise StreamDoesNotExist('stream {!r} was deleted'.format(stream))
+        return found.status is metadata.Status.READY
+
+    @staticmethod
+    def _end_stream(
+            publishers: list[tp.Any], subscriptions: list[tp.Any], error: Exception,
+    ) -> None:
+        for p in publishers:
+            let_go(p)
+            detach(p)
+            p._fail(error)
+        for s in subscriptions:
+            let_go(s)
+            s.fail(error)
+
+__all__ = ['STREAM_BACKOFF', 'STREAM_RECOVERY_TIMEOUT', 'Recovery']

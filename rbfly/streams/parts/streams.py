@@ -1,0 +1,101 @@
+"""
+Streams themselves: creating and deleting them, whether they exist, where
+they live, their statistics, and resolving an offset specification.
+"""
+
+from __future__ import annotations
+
+import typing as tp
+
+from ..error import StreamAlreadyExists, StreamDoesNotExist
+from ..names import check_name
+from ..offset import Offset
+from ..protocol.commands import Create, Delete, ResolveOffsetSpec, StreamStats
+from ..types import MessageFilter, StreamInfo
+from . import metadata
+from .connections import Connections
+from .offsets import Offsets
+from .subscribing import filter_properties
+
+STREAM_ARGUMENTS = {
+    'max_length_bytes': 'max-length-bytes',
+    'max_age': 'max-age',
+    'max_segment_size_bytes': 'stream-max-segment-size-bytes',
+    'filter_size': 'stream-filter-size-bytes',
+    'leader_locator': 'queue-leader-locator',
+    'initial_cluster_size': 'initial-cluster-size',
+}
+"""The broker's names of the stream arguments ``create_stream`` names."""
+
+class Streams:
+    """
+    Stream management of a client.
+
+    :param connections: The client's connections (requests go through its
+        own, sent once more when it is lost before the answer).
+    :param offsets: Offset specifications.
+    """
+    def __init__(self, connections: Connections, offsets: Offsets) -> None:
+        self._connections = connections
+        self._offsets = offsets
+
+    async def create(
+            self, stream: str, named: tp.Mapping[str, object],
+            arguments: tp.Mapping[str, str] | None, exist_ok: bool,
+    ) -> None:
+        """Create a stream with the arguments ``named`` by their option name, and others."""
+        check_name('stream', stream)
+        args: dict[str, str] = dict(arguments or {})
+        for option, value in named.items():
+            if value is not None:
+                args[STREAM_ARGUMENTS[option]] = str(value)
+        try:
+            await self._connections.call(Create(stream, args), 'stream {!r}'.format(stream))
+        except StreamAlreadyExists:
+            if not exist_ok:
+                raise
+
+    async def delete(self, stream: str, missing_ok: bool) -> None:
+        """Delete a stream."""
+        check_name('stream', stream)
+        try:
+            await self._connections.call(Delete(stream), 'stream {!r}'.format(stream))
+        except StreamDoesNotExist:
+            if not missing_ok:
+                raise
+
+    async def exists(self, stream: str) -> bool:
+        """Whether a stream exists."""
+        check_name('stream', stream)
+        return metadata.exists(await metadata.members(self._connections.call, stream))
+
+    async def info(self, stream: str) -> StreamInfo:
+        """Where a stream lives."""
+        check_name('stream', stream)
+        found = await metadata.members(self._connections.call, stream)
+        metadata.existing(found, stream, ready=True)
+        return StreamInfo(stream, found.leader, list(found.replicas))
+
+    async def stats(self, stream: str) -> dict[str, int]:
+        """Statistics of a stream (RabbitMQ 3.11+)."""
+        check_name('stream', stream)
+        protocol = await self._connections.get()
+        protocol.require((3, 11), 'stream statistics')
+        response = await self._connections.call(StreamStats(stream), 'stream {!r}'.format(stream))
+        return dict(response.stats)
+
+    async def resolve(self, stream: str, offset: Offset, filter: MessageFilter | None) -> int:
+        """The first offset a subscription with ``offset`` receives (RabbitMQ 4.3+)."""
+        check_name('stream', stream)
+        if not isinstance(offset, Offset):
+            raise TypeError('offset must be an Offset, got {!r}'.format(type(offset).__name__))
+        protocol = await self._connections.get()
+        protocol.require((4, 3), 'resolving an offset specification')
+        properties = {} if filter is None else filter_properties(filter)
+        spec, start = await self._offsets.spec(stream, offset)
+        response = await self._connections.call(
+            ResolveOffsetSpec(stream, spec, properties), 'stream {!r}'.format(stream),
+        )
+        return max(int(response.offset), start)
+
+__all__ = ['STREAM_ARGUMENTS', 'Streams']

@@ -1,0 +1,258 @@
+"""
+Subscriptions: checking a subscription's options against the broker,
+single active consumers, reading one or several streams' chunks in turn,
+automatic offset tracking, and ending subscriptions.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import typing as tp
+from collections.abc import AsyncGenerator
+
+from ...amqp import MessageCtx
+from ..aio.records import detach
+from ..metrics import Counters
+from ..names import check_name
+from ..offset import Offset
+from ..protocol.commands import OffsetSpec
+from ..subscriber import Chunk, Subscription, wait_any
+from ..tracking import OffsetTracker
+from ..types import MessageFilter
+from .connections import Connections
+from .declare import Declarer
+from .offsets import Offsets
+from .options import ClientOptions
+from .placer import Placer
+
+logger = logging.getLogger('rbfly.streams.client')
+
+ConsumerUpdateCallback = tp.Callable[[bool], 'Offset | tp.Awaitable[Offset | None] | None']
+"""
+Called when the broker makes a single active consumer active (``True``) or
+inactive (``False``); returns the offset to start at when active, or
+``None`` for the subscription's offset.
+"""
+
+ResumeCallback = tp.Callable[[str, Offset], 'Offset | tp.Awaitable[Offset | None] | None']
+"""
+Called before a subscription subscribes again (after a lost connection, or
+when its stream's member moved) with the stream and the offset it would
+resume from: right after the last chunk received, or its starting offset
+when none was received. Returns the offset to resume from instead (e.g.
+one kept by the application), or ``None`` to keep it.
+"""
+
+def filter_properties(filter: MessageFilter) -> dict[str, str]:
+    """
+    Subscription properties of a filter: its values, and whether messages
+    without a filter value match.
+    """
+    properties = {'filter.{}'.format(i): v for i, v in enumerate(sorted(filter.values))}
+    properties['match-unfiltered'] = 'true' if filter.match_unfiltered else 'false'
+    return properties
+
+def post_filter(flt: MessageFilter, messages: list[MessageCtx]) -> list[MessageCtx]:
+    """
+    The messages a filter matches: the broker filters chunks with a Bloom
+    filter; this drops its false positives.
+    """
+    extract = flt.extract
+    values = flt.values
+    unfiltered = flt.match_unfiltered
+    result = []
+    for m in messages:
+        value = extract(m)
+        if value in values or (unfiltered and value is None):
+            result.append(m)
+    return result
+
+class Subscribing:
+    """
+    Creates subscriptions and reads them.
+
+    :param options: The client's options (credit, buffer, spin, CRC).
+    :param connections: The client's connections.
+    :param placer: Places subscriptions on them.
+    :param declarer: Ends subscriptions on their connection.
+    :param offsets: Where subscriptions start.
+    :param counters: The client's metrics, counted by its subscriptions.
+    """
+    def __init__(
+            self,
+            options: ClientOptions,
+            connections: Connections,
+            placer: Placer,
+            declarer: Declarer,
+            offsets: Offsets,
+            counters: Counters,
+    ) -> None:
+        self._options = options
+        self._connections = connections
+        self._placer = placer
+        self._declarer = declarer
+        self._offsets = offsets
+        self._counters = counters
+
+    def flow(self, credit: int | None, buffer_bytes: int | None) -> tuple[int, int]:
+        """Credit and buffer size of a subscription: given, or the client's."""
+        if credit is None:
+            credit = self._options.credit
+        elif isinstance(credit, bool) or not isinstance(credit, int) or not 1 <= credit <= 0xffff:
+            raise ValueError('credit must be 1..65535, got {!r}'.format(credit))
+        if buffer_bytes is None:
+            buffer_bytes = self._options.buffer_bytes
+        elif isinstance(buffer_bytes, bool) or not isinstance(buffer_bytes, int) \
+                or buffer_bytes < 1:
+            raise ValueError('buffer_bytes must be positive, got {!r}'.format(buffer_bytes))
+        return credit, buffer_bytes
+
+    async def new(
+            self,
+            stream: str,
+            offset: Offset,
+            filter: MessageFilter | None,
+            amqp: bool,
+            name: str | None,
+            single_active: bool,
+            consumer_update: ConsumerUpdateCallback | None,
+            super_stream: str | None,
+            flow: tuple[int, int],
+            resume: ResumeCallback | None = None,
+    ) -> Subscription:
+        """Check the options of a subscription against the broker and build it."""
+        protocol = await self._connections.get()
+        properties: dict[str, str] = {}
+        if filter is not None:
+            protocol.require((3, 13), 'stream filtering')
+            properties.update(filter_properties(filter))
+        if name is not None:
+            check_name('consumer', name)
+            properties['name'] = name
+        if single_active:
+            if name is None:
+                raise ValueError('a single active consumer needs a name')
+            protocol.require((3, 11), 'single active consumer')
+            properties['single-active-consumer'] = 'true'
+            if super_stream is not None:
+                properties['super-stream'] = super_stream
+        elif consumer_update is not None:
+            raise ValueError('consumer_update is an option of a single active consumer')
+        spec, start = await self._offsets.spec(stream, offset)
+        options = self._options
+        sub = Subscription(
+            stream, spec, start, amqp, flow[0], properties, flow[1], options.spin,
+            self._counters, options.crc_check,
+        )
+        if single_active:
+            sub.activation = functools.partial(self._activation, stream, offset, consumer_update)
+        sub.resume = resume
+        sub.resume_offset = offset
+        return sub
+
+    async def _activation(
+            self, stream: str, offset: Offset,
+            consumer_update: ConsumerUpdateCallback | None, active: bool,
+    ) -> OffsetSpec:
+        """Offset a single active consumer starts at when it becomes active."""
+        if consumer_update is not None:
+            result = consumer_update(active)
+            if inspect.isawaitable(result):
+                result = await result
+            if active and result is not None:
+                if not isinstance(result, Offset):
+                    raise TypeError('consumer_update must return an Offset or None,'
+                                    ' got {!r}'.format(result))
+                offset = result
+        if not active:
+            return OffsetSpec.none()
+        await self._connections.get()
+        spec, _ = await self._offsets.spec(stream, offset)
+        return spec
+
+    def chunks(
+            self, subs: list[Subscription], filter: MessageFilter | None, timeout: float,
+            tracker: OffsetTracker | None,
+    ) -> AsyncGenerator[Chunk, None]:
+        """
+        The chunks of subscriptions, placed on the first iteration and
+        ended with the generator; with a tracker, their offsets are stored.
+        """
+        return self._track(self._consume(subs, filter, timeout), tracker)
+
+    async def _track(
+            self, chunks: AsyncGenerator[Chunk, None], tracker: OffsetTracker | None,
+    ) -> AsyncGenerator[Chunk, None]:
+        """
+        Chunks, with the offset of each stored once the application asks
+        for the next (automatic offset tracking).
+        """
+        last: Chunk | None = None
+        try:
+            if tracker is None:
+                async for chunk in chunks:
+                    yield chunk
+            else:
+                async for chunk in chunks:
+                    last = chunk
+                    yield chunk
+                    if chunk:
+                        tracker.processed(chunk.stream, chunk[-1].stream_offset, len(chunk))
+        finally:
+            if tracker is not None:
+                if last:  # handed out last: processed too
+                    tracker.processed(last.stream, last[-1].stream_offset)
+                tracker.close()
+            await chunks.aclose()
+
+    async def _consume(
+            self, subs: list[Subscription], filter: MessageFilter | None, timeout: float,
+    ) -> AsyncGenerator[Chunk, None]:
+        """
+        Subscribe, and yield the chunks of the subscriptions as they come
+        (taking them in turn when several have chunks); unsubscribe at the
+        end.
+        """
+        wait = timeout if timeout > 0 else None
+        try:
+            for sub in subs:
+                await self._placer.place_new(sub)
+            if len(subs) == 1:  # the common case, without the round robin
+                sub = subs[0]
+                while True:
+                    chunk = await sub.next_chunk(wait)
+                    if filter is not None:
+                        chunk[:] = post_filter(filter, chunk)
+                    if chunk:
+                        yield chunk
+            turn = 0
+            while True:
+                for i in range(len(subs)):
+                    taken = subs[(turn + i) % len(subs)].poll()
+                    if taken is not None:
+                        turn = (turn + i + 1) % len(subs)
+                        chunk = taken
+                        break
+                else:
+                    await wait_any(subs, wait)
+                    continue
+                if filter is not None:
+                    chunk[:] = post_filter(filter, chunk)
+                if chunk:
+                    yield chunk
+        finally:
+            for sub in subs:
+                self._end(sub)
+
+    def _end(self, sub: Subscription) -> None:
+        """A subscription ends: unsubscribe, unless its connection is closing."""
+        protocol = sub.protocol
+        closing = self._placer.release_subscription(sub)
+        if protocol is not None and protocol.is_open and not closing:
+            self._declarer.unsubscribe(protocol, sub)
+        else:
+            detach(sub)
+
+__all__ = ['ConsumerUpdateCallback', 'ResumeCallback', 'Subscribing', 'filter_properties']

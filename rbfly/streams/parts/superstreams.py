@@ -1,0 +1,152 @@
+"""
+Super streams: creating and deleting them, their partitions and routes,
+a publisher per partition behind one routing publisher, and a
+subscription per partition.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import typing as tp
+import uuid
+from collections.abc import AsyncIterator
+
+from ..error import StreamAlreadyExists, StreamDoesNotExist
+from ..names import check_name
+from ..offset import Offset
+from ..protocol.commands import CreateSuperStream, DeleteSuperStream, Partitions, Route
+from ..publisher import PublisherTrait
+from ..subscriber import Subscription
+from ..superstream import RoutingKey, SuperStreamPublisher, partition_names
+from ..types import MessageFilter
+from .connections import Connections
+from .publishing import Publishing
+from .subscribing import ConsumerUpdateCallback, ResumeCallback, Subscribing
+
+class SuperStreams:
+    """
+    Super streams of a client.
+
+    :param connections: The client's connections.
+    :param publishing: Creates the partitions' publishers.
+    :param subscribing: Creates the partitions' subscriptions.
+    """
+    def __init__(
+            self, connections: Connections, publishing: Publishing, subscribing: Subscribing,
+    ) -> None:
+        self._connections = connections
+        self._publishing = publishing
+        self._subscribing = subscribing
+
+    async def _checked(self, super_stream: str, version: tuple[int, int], what: str) -> None:
+        check_name('super stream', super_stream)
+        protocol = await self._connections.get()
+        protocol.require(version, what)
+
+    async def create(
+            self, super_stream: str, partitions: int | None,
+            binding_keys: tp.Sequence[str] | None, arguments: tp.Mapping[str, str] | None,
+            exist_ok: bool,
+    ) -> list[str]:
+        """Create a super stream (RabbitMQ 3.13+); return its partitions."""
+        check_name('super stream', super_stream)
+        names, keys = partition_names(super_stream, partitions, binding_keys)
+        for name in names:
+            check_name('partition', name)
+        await self._checked(super_stream, (3, 13), 'creating super streams')
+        try:
+            await self._connections.call(
+                CreateSuperStream(super_stream, names, keys, dict(arguments or {})),
+                'super stream {!r}'.format(super_stream),
+            )
+        except StreamAlreadyExists:
+            if not exist_ok:
+                raise
+        return names
+
+    async def delete(self, super_stream: str, missing_ok: bool) -> None:
+        """Delete a super stream and its partitions (RabbitMQ 3.13+)."""
+        await self._checked(super_stream, (3, 13), 'deleting super streams')
+        try:
+            await self._connections.call(
+                DeleteSuperStream(super_stream), 'super stream {!r}'.format(super_stream),
+            )
+        except StreamDoesNotExist:
+            if not missing_ok:
+                raise
+
+    async def partitions(self, super_stream: str) -> list[str]:
+        """The partitions of a super stream (RabbitMQ 3.11+), in order."""
+        await self._checked(super_stream, (3, 11), 'super streams')
+        response = await self._connections.call(
+            Partitions(super_stream), 'super stream {!r}'.format(super_stream),
+        )
+        return list(response.streams)
+
+    async def exists(self, super_stream: str) -> bool:
+        """Whether a super stream exists (RabbitMQ 3.11+)."""
+        try:
+            await self.partitions(super_stream)
+        except StreamDoesNotExist:
+            return False
+        return True
+
+    async def route(self, super_stream: str, routing_key: str) -> list[str]:
+        """The partitions the broker binds a routing key to (RabbitMQ 3.11+)."""
+        await self._checked(super_stream, (3, 11), 'super streams')
+        response = await self._connections.call(
+            Route(routing_key, super_stream),
+            'routing key {!r} of super stream {!r}'.format(routing_key, super_stream),
+        )
+        return list(response.streams)
+
+    async def _existing_partitions(self, super_stream: str) -> list[str]:
+        partitions = await self.partitions(super_stream)
+        if not partitions:
+            raise StreamDoesNotExist('super stream {!r} has no partitions'.format(super_stream))
+        return partitions
+
+    @contextlib.asynccontextmanager
+    async def publisher(
+            self, super_stream: str, routing_key: RoutingKey, routing: str,
+            name: str | None, cls: type[PublisherTrait], options: dict[str, tp.Any],
+    ) -> AsyncIterator[SuperStreamPublisher]:
+        """A publisher of a super stream: one publisher of class ``cls`` per partition."""
+        if routing not in ('hash', 'key'):
+            raise ValueError('routing must be hash or key, got {!r}'.format(routing))
+        partitions = await self._existing_partitions(super_stream)
+        if options.get('dedup', True):
+            name = name or 'rbfly-{}'.format(uuid.uuid4().hex)
+        async with contextlib.AsyncExitStack() as stack:
+            publishers: dict[str, PublisherTrait] = {}
+            for partition in partitions:
+                publishers[partition] = await stack.enter_async_context(
+                    self._publishing.create(partition, name=name, cls=cls, **options),
+                )
+            route = functools.partial(self.route, super_stream) if routing == 'key' else None
+            yield SuperStreamPublisher(super_stream, partitions, publishers, routing_key, route)
+
+    async def subscriptions(
+            self,
+            super_stream: str,
+            offset: Offset,
+            filter: MessageFilter | None,
+            amqp: bool,
+            name: str | None,
+            single_active: bool,
+            consumer_update: ConsumerUpdateCallback | None,
+            flow: tuple[int, int],
+            resume: ResumeCallback | None,
+    ) -> list[Subscription]:
+        """A subscription per partition of a super stream."""
+        partitions = await self._existing_partitions(super_stream)
+        return [
+            await self._subscribing.new(
+                partition, offset, filter, amqp, name, single_active, consumer_update,
+                super_stream, flow, resume,
+            )
+            for partition in partitions
+        ]
+
+__all__ = ['SuperStreams']

@@ -1,0 +1,55 @@
+"""
+The client's background tasks: one owner for all of them.
+
+Work the client starts on its own (deleting an abandoned declaration,
+closing a node's last connection, restoring a stream's publishers and
+subscriptions, placing them anew, renewing a token) runs as a task held
+here, so that :py:meth:`~rbfly.streams.StreamsClient.disconnect` can stop
+or wait for every one of them and none is garbage collected while it runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import typing as tp
+
+Coro: tp.TypeAlias = tp.Coroutine[tp.Any, tp.Any, None]
+
+class Background:
+    """
+    Tasks of a client.
+
+    A task is either *awaited* at close (it finishes a step the broker
+    should see, e.g. deleting a publisher) or *cancelled* at close (it
+    retries until something happens, e.g. a stream's leader comes back).
+    """
+    def __init__(self) -> None:
+        self._awaited: set[asyncio.Task[None]] = set()
+        self._cancelled: set[asyncio.Task[None]] = set()
+
+    def spawn(self, coro: Coro, *, cancel_at_close: bool = False) -> asyncio.Task[None]:
+        """Run ``coro`` in the background."""
+        tasks = self._cancelled if cancel_at_close else self._awaited
+        task = asyncio.ensure_future(coro)
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+        return task
+
+    async def cancel(self) -> None:
+        """Cancel the tasks marked so, and wait until they ended."""
+        while self._cancelled:
+            tasks = list(self._cancelled)
+            for task in tasks:
+                task.cancel()
+            # wait() neither raises the tasks' cancellation nor hides ours
+            await asyncio.wait(tasks)
+
+    async def wait(self) -> None:
+        """Wait until the awaited tasks (and those they started) ended."""
+        while self._awaited:
+            await asyncio.wait(list(self._awaited))
+
+    def __len__(self) -> int:
+        return len(self._awaited) + len(self._cancelled)
+
+__all__ = ['Background']
