@@ -57,9 +57,10 @@ async def consume_rbfly(url: str, stream: str, count: int, chunks: bool) -> Json
     try:
         # connect before the timing (rbfly before its client parts:
         # _get_protocol; RbFly 0.10: get_protocol)
-        connections = getattr(client, '_connections', None)
+        lib: Any = client
+        connections = getattr(lib, '_connections', None)
         connect: Any = connections.get if connections is not None \
-            else getattr(client, '_get_protocol', None) or getattr(client, 'get_protocol')
+            else getattr(lib, '_get_protocol', None) or lib.get_protocol
         await connect()
         n = 0
         watch.start()

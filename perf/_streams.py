@@ -411,8 +411,8 @@ async def broker_info(url: str) -> JsonDict:
 
     client = streams_client(url)
     async with client:
-        protocol = await client._connections.get()
-        props = dict(protocol.server_properties)
+        await client.stream_exists('rbfly-perf-probe')  # connects
+        props = client.server_properties
     return {
         'url': redact_url(url),
         'product': props.get('product'),

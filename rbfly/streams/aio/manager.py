@@ -80,7 +80,7 @@ class ConnectionManager:
         if protocol is not None and protocol.is_open:
             return protocol
         if self._recovery is not None and not self._recovery.done():
-            await asyncio.shield(self._recovery)
+            await self._wait_for_recovery()
             protocol = self.protocol
             if protocol is not None and protocol.is_open:
                 return protocol
@@ -136,14 +136,38 @@ class ConnectionManager:
         protocol = self.protocol
         if protocol is None or not protocol.is_open:
             self.start_recovery()
-        if self._recovery is not None:
-            await asyncio.shield(self._recovery)
+        await self._wait_for_recovery()
+
+    async def _wait_for_recovery(self) -> None:
+        """
+        Wait for the recovery task, if any.
+
+        :raises ConnectionLost: When the manager was closed meanwhile (its
+            recovery cancelled: the waiter is not).
+        """
+        recovery = self._recovery
+        if recovery is None:
+            return
+        # wait() neither raises the task's cancellation nor hides ours
+        await asyncio.wait([recovery])
+        if recovery.cancelled():
+            raise ConnectionLost('client disconnected')
+        error = recovery.exception()
+        if error is not None:
+            raise error
 
     async def _recover(self) -> None:
+        """
+        Reconnect and restore what the manager holds, waiting between
+        attempts as the backoff policy says; a connection lost again while
+        restoring counts as a failed attempt (a broker that accepts
+        connections and drops them is not reconnected to in a tight loop).
+        """
         delays = self._backoff.delays()
         while not self._closing:
             try:
                 protocol = await self._open()
+                await self._restore_all(protocol)
             except (ConnectionLost, StreamsError, OSError) as ex:
                 delay = next(delays, None)
                 if delay is None:
@@ -153,11 +177,6 @@ class ConnectionManager:
                     return
                 logger.info('reconnection failed (%s); next attempt in %.2fs', ex, delay)
                 await asyncio.sleep(delay)
-                continue
-            try:
-                await self._restore_all(protocol)
-            except ConnectionLost as ex:
-                logger.info('connection lost again during recovery: %s', ex)
                 continue
             logger.info('connection recovered: %d publishers, %d subscriptions',
                         len(self.publishers), len(self.subscriptions))
@@ -185,10 +204,13 @@ class ConnectionManager:
                 let_go(subscription)
 
     def _give_up(self, error: Exception) -> None:
+        """Fail what the manager holds, and let go of it (nobody restores it)."""
         for publisher in list(self.publishers):
             publisher._fail(error)
+            let_go(publisher)
         for subscription in list(self.subscriptions):
             subscription.fail(error)
+            let_go(subscription)
 
     async def close(self) -> None:
         """
@@ -208,9 +230,5 @@ class ConnectionManager:
             self._report(ConnectionState.CLOSED, protocol, None)
         # nobody will reconnect: callers still waiting must not hang
         self._give_up(ConnectionLost('client disconnected'))
-        for publisher in list(self.publishers):
-            let_go(publisher)
-        for subscription in list(self.subscriptions):
-            let_go(subscription)
 
 __all__ = ['ConnectionManager']

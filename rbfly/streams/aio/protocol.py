@@ -131,8 +131,14 @@ class StreamsProtocol(asyncio.Protocol):
         except ProtocolError as ex:  # malformed frame: the stream is lost
             logger.error('protocol error, dropping connection: %s', ex)
             if not self.opened.done():
-                self.opened.set_exception(ex)
-            self._abort(ex)
+                self.opened.set_exception(ex)  # open_connection() names it
+                self._abort(ex)
+            else:
+                # what waits on the connection gets ConnectionLost (and
+                # the client reconnects), with the broker's error as cause
+                lost = ConnectionLost('malformed data from the broker: {}'.format(ex))
+                lost.__cause__ = ex
+                self._abort(lost)
             return
         for event in events:
             self._dispatch(event)

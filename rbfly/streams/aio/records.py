@@ -14,7 +14,9 @@ These four functions (and :py:func:`reserve` and :py:func:`abandon` for
 ids whose declaration is under way or was given up) are the only code
 that writes the records, on both sides: the manager's set and the item's
 ``owner`` field, the connection's id table and the item's
-``protocol``/``id`` fields.
+``protocol``/``ident`` fields. One exception: a connection that is lost
+tells its items (``on_connection_lost``), and each clears its own
+``protocol`` then (the dead connection's table goes with it).
 """
 
 from __future__ import annotations

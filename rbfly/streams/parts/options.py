@@ -219,6 +219,11 @@ class ClientOptions:
             raise ValueError('sasl_mechanism must be one of {}, got {!r}'.format(
                 ', '.join(MECHANISMS), mechanism,
             ))
+        if self.oauth2 is not None and not callable(self.oauth2):
+            raise TypeError('oauth2 must be a token provider (e.g. ClientCredentials)')
+        ratio = self.token_refresh
+        if isinstance(ratio, bool) or not isinstance(ratio, int | float) or not 0 < ratio < 1:
+            raise ValueError('token_refresh must be between 0 and 1, got {!r}'.format(ratio))
         if not isinstance(self.reconnect, Backoff):
             raise TypeError('reconnect must be a Backoff, got {!r}'.format(
                 type(self.reconnect).__name__,

@@ -32,9 +32,9 @@ from rbfly.streams.protocol.base import OffsetSpec
 from rbfly.streams.protocol.connection import (
     ConnectionClosed,
     ConnectionCore,
-    CoreState,
     ConnectionStateError,
     ConsumerUpdateRequested,
+    CoreState,
     HandshakeFailed,
     HeartbeatTimeout,
     Opened,

@@ -1,0 +1,495 @@
+"""
+The asyncio adapter (:py:class:`~rbfly.streams.aio.protocol.StreamsProtocol`)
+with a fake transport: the broker's bytes are made by the project's own
+codec, what the adapter writes is decoded back. A full handshake, then
+requests and their responses, routing of confirmations, errors, chunks
+and metadata updates, and the loss of the connection. No sockets; the
+loop's clock is the only clock (a heartbeat of 0 sets no timer).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import typing as tp
+
+import pytest
+
+from rbfly.error import FrameDecodeError
+from rbfly.streams.aio.protocol import StreamsProtocol
+from rbfly.streams.error import (
+    AccessRefused,
+    AuthenticationFailure,
+    ConnectionLost,
+    FeatureNotSupported,
+    ResponseError,
+    StreamAlreadyExists,
+    StreamDoesNotExist,
+)
+from rbfly.streams.protocol import (
+    Close,
+    CloseResponse,
+    ConsumerUpdate,
+    ConsumerUpdateResponse,
+    Create,
+    CreateResponse,
+    Deliver,
+    FrameReader,
+    Metadata,
+    MetadataUpdate,
+    Open,
+    OpenResponse,
+    PeerProperties,
+    PeerPropertiesResponse,
+    PublishConfirm,
+    PublishError,
+    SaslAuthenticate,
+    SaslAuthenticateResponse,
+    SaslHandshake,
+    SaslHandshakeResponse,
+    Tune,
+    TuneResponse,
+    decode_frame,
+    encode,
+)
+from rbfly.streams.protocol.base import OffsetSpec, PublishingError
+from rbfly.streams.protocol.connection import ConnectionCore, Opened
+
+OK = 1
+SERVER = {'product': 'RabbitMQ', 'version': '3.10.8'}
+OPEN_PROPERTIES = {'advertised_host': 'node-1', 'advertised_port': '5552'}
+
+class Transport:
+    """
+    A fake transport: keeps what is written; closing or aborting it ends
+    the connection on the next loop iteration, as asyncio's transports do.
+    """
+    def __init__(self, protocol: StreamsProtocol) -> None:
+        self.protocol = protocol
+        self.written = bytearray()
+        self.closing = False
+        self.closed = False
+        self.aborted = False
+
+    def write(self, data: bytes) -> None:
+        assert not self.closing, 'written after close'
+        self.written += data
+
+    def is_closing(self) -> bool:
+        return self.closing
+
+    def close(self) -> None:
+        self.closed = True
+        self._end()
+
+    def abort(self) -> None:
+        self.aborted = True
+        self._end()
+
+    def _end(self) -> None:
+        if not self.closing:
+            self.closing = True
+            asyncio.get_running_loop().call_soon(self.protocol.connection_lost, None)
+
+    def sent(self) -> list[tuple[object, int | None]]:
+        """Decode (and take) what the adapter wrote."""
+        reader = FrameReader()
+        reader.feed(bytes(self.written))
+        del self.written[:]
+        return [(d.command, d.correlation_id) for d in map(decode_frame, reader)]
+
+class Publisher:
+    """Records what the connection calls on a publisher."""
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, object]] = []
+
+    def on_confirm(self, publishing_ids: tp.Sequence[int]) -> None:
+        self.calls.append(('confirm', list(publishing_ids)))
+
+    def on_error(self, errors: tp.Sequence[tuple[int, int]]) -> None:
+        self.calls.append(('error', list(errors)))
+
+    def on_connection_lost(self, error: Exception) -> None:
+        self.calls.append(('lost', error))
+
+class Subscription:
+    """Records what the connection calls on a subscription."""
+    def __init__(self) -> None:
+        self.calls: list[tuple[object, ...]] = []
+
+    def on_chunk(
+            self, chunk: bytes | bytearray | memoryview, committed_chunk_id: int | None,
+    ) -> None:
+        self.calls.append(('chunk', bytes(chunk), committed_chunk_id))
+
+    def on_connection_lost(self, error: Exception) -> None:
+        self.calls.append(('lost', error))
+
+    def on_consumer_update(
+            self, protocol: StreamsProtocol, correlation_id: int, active: bool,
+    ) -> None:
+        self.calls.append(('consumer-update', protocol, correlation_id, active))
+
+def connect(heartbeat: int = 0) -> tuple[StreamsProtocol, Transport]:
+    """A connection made, before the broker answered anything."""
+    core = ConnectionCore(
+        virtual_host='vh', username='user', password='secret', heartbeat=heartbeat,
+        client_properties={'product': 'test'},
+    )
+    protocol = StreamsProtocol(core)
+    transport = Transport(protocol)
+    protocol.connection_made(tp.cast(asyncio.Transport, transport))
+    return protocol, transport
+
+def handshake(
+        version: str = '3.10.8', heartbeat: int = 0,
+) -> tuple[StreamsProtocol, Transport]:
+    """A connection through the whole handshake, as the broker answers it."""
+    protocol, transport = connect(heartbeat)
+    assert transport.sent() == [(PeerProperties({'product': 'test'}), 1)]
+    protocol.data_received(encode(PeerPropertiesResponse(1, OK, {**SERVER, 'version': version})))
+    assert transport.sent() == [(SaslHandshake(), 2)]
+    protocol.data_received(encode(SaslHandshakeResponse(2, OK, ['PLAIN', 'AMQPLAIN'])))
+    assert transport.sent() == [(SaslAuthenticate('PLAIN', b'\0user\0secret'), 3)]
+    assert not protocol.opened.done()
+    protocol.data_received(
+        encode(SaslAuthenticateResponse(3, OK, None)) + encode(Tune(1 << 20, heartbeat)),
+    )
+    assert transport.sent() == [(TuneResponse(1 << 20, heartbeat), None), (Open('vh'), 4)]
+    assert not protocol.is_open
+    protocol.data_received(encode(OpenResponse(4, OK, OPEN_PROPERTIES)))
+    assert transport.sent() == []
+    return protocol, transport
+
+async def start(
+        protocol: StreamsProtocol, transport: Transport, command: tp.Any, context: str = '',
+) -> tuple[asyncio.Task[tp.Any], int]:
+    """Send a request from a task; return the task and the request's correlation id."""
+    task = asyncio.ensure_future(protocol.request(command, context))
+    await asyncio.sleep(0)  # the task runs up to waiting for its response
+    [(sent, correlation_id)] = transport.sent()
+    assert sent == command and correlation_id is not None
+    return task, correlation_id
+
+#
+# handshake
+#
+
+async def test_handshake() -> None:
+    protocol, transport = handshake()
+    assert protocol.opened.result() == Opened(
+        {**SERVER, 'version': '3.10.8'}, OPEN_PROPERTIES, 1 << 20, 0,
+    )
+    assert protocol.is_open
+    protocol.check_open()
+    assert protocol.server_properties == SERVER
+    assert protocol.broker_version == (3, 10, 8)
+    assert protocol.connection_properties == OPEN_PROPERTIES
+    assert protocol._timer is None  # no heartbeat, no timer
+    assert not transport.closing
+
+async def test_handshake_refused() -> None:
+    """Refused credentials fail the opening with the typed error; the transport is closed."""
+    protocol, transport = connect()
+    protocol.data_received(encode(PeerPropertiesResponse(1, OK, SERVER)))
+    protocol.data_received(encode(SaslHandshakeResponse(2, OK, ['PLAIN'])))
+    protocol.data_received(encode(SaslAuthenticateResponse(3, 0x08, None)))
+    with pytest.raises(AuthenticationFailure):
+        await protocol.opened
+    assert transport.closed
+    assert not protocol.is_open
+    with pytest.raises(AuthenticationFailure):
+        protocol.check_open()
+    await protocol.closed  # (the transport ended the connection)
+
+async def test_lost_during_handshake() -> None:
+    """A transport lost before the handshake ended fails the opening, naming the step."""
+    protocol, _ = connect()
+    protocol.data_received(encode(PeerPropertiesResponse(1, OK, SERVER)))
+    protocol.connection_lost(None)
+    with pytest.raises(ConnectionLost, match='during the handshake'):
+        await protocol.opened
+    assert protocol.closed.done()
+
+async def test_heartbeat_timer_on_loop_clock() -> None:
+    """With a heartbeat, the core's next tick is a timer of the loop; the loss cancels it."""
+    loop = asyncio.get_running_loop()
+    before = loop.time()
+    protocol, _ = handshake(heartbeat=60)
+    after = loop.time()
+    timer = protocol._timer
+    assert timer is not None
+    # the core's next tick, from the loop's time (uvloop keeps timers in ms)
+    assert timer.when() == pytest.approx(protocol.core.next_tick(), abs=1e-3)
+    assert before + 60 - 1e-3 <= timer.when() <= after + 60 + 1e-3
+    protocol.connection_lost(None)
+    assert protocol._timer is None and timer.cancelled()
+
+#
+# requests
+#
+
+async def test_request_resolves() -> None:
+    protocol, transport = handshake()
+    task, cid = await start(protocol, transport, Create('orders', {}), "stream 'orders'")
+    assert not task.done()
+    protocol.data_received(encode(CreateResponse(cid, OK)))
+    assert await task == CreateResponse(cid, OK)
+    assert protocol._pending == {}
+
+async def test_responses_in_any_order() -> None:
+    """Responses find their requests by correlation id."""
+    protocol, transport = handshake()
+    first, cid1 = await start(protocol, transport, Create('a', {}))
+    second, cid2 = await start(protocol, transport, Metadata(('b',)))
+    assert cid1 != cid2
+    protocol.data_received(encode(CreateResponse(cid2, OK)) + encode(CreateResponse(cid1, OK)))
+    assert await first == CreateResponse(cid1, OK)
+    assert await second == CreateResponse(cid2, OK)
+
+ERRORS = {
+    'stream exists': (0x05, StreamAlreadyExists),
+    'stream does not exist': (0x02, StreamDoesNotExist),
+    'access refused': (0x10, AccessRefused),
+    'unknown code': (0x7e, ResponseError),
+}
+
+@pytest.mark.parametrize(('code', 'error'), ERRORS.values(), ids=ERRORS.keys())
+async def test_error_response(code: int, error: type[ResponseError]) -> None:
+    """A response with an error code raises its typed error, with the request's context."""
+    protocol, transport = handshake()
+    task, cid = await start(protocol, transport, Create('orders', {}), "stream 'orders'")
+    protocol.data_received(encode(CreateResponse(cid, code)))
+    with pytest.raises(error, match="stream 'orders'") as info:
+        await task
+    assert type(info.value) is error
+    assert info.value.code == code
+    assert protocol.is_open  # the connection stays usable
+    task, cid = await start(protocol, transport, Create('orders', {}))
+    protocol.data_received(encode(CreateResponse(cid, OK)))
+    assert await task == CreateResponse(cid, OK)
+
+async def test_late_response_ignored() -> None:
+    """A response to a cancelled request is dropped; the connection stays usable."""
+    protocol, transport = handshake()
+    task, cid = await start(protocol, transport, Create('orders', {}))
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert protocol._pending == {}
+    protocol.data_received(encode(CreateResponse(cid, OK)) + encode(CreateResponse(999, OK)))
+    assert protocol.is_open
+
+async def test_request_before_open() -> None:
+    protocol, transport = connect()
+    with pytest.raises(ConnectionLost, match='not open'):
+        await protocol.request(Create('orders', {}))
+    with pytest.raises(ConnectionLost, match='not open'):
+        protocol.send(Create('orders', {}))
+    transport.sent()
+
+#
+# routing
+#
+
+async def test_publish_confirm_and_error_routed() -> None:
+    """Confirmations and errors go to the publisher registered under their id."""
+    protocol, _ = handshake()
+    mine, other = Publisher(), Publisher()
+    protocol.publishers[3] = mine
+    protocol.publishers[4] = other
+    protocol.data_received(
+        encode(PublishConfirm(3, [1, 2]))
+        + encode(PublishConfirm(9, [7]))  # nobody's: dropped
+        + encode(PublishError(3, [PublishingError(5, 0x12), PublishingError(6, 0x02)]))
+        + encode(PublishConfirm(4, [8])),
+    )
+    assert mine.calls == [('confirm', [1, 2]), ('error', [(5, 0x12), (6, 0x02)])]
+    assert other.calls == [('confirm', [8])]
+
+async def test_deliver_routed() -> None:
+    """A chunk goes to the subscription registered under its id, undecoded."""
+    protocol, _ = handshake()
+    sub = Subscription()
+    protocol.subscriptions[2] = sub
+    protocol.data_received(encode(Deliver(2, b'chunk-bytes')) + encode(Deliver(5, b'other')))
+    assert sub.calls == [('chunk', b'chunk-bytes', None)]
+    assert protocol.is_open
+
+async def test_metadata_update() -> None:
+    protocol, _ = handshake()
+    protocol.data_received(encode(MetadataUpdate(0x06, 'orders')))  # no callback: dropped
+    updates: list[MetadataUpdate] = []
+    protocol.on_metadata_update = updates.append
+    protocol.data_received(encode(MetadataUpdate(0x06, 'orders')))
+    assert updates == [MetadataUpdate(0x06, 'orders')]
+
+async def test_consumer_update() -> None:
+    """
+    The broker's ConsumerUpdate goes to its subscription; one for a
+    subscription gone meanwhile is answered at once, with no offset.
+    """
+    protocol, transport = handshake()
+    sub = Subscription()
+    protocol.subscriptions[1] = sub
+    protocol.data_received(encode(ConsumerUpdate(1, True), 77))
+    assert sub.calls == [('consumer-update', protocol, 77, True)]
+    assert transport.sent() == []
+    protocol.data_received(encode(ConsumerUpdate(9, False), 78))
+    assert transport.sent() == [(ConsumerUpdateResponse(78, OK, OffsetSpec.none()), 78)]
+    protocol.answer_consumer_update(77, OffsetSpec.offset(5))
+    assert transport.sent() == [(ConsumerUpdateResponse(77, OK, OffsetSpec.offset(5)), 77)]
+
+#
+# the end of a connection
+#
+
+async def test_connection_lost() -> None:
+    """
+    A lost transport fails the pending requests with ConnectionLost, tells
+    the publishers and subscriptions, and calls ``on_lost`` once.
+    """
+    protocol, transport = handshake()
+    pub, sub = Publisher(), Subscription()
+    protocol.publishers[0] = pub
+    protocol.subscriptions[0] = sub
+    lost: list[tuple[StreamsProtocol, Exception]] = []
+    protocol.on_lost = lambda p, e: lost.append((p, e))
+    task, _ = await start(protocol, transport, Create('orders', {}))
+
+    protocol.connection_lost(ConnectionResetError('reset by peer'))
+    with pytest.raises(ConnectionLost, match='connection to broker lost: reset by peer') as info:
+        await task
+    error = info.value
+    assert lost == [(protocol, error)]
+    assert pub.calls == [('lost', error)]
+    assert sub.calls == [('lost', error)]
+    assert protocol.closed.done()
+    assert protocol._pending == {}
+    assert not protocol.is_open
+    with pytest.raises(ConnectionLost):
+        protocol.check_open()
+    with pytest.raises(ConnectionLost):
+        await protocol.request(Create('orders', {}))
+    with pytest.raises(ConnectionLost):
+        protocol.send_frame(b'frame')
+    assert transport.sent() == []
+
+async def test_broker_closes() -> None:
+    """The broker's Close is answered, and what was pending fails naming its reason."""
+    protocol, transport = handshake()
+    task, _ = await start(protocol, transport, Create('orders', {}))
+    protocol.data_received(encode(Close(0x0e, 'shutting down'), 9))
+    assert transport.sent() == [(CloseResponse(9, OK), 9)]
+    assert transport.closed
+    assert not protocol.is_open
+    with pytest.raises(ConnectionLost, match='broker closed the connection: shutting down'):
+        await task
+    assert protocol.closed.done()
+
+async def test_close() -> None:
+    """``close`` sends Close, and ends when the broker answered and the transport closed."""
+    protocol, transport = handshake()
+    closing = asyncio.ensure_future(protocol.close())
+    await asyncio.sleep(0)
+    [(command, cid)] = transport.sent()
+    assert type(command) is Close and cid is not None
+    assert not closing.done()
+    protocol.data_received(encode(CloseResponse(cid, OK)))
+    await closing
+    assert transport.closed and not transport.aborted
+    assert protocol.closed.done()
+    assert not protocol.is_open
+    await protocol.close()  # again: nothing to do
+    assert transport.sent() == []
+
+async def test_abort() -> None:
+    """``abort`` drops the connection at once; what was pending fails with the given error."""
+    protocol, transport = handshake()
+    task, _ = await start(protocol, transport, Create('orders', {}))
+    error = ConnectionLost('cancelled while connecting')
+    protocol.abort(error)
+    assert transport.aborted
+    assert not protocol.is_open
+    await protocol.closed
+    with pytest.raises(ConnectionLost) as info:
+        await task
+    assert info.value is error
+
+async def test_malformed_frame_drops_connection() -> None:
+    """A malformed frame from the broker aborts the transport; the connection is gone."""
+    protocol, transport = handshake()
+    lost: list[Exception] = []
+    protocol.on_lost = lambda p, e: lost.append(e)
+    task, _ = await start(protocol, transport, Create('orders', {}))
+    protocol.data_received(b'\x00\x00\x00\x04\x00\x03\x00\x01')  # a PublishConfirm cut short
+    assert transport.aborted
+    assert not protocol.is_open
+    await protocol.closed
+    assert task.done()
+    task.exception()  # (retrieved)
+    assert len(lost) == 1
+
+async def test_malformed_frame_is_connection_lost() -> None:
+    """What was pending on a connection dropped for a malformed frame fails with ConnectionLost."""
+    protocol, transport = handshake()
+    lost: list[Exception] = []
+    protocol.on_lost = lambda p, e: lost.append(e)
+    task, _ = await start(protocol, transport, Create('orders', {}))
+    protocol.data_received(b'\x00\x00\x00\x04\x00\x03\x00\x01')
+    await protocol.closed
+    error = task.exception()
+    assert not isinstance(error, FrameDecodeError)
+    assert isinstance(error, ConnectionLost)
+    assert isinstance(lost[0], ConnectionLost)
+
+#
+# versions and the encoder
+#
+
+@pytest.mark.parametrize(('version', 'supported'), [
+    ('3.10.8', False), ('3.12.99', False), ('3.13.0', True), ('3.13.7+rc.1', True),
+    ('4.0.1', True), ('not-a-version', False),
+])
+async def test_require(version: str, supported: bool) -> None:
+    protocol, _ = handshake(version)
+    if supported:
+        protocol.require((3, 13), 'stream filtering')
+    else:
+        with pytest.raises(FeatureNotSupported, match=r'stream filtering needs RabbitMQ 3\.13') \
+                as info:
+            protocol.require((3, 13), 'stream filtering')
+        assert 'the broker is {}'.format(version) in str(info.value)
+    if version == 'not-a-version':  # a version not known refuses every feature
+        assert protocol.broker_version == (0,)
+        with pytest.raises(FeatureNotSupported):
+            protocol.require((3, 9), 'anything')
+    else:
+        protocol.require((3, 9), 'anything older')
+
+async def test_require_before_open() -> None:
+    protocol, _ = connect()
+    with pytest.raises(FeatureNotSupported, match='the broker is unknown'):
+        protocol.require((3, 11), 'stream statistics')
+
+async def test_publish_encoder() -> None:
+    """No encoder before the frame size is negotiated; the core's own after."""
+    protocol, transport = connect()
+    with pytest.raises(ConnectionLost, match='not open'):
+        protocol.publish_encoder  # noqa: B018
+    protocol.data_received(encode(PeerPropertiesResponse(1, OK, SERVER)))
+    protocol.data_received(encode(SaslHandshakeResponse(2, OK, ['PLAIN'])))
+    protocol.data_received(encode(SaslAuthenticateResponse(3, OK, None)))
+    with pytest.raises(ConnectionLost):
+        protocol.publish_encoder  # noqa: B018
+    protocol.data_received(encode(Tune(4096, 0)) + encode(OpenResponse(4, OK, {})))
+    encoder = protocol.publish_encoder
+    assert encoder is protocol.core.publish_encoder
+    transport.sent()
+
+async def test_send_frame_written() -> None:
+    """A Publish frame from the encoder is written to the transport as is."""
+    protocol, transport = handshake()
+    count, frame = protocol.publish_encoder.encode(3, [b'm1', b'm2'], 0, 11, False, None, None)
+    assert count == 2
+    protocol.send_frame(frame)
+    assert bytes(transport.written) == frame
