@@ -31,8 +31,6 @@ from cpython.ref cimport PyObject
 from libc.stdint cimport uint8_t, uint64_t
 from libc.string cimport memcpy
 
-cimport cython
-
 from .._wire._buffer cimport Reader, Writer, r_take, rbfly_load_u32, rbfly_load_u64, w_take
 from ._decoder cimport dec_binary, dec_payload, dec_value, reader_for
 from ._encoder cimport enc_binary, enc_bytes_like, enc_value, writer_for

@@ -71,7 +71,7 @@ class PublisherTrait:
         (``None``: it waits, and is sent again after reconnections, until
         confirmed).
     :ivar owner: The connection manager that declares the publisher again
-        after a loss (``None`` while it is being placed); with
+        after a loss (``None`` while none does); with
         ``protocol`` and ``ident`` (its connection and id there), written
         by the client's records only
         (:py:mod:`rbfly.streams.aio.records`).

@@ -49,7 +49,12 @@ from .parts.placer import Placer
 from .parts.publishing import Publishing
 from .parts.recovery import STREAM_RECOVERY_TIMEOUT, Recovery
 from .parts.streams import Streams
-from .parts.subscribing import ConsumerUpdateCallback, ResumeCallback, Subscribing
+from .parts.subscribing import (
+    ConsumerUpdateCallback,
+    ResumeCallback,
+    Subscribing,
+    filter_properties,
+)
 from .parts.superstreams import SuperStreams
 from .parts.tasks import Background
 from .protocol.constants import DEFAULT_FRAME_MAX, DEFAULT_HEARTBEAT
@@ -139,9 +144,10 @@ class StreamsClient:
 
     async def disconnect(self) -> None:
         """Close the client's connections (it connects again on its next call)."""
-        await self._tasks.cancel()  # placing anew, token renewal
-        await self._connections.close_nodes()
-        await self._tasks.wait()
+        for _ in range(2):  # again for what the awaited tasks started meanwhile
+            await self._tasks.cancel()  # placing anew, token renewal
+            await self._connections.close_nodes()
+            await self._tasks.wait()
         await self._connections.own.close()
 
     async def __aenter__(self) -> tp.Self:
@@ -391,10 +397,8 @@ class StreamsClient:
             last chunk, and at the end (see :py:mod:`rbfly.streams.tracking`).
         :param store_interval: Seconds after which a processed chunk's
             offset is stored anyway.
-        :param credit: Chunks the broker may send ahead at the start, and at
-            least (default: the client's ``credit``).
-        :param buffer_bytes: Bytes of chunks the subscription may hold
-            (default: the client's ``buffer_bytes``).
+        :param credit: Chunks the broker may send ahead (default: the client's).
+        :param buffer_bytes: Bytes of chunks it may hold (default: the client's).
         :param resume: Called with the stream and the :py:class:`Offset`
             the subscription would resume from (after the last chunk
             received; chunks received are handed out meanwhile) before it
@@ -589,5 +593,5 @@ def streams_client(
 __all__ = [
     'DEFAULT_BACKOFF', 'DEFAULT_BUFFER_BYTES', 'DEFAULT_CREDIT', 'DEFAULT_REQUEST_TIMEOUT',
     'DEFAULT_SPIN', 'STREAM_RECOVERY_TIMEOUT', 'ConsumerUpdateCallback', 'ResumeCallback',
-    'StreamInfo', 'StreamsClient', 'connection', 'streams_client',
+    'StreamInfo', 'StreamsClient', 'connection', 'filter_properties', 'streams_client'
 ]

@@ -48,6 +48,13 @@ logger = logging.getLogger(__name__)
 DEFAULT_REFRESH_RATIO = 0.8
 """Share of a token's lifetime after which the client gets a new one."""
 
+RETRY_DELAYS = (1.0, 2.0, 5.0, 10.0)
+"""
+Seconds between attempts when getting a new token failed, up to 0.x
+(kept for programs that read it); the client now waits as
+:py:data:`rbfly.streams.parts.credentials.TOKEN_RETRY` says.
+"""
+
 
 @dtc.dataclass(frozen=True)
 class Token:
@@ -356,6 +363,6 @@ class TokenKeeper:
         return max(0.0, self._refresh_at - monotonic())
 
 __all__ = [
-    'DEFAULT_REFRESH_RATIO', 'ClientCredentials', 'Token', 'TokenKeeper',
+    'DEFAULT_REFRESH_RATIO', 'RETRY_DELAYS', 'ClientCredentials', 'Token', 'TokenKeeper',
     'TokenProvider', 'jwt_lifetime', 'token_from_response',
 ]

@@ -133,8 +133,8 @@ class Subscription:
         self.properties = properties
         # the connection it is subscribed on, its id there, and the
         # connection's owner that subscribes again after a loss (None while
-        # the subscription is being placed): written by the client's
-        # records only (rbfly.streams.aio.records)
+        # none does): written by the client's records
+        # (rbfly.streams.aio.records; a lost connection clears protocol)
         self.protocol: StreamsProtocol | None = None
         self.ident = -1
         self.owner: ConnectionManager | None = None
@@ -167,6 +167,16 @@ class Subscription:
         # called when a chunk arrives or the subscription ends, while a
         # consumer of several subscriptions waits on all of them
         self.notify: Callable[[], None] | None = None
+
+    @property
+    def subscription_id(self) -> int:
+        """The subscription's id on its connection (its former name)."""
+        return self.ident
+
+    @property
+    def manager(self) -> ConnectionManager | None:
+        """The connection manager holding it (its former name)."""
+        return self.owner
 
     def resume_spec(self) -> OffsetSpec:
         """

@@ -80,6 +80,11 @@ class ConnectionManager:
         if protocol is not None and protocol.is_open:
             return protocol
         if self._recovery is not None and not self._recovery.done():
+            if asyncio.current_task() is self._recovery:
+                # asked while restoring (a resume callback's stored offset,
+                # say): the recovery's own connection was lost; it tries
+                # again, instead of waiting for itself
+                raise ConnectionLost('connection lost during its recovery')
             await self._wait_for_recovery()
             protocol = self.protocol
             if protocol is not None and protocol.is_open:

@@ -32,18 +32,19 @@ from .tasks import Background
 
 if tp.TYPE_CHECKING:
     from ..publisher import PublisherTrait
+    from ..subscriber import Subscription
 
 logger = logging.getLogger('rbfly.streams.client')
 
 class RecoveryHooks(tp.Protocol):
     """What the connections ask of the client's recovery (:py:mod:`.recovery`)."""
-    async def recover_publisher(self, protocol: StreamsProtocol, publisher: tp.Any) -> None:
+    async def recover_publisher(self, protocol: StreamsProtocol, publisher: PublisherTrait) -> None:
         """Declare a publisher of the client's own connection again."""
 
-    async def restore_publisher(self, protocol: StreamsProtocol, publisher: tp.Any) -> None:
+    async def restore_publisher(self, protocol: StreamsProtocol, publisher: PublisherTrait) -> None:
         """Declare a publisher again on a connection."""
 
-    async def restore_subscription(self, protocol: StreamsProtocol, sub: tp.Any) -> None:
+    async def restore_subscription(self, protocol: StreamsProtocol, sub: Subscription) -> None:
         """Subscribe again on a connection."""
 
     def node_lost(self, manager: ConnectionManager) -> None:
@@ -238,13 +239,17 @@ class Connections:
     # what the managers call
     #
 
-    async def _recover_publisher(self, protocol: StreamsProtocol, publisher: tp.Any) -> None:
+    async def _recover_publisher(
+            self, protocol: StreamsProtocol, publisher: PublisherTrait,
+    ) -> None:
         await self.hooks.recover_publisher(protocol, publisher)
 
-    async def _restore_publisher(self, protocol: StreamsProtocol, publisher: tp.Any) -> None:
+    async def _restore_publisher(
+            self, protocol: StreamsProtocol, publisher: PublisherTrait,
+    ) -> None:
         await self.hooks.restore_publisher(protocol, publisher)
 
-    async def _restore_subscription(self, protocol: StreamsProtocol, sub: tp.Any) -> None:
+    async def _restore_subscription(self, protocol: StreamsProtocol, sub: Subscription) -> None:
         await self.hooks.restore_subscription(protocol, sub)
 
     def _node_lost(self, manager: ConnectionManager) -> None:

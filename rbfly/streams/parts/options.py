@@ -224,7 +224,7 @@ class ClientOptions:
         ratio = self.token_refresh
         if isinstance(ratio, bool) or not isinstance(ratio, int | float) or not 0 < ratio < 1:
             raise ValueError('token_refresh must be between 0 and 1, got {!r}'.format(ratio))
-        if not isinstance(self.reconnect, Backoff):
+        if not callable(getattr(self.reconnect, 'delays', None)):
             raise TypeError('reconnect must be a Backoff, got {!r}'.format(
                 type(self.reconnect).__name__,
             ))

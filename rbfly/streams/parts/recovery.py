@@ -86,7 +86,7 @@ class Recovery:
     # the connections' hooks
     #
 
-    async def recover_publisher(self, protocol: StreamsProtocol, publisher: tp.Any) -> None:
+    async def recover_publisher(self, protocol: StreamsProtocol, publisher: PublisherTrait) -> None:
         """
         Declare a publisher of the client's own connection again after that
         connection, or its stream, recovered. With ``publishers_on_leader``,
@@ -108,11 +108,11 @@ class Recovery:
                 return
         await self.restore_publisher(protocol, publisher)
 
-    async def restore_publisher(self, protocol: StreamsProtocol, publisher: tp.Any) -> None:
+    async def restore_publisher(self, protocol: StreamsProtocol, publisher: PublisherTrait) -> None:
         """Declare a publisher again on a connection."""
         await self._declarer.restore_publisher(protocol, publisher)
 
-    async def restore_subscription(self, protocol: StreamsProtocol, sub: tp.Any) -> None:
+    async def restore_subscription(self, protocol: StreamsProtocol, sub: Subscription) -> None:
         """
         Subscribe again on the client's connection (after a lost connection,
         maybe to another node), or, when the stream has no member on its
@@ -319,7 +319,7 @@ class Recovery:
 
     @staticmethod
     def _end_stream(
-            publishers: list[tp.Any], subscriptions: list[tp.Any], error: Exception,
+            publishers: list[PublisherTrait], subscriptions: list[Subscription], error: Exception,
     ) -> None:
         for p in publishers:
             let_go(p)

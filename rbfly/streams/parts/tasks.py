@@ -4,8 +4,10 @@ The client's background tasks: one owner for all of them.
 Work the client starts on its own (deleting an abandoned declaration,
 closing a node's last connection, restoring a stream's publishers and
 subscriptions, placing them anew, renewing a token) runs as a task held
-here, so that :py:meth:`~rbfly.streams.StreamsClient.disconnect` can stop
-or wait for every one of them and none is garbage collected while it runs.
+here (a connection's recovery is its manager's, a single active
+consumer's answer its subscription's), so that
+:py:meth:`~rbfly.streams.StreamsClient.disconnect` can stop or wait for
+every one of them and none is garbage collected while it runs.
 """
 
 from __future__ import annotations
@@ -20,8 +22,12 @@ class Background:
     Tasks of a client.
 
     A task is either *awaited* at close (it finishes a step the broker
-    should see, e.g. deleting a publisher) or *cancelled* at close (it
-    retries until something happens, e.g. a stream's leader comes back).
+    should see, e.g. deleting a publisher, or restoring a changed stream's
+    publishers and subscriptions, as the client always did) or
+    *cancelled* at close (it retries until something happens, e.g. placing
+    a subscription anew on a member's node, or renewing a token). The
+    connection managers' own recovery tasks are theirs (their ``close``
+    ends them).
     """
     def __init__(self) -> None:
         self._awaited: set[asyncio.Task[None]] = set()

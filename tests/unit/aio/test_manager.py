@@ -522,3 +522,35 @@ async def test_close_fails_waiters(call: str) -> None:
     await asyncio.wait([waiter])
     assert not waiter.cancelled()
     assert isinstance(waiter.exception(), ConnectionLost)
+
+async def test_get_from_the_recovery_itself() -> None:
+    """
+    A restore that asks the manager for its connection (a resume
+    callback's stored offset) after that connection was lost gets
+    ConnectionLost, and the recovery tries again: it never waits for
+    itself.
+    """
+    h = Harness()
+    m = h.manager
+    first = await h.get()
+    pub = h.publisher()
+    asked: list[BaseException] = []
+
+    async def restore(protocol: tp.Any, publisher: object) -> None:
+        h.restored.append(('publisher', protocol, publisher))
+        if len(h.restored) == 1:
+            protocol.lose(ConnectionLost('lost while restoring'))
+            try:
+                await m.get()
+            except ConnectionLost as ex:
+                asked.append(ex)
+                raise
+
+    m._restore_publisher = restore
+    first.lose(ConnectionLost('reset'))
+    async with asyncio.timeout(5):
+        await m.wait_recovery()
+    assert len(asked) == 1
+    assert [p for _, p, _ in h.restored] == h.connections[1:]
+    assert h.states()[-1] == (ConnectionState.RECOVERED, h.connections[2])
+    assert pub.owner is m
