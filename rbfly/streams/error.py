@@ -230,6 +230,17 @@ class ConnectionLost(StreamsError):
     """
 
 
+class HandshakeFrameTooLarge(StreamsError, ValueError):
+    """
+    A frame the client would send before the connection is open (its
+    peer properties, or its SASL response: the user name and the password
+    or OAuth 2 token) exceeds what a broker accepts then
+    (:py:data:`~rbfly.streams.protocol.constants.INITIAL_FRAME_MAX`,
+    8,192 bytes, RabbitMQ 4.3's ``stream.initial_frame_max``); raised
+    before connecting. Also a :py:class:`ValueError`.
+    """
+
+
 class RequestTimeout(StreamsError, TimeoutError):
     """
     The broker did not answer a request (stream management, a query,
@@ -321,6 +332,7 @@ __all__ = [
     'ConnectionLost',
     'FeatureNotSupported',
     'FrameTooLarge',
+    'HandshakeFrameTooLarge',
     'InternalError',
     'MessageRejected',
     'NoOffset',

@@ -190,46 +190,48 @@ class ClientOptions:
     """
 
     def __post_init__(self) -> None:
-        if not 1 <= self.credit <= 0xffff:
-            raise ValueError('credit must be 1..65535, got {}'.format(self.credit))
-        if self.buffer_bytes < 1:
-            raise ValueError('buffer_bytes must be positive, got {}'.format(self.buffer_bytes))
-        if not 0 <= self.spin <= 1:
-            raise ValueError('spin must be 0..1 seconds, got {}'.format(self.spin))
-        timeout = self.request_timeout
-        if timeout is not None and not timeout > 0:
-            raise ValueError('request_timeout must be positive or None, got {!r}'.format(
-                timeout,
-            ))
-        for name in ('publishers_per_connection', 'subscriptions_per_connection'):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 256:
-                raise ValueError('{} must be 1..256, got {!r}'.format(name, value))
-        connection_name = self.connection_name
-        if connection_name is not None and not isinstance(connection_name, str):
-            raise TypeError('connection_name must be a str, got {!r}'.format(
-                type(connection_name).__name__,
-            ))
-        if self.on_connection is not None and not callable(self.on_connection):
-            raise TypeError('on_connection must be callable')
-        if self.address_resolver is not None and not callable(self.address_resolver):
-            raise TypeError('address_resolver must be callable')
+        self._check_numbers()
+        self._check_callables()
         mechanism = self.sasl_mechanism
         if mechanism is not None and mechanism not in MECHANISMS:
             raise ValueError('sasl_mechanism must be one of {}, got {!r}'.format(
                 ', '.join(MECHANISMS), mechanism,
             ))
+        connection_name = self.connection_name
+        if connection_name is not None and not isinstance(connection_name, str):
+            raise TypeError('connection_name must be a str, got {!r}'.format(
+                type(connection_name).__name__,
+            ))
+        for flag in ('crc_check', 'replicas_only', 'publishers_on_leader'):
+            object.__setattr__(self, flag, bool(getattr(self, flag)))
+
+    def _check_numbers(self) -> None:
+        _check_int(self, 'frame_max', 0, 0xffffffff, ' (0: no limit)')
+        _check_int(self, 'heartbeat', 0, 0xffffffff, ' (0: none)')
+        _check_int(self, 'credit', 1, 0xffff)
+        _check_int(self, 'buffer_bytes', 1, None)
+        _check_int(self, 'publishers_per_connection', 1, 256)
+        _check_int(self, 'subscriptions_per_connection', 1, 256)
+        _check_seconds('connect_timeout', self.connect_timeout)
+        if self.request_timeout is not None:
+            _check_seconds('request_timeout', self.request_timeout, ' or None')
+        if not _is_number(self.spin) or not 0 <= self.spin <= 1:
+            raise ValueError('spin must be 0..1 seconds, got {!r}'.format(self.spin))
+        ratio = self.token_refresh
+        if not _is_number(ratio) or not 0 < ratio < 1:
+            raise ValueError('token_refresh must be between 0 and 1, got {!r}'.format(ratio))
+
+    def _check_callables(self) -> None:
+        for name in ('on_connection', 'address_resolver'):
+            value = getattr(self, name)
+            if value is not None and not callable(value):
+                raise TypeError('{} must be callable'.format(name))
         if self.oauth2 is not None and not callable(self.oauth2):
             raise TypeError('oauth2 must be a token provider (e.g. ClientCredentials)')
-        ratio = self.token_refresh
-        if isinstance(ratio, bool) or not isinstance(ratio, int | float) or not 0 < ratio < 1:
-            raise ValueError('token_refresh must be between 0 and 1, got {!r}'.format(ratio))
         if not callable(getattr(self.reconnect, 'delays', None)):
             raise TypeError('reconnect must be a Backoff, got {!r}'.format(
                 type(self.reconnect).__name__,
             ))
-        for flag in ('crc_check', 'replicas_only', 'publishers_on_leader'):
-            object.__setattr__(self, flag, bool(getattr(self, flag)))
 
     @property
     def request_deadline(self) -> float:
@@ -241,6 +243,22 @@ class ClientOptions:
         if kind == 'publishers':
             return self.publishers_per_connection
         return self.subscriptions_per_connection
+
+def _is_number(value: object) -> bool:
+    return not isinstance(value, bool) and isinstance(value, int | float)
+
+def _check_int(
+        options: ClientOptions, name: str, low: int, high: int | None, note: str = '',
+) -> None:
+    value = getattr(options, name)
+    if isinstance(value, bool) or not isinstance(value, int) or value < low \
+            or (high is not None and value > high):
+        limits = '{}..{}'.format(low, high) if high is not None else 'at least {}'.format(low)
+        raise ValueError('{} must be {}{}, got {!r}'.format(name, limits, note, value))
+
+def _check_seconds(name: str, value: object, note: str = '') -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise ValueError('{} must be positive seconds{}, got {!r}'.format(name, note, value))
 
 __all__ = [
     'DEFAULT_BACKOFF', 'DEFAULT_BUFFER_BYTES', 'DEFAULT_CREDIT', 'DEFAULT_REQUEST_TIMEOUT',

@@ -31,7 +31,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ...error import ProtocolError
-from ..error import ResponseError, SaslMechanismNotSupported, error_for_code
+from ..error import (
+    HandshakeFrameTooLarge,
+    ResponseError,
+    SaslMechanismNotSupported,
+    error_for_code,
+)
 from ._frames import FrameReader, decode_hot
 from ._publish import PublishEncoder
 from .base import OffsetSpec
@@ -58,6 +63,7 @@ from .constants import (
     DEFAULT_FRAME_MAX,
     DEFAULT_HEARTBEAT,
     DEFAULT_MAX_RECEIVED_FRAME_SIZE,
+    INITIAL_FRAME_MAX,
     PRE_OPEN_FRAME_MAX,
     ResponseCode,
 )
@@ -217,6 +223,7 @@ class ConnectionCore:
         self._frame_max = frame_max
         self._heartbeat = heartbeat
         self._client_properties = dict(client_properties or {})
+        self._check_handshake_frames()
         self._state = CoreState.IDLE
         self._reader = FrameReader(PRE_OPEN_FRAME_MAX)  # until the connection is open
         self._out: list[bytes] = []
@@ -228,6 +235,27 @@ class ConnectionCore:
         self.publish_encoder: PublishEncoder | None = None
         self._last_received = 0.0
         self._last_sent = 0.0
+
+    def _check_handshake_frames(self) -> None:
+        """
+        :raises HandshakeFrameTooLarge: When a frame of the handshake would
+            exceed :py:data:`INITIAL_FRAME_MAX` (a broker closes the
+            connection without a word, so say it before connecting).
+        """
+        frames = [('peer properties', encode(PeerProperties(self._client_properties), 0))]
+        if self._mechanism == 'PLAIN':
+            data = sasl_plain(self._username, self._password)
+            frames.append((
+                'SASL PLAIN response (the user name and the password or OAuth 2 token)',
+                encode(SaslAuthenticate(self._mechanism, data), 0),
+            ))
+        for what, frame in frames:
+            if len(frame) > INITIAL_FRAME_MAX:
+                raise HandshakeFrameTooLarge(
+                    '{}: a frame of {:,} bytes; brokers accept at most {:,} bytes'
+                    ' before the connection is open (RabbitMQ 4.3:'
+                    ' stream.initial_frame_max)'.format(what, len(frame), INITIAL_FRAME_MAX),
+                )
 
     @property
     def state(self) -> CoreState:

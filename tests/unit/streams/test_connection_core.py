@@ -2,6 +2,8 @@
 The sans-IO connection core against a fake broker: no sockets, no clock.
 """
 
+import typing as tp
+
 import pytest
 
 from rbfly.streams.error import AuthenticationFailure, SaslMechanismNotSupported
@@ -234,3 +236,21 @@ def test_frame_limit_before_open() -> None:
     handshake(core)
     big = 1 << 20  # a frame bigger than the limit before open: buffered, not refused
     assert core.receive_data(struct.pack('>I', big) + b'\0' * 100, 0) == []
+
+@pytest.mark.parametrize('options, what', [
+    ({'password': 'p' * 8200}, 'SASL PLAIN response'),
+    ({'username': 'u' * 8200}, 'SASL PLAIN response'),
+    ({'client_properties': {'connection_name': 'n' * 8200}}, 'peer properties'),
+], ids=['password', 'username', 'peer-properties'])
+def test_handshake_frames_capped(options: dict[str, tp.Any], what: str) -> None:
+    """
+    A handshake frame over INITIAL_FRAME_MAX (8,192 bytes, RabbitMQ 4.3's
+    stream.initial_frame_max) is refused before connecting, naming it.
+    """
+    from rbfly.streams.error import HandshakeFrameTooLarge
+    with pytest.raises(HandshakeFrameTooLarge, match=what):
+        ConnectionCore(**options)
+
+def test_handshake_frames_cap_not_for_external() -> None:
+    """SASL EXTERNAL sends no password: a long one configured is not sent."""
+    ConnectionCore(password='p' * 9000, mechanism='EXTERNAL')
