@@ -66,13 +66,9 @@ Examples::
 from __future__ import annotations
 
 import argparse
-import asyncio
-import cProfile
-import functools
 import sys
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
 
 import _streams
 from _common import (
@@ -83,17 +79,15 @@ from _common import (
     format_table,
     log,
     ok_rate,
-    package_version,
     ratio,
     write_json,
 )
-from _consumers import consume_ceiling, consume_rbfly, consume_rstream
-from _java import CONSUME_API as JAVA_API
-from _java import JavaConsumeRunner, java_missing
+from _consume_runners import API, CEILING, Runner, make_runner
+from _consumers import consume_rbfly
+from _java import java_missing
 from _scenarios import BATCH_SIZE, CONSUME_COUNT, CONSUME_QUICK_COUNT, CONSUME_VARIANTS
 from _streams import (
     BASELINE,
-    BASELINE_VERSION,
     EXIT_USAGE,
     EXIT_VERIFY,
     LEGEND,
@@ -102,9 +96,7 @@ from _streams import (
     Stopwatch,
     Target,
     VerificationError,
-    baseline_python,
     broker_info,
-    broker_pid_args,
     default_url,
     find_broker,
     format_share,
@@ -116,7 +108,6 @@ from _streams import (
     redact_url,
     rotated,
     run_async,
-    run_child,
     run_line,
     source_info,
     spread,
@@ -125,153 +116,14 @@ from _streams import (
 )
 
 BENCHMARK = 'consume'
-CEILING = 'ceiling'
 IMPLEMENTATIONS = ('rbfly', 'rbfly-chunks', BASELINE, 'rstream', 'java', CEILING)
 VARIANTS = CONSUME_VARIANTS
 COUNT = CONSUME_COUNT
 QUICK_COUNT = CONSUME_QUICK_COUNT
-CHILD_TIMEOUT = 3600
-RUN_TIMEOUT = 600   # a run that stalls this long fails
 
 # targets of the project, vs RbFly 0.10 in the same run
 SUBSCRIBE_RATIO = 2.0   # async for with AMQP decoding (0.10: 507k msg/s measured here)
 CHUNKS_RATIO = 4.0
-
-SCRIPT = Path(__file__).resolve()
-
-
-class Runner(Protocol):
-    name: str
-
-    def info(self) -> JsonDict:
-        """Version and details of the implementation."""
-
-    async def run(self, stream: str, count: int) -> JsonDict:
-        """Consume ``count`` messages of a stream from its first offset."""
-
-
-class LocalRunner:
-    def __init__(
-            self, name: str, version: str | None,
-            consume: Callable[[str, int], Awaitable[JsonDict]], api: str,
-            profile_dir: Path | None,
-    ) -> None:
-        self.name = name
-        self.version = version
-        self._consume = consume
-        self._api = api
-        self._profile_dir = profile_dir
-        self._profiles = 0
-
-    def info(self) -> JsonDict:
-        return {'version': self.version, 'process': 'parent', 'api': self._api}
-
-    async def run(self, stream: str, count: int) -> JsonDict:
-        if self._profile_dir is None:
-            return await asyncio.wait_for(self._consume(stream, count), RUN_TIMEOUT)
-        prof = cProfile.Profile()
-        prof.enable()
-        try:
-            result = await asyncio.wait_for(self._consume(stream, count), RUN_TIMEOUT)
-        finally:
-            prof.disable()
-        self._profiles += 1
-        path = self._profile_dir / 'consume-{}-{}.pstats'.format(self.name, self._profiles)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        prof.dump_stats(path)
-        result['profile'] = str(path)
-        return result
-
-
-class ChildRunner:
-    """rbfly in a child process (RbFly 0.10's venv, or ``--isolate``)."""
-
-    def __init__(
-            self, name: str, python: Path, version: str, url: str, loop: str,
-            check_prefix: bool, chunks: bool,
-    ) -> None:
-        self.name = name
-        self.python = python
-        self.version = version
-        self.url = url
-        self.loop = loop
-        self.check_prefix = check_prefix
-        self.chunks = chunks
-        self._info: JsonDict = {}
-
-    def info(self) -> JsonDict:
-        return self._info
-
-    async def run(self, stream: str, count: int) -> JsonDict:
-        args = [
-            '--impl', 'rbfly-chunks' if self.chunks else 'rbfly',
-            '--url', self.url, '--loop', self.loop, *broker_pid_args(),
-            '--count', str(count), '--stream', stream,
-        ]
-        doc = await run_child(
-            self.python, SCRIPT, args, CHILD_TIMEOUT,
-            self.version if self.check_prefix else None,
-        )
-        if doc['rbfly_version'] != self.version:
-            raise VerificationError('{}: child ran rbfly {}, expected {}'.format(
-                self.name, doc['rbfly_version'], self.version,
-            ))
-        if not self._info:
-            self._info = {
-                'version': doc['rbfly_version'], 'process': 'child',
-                'module_file': doc['rbfly_file'], 'loop': doc['loop'], 'env': doc['env'],
-            }
-        result: JsonDict = doc['result']
-        return result
-
-
-API = {
-    'rbfly': 'async for body in client.subscribe(stream, offset=Offset.FIRST)',
-    'rbfly-chunks': 'async for chunk in client.subscribe_chunks(stream, offset=Offset.FIRST)',
-    BASELINE: 'async for body in client.subscribe(stream, offset=Offset.FIRST)',
-    'rstream': 'Consumer.subscribe(stream, callback, decoder=amqp_decoder,'
-               ' offset_specification=ConsumerOffsetSpecification(OffsetType.FIRST))',
-    'java': JAVA_API,
-    CEILING: 'a Deliver frame counter: no decoding, a credit per chunk (perf/_consumers.py)',
-}
-
-
-def make_runner(name: str, args: argparse.Namespace) -> Runner:
-    url = args.url
-    if name == BASELINE:
-        return ChildRunner(
-            name, baseline_python(), BASELINE_VERSION, url, args.loop, True, False,
-        )
-    if name in ('rbfly', 'rbfly-chunks'):
-        version, _ = rbfly_module_info()
-        if version is None:
-            raise SkipImplementation('rbfly is not importable; pip install -e .')
-        chunks = name == 'rbfly-chunks'
-        if args.isolate:
-            return ChildRunner(
-                name, Path(sys.executable), version, url, args.loop, False, chunks,
-            )
-        return LocalRunner(
-            name, version, functools.partial(consume_rbfly, url, chunks=chunks),
-            API[name], args.profile,
-        )
-    if name == 'rstream':
-        version = package_version('rstream')
-        if version is None:
-            raise SkipImplementation('rstream is not installed (pip install -e .[perf])')
-        return LocalRunner(
-            name, version, functools.partial(consume_rstream, url), API[name], args.profile,
-        )
-    if name == 'java':
-        return JavaConsumeRunner(url, _streams.BROKER_PID)
-    if name == CEILING:
-        if not url.startswith('rabbitmq-stream:'):
-            raise SkipImplementation('the ceiling consumer has no TLS')
-        return LocalRunner(
-            name, '-', functools.partial(consume_ceiling, url), API[name], args.profile,
-        )
-    raise ValueError(name)
-
 
 #
 # the streams
@@ -387,7 +239,6 @@ async def benchmark(args: argparse.Namespace) -> JsonDict:
         'broker': broker, 'results': results,
         'load_average': {'before': load_before, 'after': load_average()},
     }
-
 
 
 #

@@ -1,0 +1,289 @@
+"""
+The implementations of the publishing benchmark: how each one is run
+(in the benchmark's process, or in a child process), and what it reports
+about itself. Used by ``bench_publish.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import cProfile
+import functools
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol
+
+import _streams
+from _common import (
+    JsonDict,
+    package_version,
+)
+from _java import JavaPublishRunner
+from _publishers import (
+    Admin,
+    StreamAdmin,
+    TopicAdmin,
+    publish_aiokafka,
+    publish_ceiling,
+    publish_rbfly,
+    publish_rstream,
+    rbfly_class,
+)
+from _scenarios import (
+    Case,
+)
+from _streams import (
+    BASELINE,
+    BASELINE_VERSION,
+    SkipImplementation,
+    VerificationError,
+    baseline_python,
+    broker_pid_args,
+    rbfly_module_info,
+    run_child,
+)
+
+SCRIPT = Path(__file__).resolve().parent / 'bench_publish.py'
+CHILD_TIMEOUT = 3600
+CEILING = 'ceiling'
+
+#
+# implementations
+#
+
+class Runner(Protocol):
+    name: str
+    admin: Admin
+
+    def unsupported(self, case: Case) -> str | None:
+        """Why a case cannot be run (``None``: it can)."""
+
+    def info(self) -> JsonDict:
+        """Version and details of the implementation."""
+
+    async def run(self, case: Case, target: str) -> JsonDict:
+        """Publish the messages of a case to a stream (topic); a run result."""
+
+
+class LocalRunner:
+    """An implementation running in this process."""
+
+    def __init__(
+            self, name: str, version: str | None, admin: Admin,
+            publish: Callable[[str, Case], Any], api: dict[str, str],
+            profile_dir: Path | None = None,
+    ) -> None:
+        self.name = name
+        self.version = version
+        self.admin = admin
+        self._publish = publish
+        self._api = api
+        self._profile_dir = profile_dir
+        self._profiles = 0
+
+    def unsupported(self, case: Case) -> str | None:
+        if self.name == 'rbfly':
+            try:
+                rbfly_class(case)
+            except SkipImplementation as ex:
+                return str(ex)
+        if self.name == 'rbfly-subentry' and case.scenario == 'single':
+            return 'a sub-entry batch of one message is a single message'
+        if self.name == 'rbfly-anonymous' and case.scenario == 'single':
+            return 'single messages wait for the round trip, not the broker\'s tracking'
+        if self.name == 'aiokafka' and case.fmt != 'amqp':
+            return 'aiokafka sends msgpack messages; it is compared under --format amqp'
+        return None
+
+    def info(self) -> JsonDict:
+        return {'version': self.version, 'process': 'parent', 'api': self._api}
+
+    async def run(self, case: Case, target: str) -> JsonDict:
+        if self._profile_dir is None:
+            result: JsonDict = await self._publish(target, case)
+            return result
+        prof = cProfile.Profile()
+        prof.enable()
+        try:
+            result = await self._publish(target, case)
+        finally:
+            prof.disable()
+        self._profiles += 1
+        path = self._profile_dir / 'publish-{}-{}-{}-{}.pstats'.format(
+            case.scenario, case.fmt, self.name, self._profiles,
+        )
+        path.parent.mkdir(parents=True, exist_ok=True)
+        prof.dump_stats(path)
+        result['profile'] = str(path)
+        return result
+
+
+class ChildRunner:
+    """rbfly in a child process (RbFly 0.10's venv, or ``--isolate``)."""
+
+    def __init__(
+            self, name: str, python: Path, version: str, admin: Admin, url: str,
+            loop: str, check_prefix: bool,
+    ) -> None:
+        self.name = name
+        self.python = python
+        self.version = version
+        self.admin = admin
+        self.url = url
+        self.loop = loop
+        self.check_prefix = check_prefix
+        self._info: JsonDict = {}
+
+    def unsupported(self, case: Case) -> str | None:
+        if case.scenario == 'pipelined' and self.version == BASELINE_VERSION:
+            return 'RbFly 0.10 has no pipelined publisher'
+        if case.scenario == 'pipelined' and case.fmt == 'binary':
+            return 'rbfly has no binary pipelined publisher'
+        return None
+
+    def info(self) -> JsonDict:
+        return self._info
+
+    async def run(self, case: Case, target: str) -> JsonDict:
+        args = [
+            '--impl', 'rbfly', '--url', self.url, '--loop', self.loop, *broker_pid_args(),
+            '--scenario', case.scenario, '--format', case.fmt,
+            '--count', str(case.count), '--stream', target,
+        ]
+        if case.window is not None:
+            args.extend(['--window', str(case.window)])
+        doc = await run_child(
+            self.python, SCRIPT, args, CHILD_TIMEOUT,
+            self.version if self.check_prefix else None,
+        )
+        if doc['rbfly_version'] != self.version:
+            raise VerificationError('{}: child ran rbfly {}, expected {}'.format(
+                self.name, doc['rbfly_version'], self.version,
+            ))
+        if not self._info:
+            self._info = {
+                'version': doc['rbfly_version'],
+                'process': 'child',
+                'module_file': doc['rbfly_file'],
+                'loop': doc['loop'],
+                'env': doc['env'],
+            }
+        result: JsonDict = doc['result']
+        return result
+
+
+RBFLY_API = {
+    'single': 'Publisher.send (amqp), PublisherBin.send (binary)',
+    'batch': 'PublisherBatchFast.batch x 100 + await flush() (amqp),'
+             ' PublisherBinBatch (binary)',
+    'pipelined': 'PublisherPipelined: await send(m) for each, await flush()',
+}
+RBFLY_ANONYMOUS_API = {
+    'batch': 'publisher(dedup=False), PublisherBatchFast.batch x 100 + await flush()',
+    'pipelined': 'publisher(dedup=False), PublisherPipelined: await send(m) for each,'
+                 ' await flush()',
+}
+
+RBFLY_SUBENTRY_API = {
+    'batch': 'PublisherBatchFast(sub_entry_size=100): 100 x batch + await flush()'
+             ' (one sub-entry batch, one confirmation)',
+    'pipelined': 'PublisherPipelined(window=100): await send(SubEntryBatch(100 messages))'
+                 ' for each 100, await flush()',
+}
+RSTREAM_API = {
+    'single': 'Producer.send_wait(stream, AMQPMessage(value=m) | bytes)',
+    'batch': 'Producer.send_batch(stream, 100 messages, on_publish_confirm=cb),'
+             ' then wait until cb counted the batch',
+    'pipelined': 'Producer.send(stream, m, on_publish_confirm=cb) for each,'
+                 ' then wait until cb counted all',
+}
+CEILING_API = {
+    'single': 'a Publish frame of one message, built before the timing; its'
+              ' PublishConfirm awaited, polling (perf/_raw.py)',
+    'batch': 'a Publish frame of 100 messages, built before the timing; its'
+             ' PublishConfirm awaited, polling (perf/_raw.py)',
+}
+AIOKAFKA_API = {
+    'single': "AIOKafkaProducer(acks='all').send_and_wait(topic, msgpack.packb(m))",
+    'batch': 'create_batch() + 100 x append + await (await send_batch(...))',
+    'pipelined': 'await send(topic, msgpack.packb(m)) for each, await flush()',
+}
+
+
+def make_runner(name: str, args: argparse.Namespace, admin: StreamAdmin) -> Runner:
+    url = args.url
+    if name == BASELINE:
+        python = baseline_python()
+        return ChildRunner(name, python, BASELINE_VERSION, admin, url, args.loop, True)
+    if name == 'rbfly':
+        version, _ = rbfly_module_info()
+        if version is None:
+            raise SkipImplementation('rbfly is not importable; pip install -e .')
+        if args.isolate:
+            return ChildRunner(
+                name, Path(sys.executable), version, admin, url, args.loop, False,
+            )
+        runner = LocalRunner(
+            name, version, admin, functools.partial(publish_rbfly, url), RBFLY_API,
+            args.profile,
+        )
+        return runner
+    variants = {
+        'rbfly-anonymous': (False, True, RBFLY_ANONYMOUS_API),
+        'rbfly-subentry': (True, False, RBFLY_SUBENTRY_API),
+    }
+    if name in variants:
+        sub_entry, anonymous, api = variants[name]
+        version, _ = rbfly_module_info()
+        if version is None:
+            raise SkipImplementation('rbfly is not importable; pip install -e .')
+        return LocalRunner(
+            name, version, admin, functools.partial(
+                publish_rbfly, url, sub_entry=sub_entry, anonymous=anonymous,
+            ),
+            api, args.profile,
+        )
+    if name == 'rstream':
+        version = package_version('rstream')
+        if version is None:
+            raise SkipImplementation('rstream is not installed (pip install -e .[perf])')
+        return LocalRunner(
+            name, version, admin, functools.partial(publish_rstream, url), RSTREAM_API,
+            args.profile,
+        )
+    if name == 'aiokafka':
+        version = package_version('aiokafka')
+        if version is None or package_version('msgpack') is None:
+            raise SkipImplementation('aiokafka or msgpack is not installed')
+        return LocalRunner(
+            name, version, TopicAdmin(args.kafka),
+            functools.partial(publish_aiokafka, args.kafka), AIOKAFKA_API, args.profile,
+        )
+    if name == 'java':
+        return JavaPublishRunner(url, _streams.BROKER_PID, admin)
+    if name == CEILING:
+        if not url.startswith('rabbitmq-stream:'):
+            raise SkipImplementation('the ceiling publisher has no TLS')
+        return LocalRunner(
+            name, '-', admin, functools.partial(publish_ceiling, url), CEILING_API,
+            args.profile,
+        )
+    raise ValueError(name)
+
+
+@functools.cache
+async def kafka_available(bootstrap: str) -> str | None:
+    """``None`` if a Kafka broker answers at ``bootstrap``, else why not."""
+    host, _, port = bootstrap.rpartition(':')
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(host, int(port)), 3)
+    except (OSError, TimeoutError, ValueError) as ex:
+        return 'no Kafka broker at {} ({}); start one with scripts/kafka.sh start'.format(
+            bootstrap, ex,
+        )
+    writer.close()
+    return None
+
+
