@@ -45,7 +45,8 @@ if [ ! -f "$stamp" ]; then
   "$VENV/bin/python" -m pip install -q -U pip
   # cffi first: python-qpid-proton comes as an sdist whose extension is a
   # cffi module, silently left out when cffi is missing at its build
-  "$VENV/bin/python" -m pip install -q 'setuptools>=68' 'cython>=3.0.11,<3.3' wheel cffi
+  # the build floor of pyproject.toml (setuptools 77: SPDX license, license-files)
+  "$VENV/bin/python" -m pip install -q 'setuptools>=77' 'cython>=3.0.11,<3.3' wheel cffi
   "$VENV/bin/python" -m pip install -q --no-build-isolation -e ".[$EXTRAS]"
   rm -f "$VENV"/.rbfly-deps-*
   touch "$stamp"
