@@ -3,7 +3,7 @@ AMQP 1.0 message codec (Cython).
 
 The names known from RbFly 0.10 stay valid: :py:class:`MessageCtx`,
 :py:func:`encode_amqp`, :py:func:`decode_amqp`, :py:class:`AMQPHeader`,
-:py:class:`Symbol`, :py:func:`get_message_ctx` and
+:py:class:`~rbfly.types.Symbol`, :py:func:`get_message_ctx` and
 :py:func:`set_message_ctx`. The mapping between Python and AMQP types is
 described in :py:mod:`rbfly.amqp.types`.
 """

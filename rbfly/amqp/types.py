@@ -13,7 +13,7 @@ Python                       AMQP 1.0 (smallest encoding)     decoded as
 ``str``                      string (str8/str32)              ``str``
 ``bytes``, ``bytearray``,    binary (vbin8/vbin32)            ``bytes``
 ``memoryview``
-:py:class:`Symbol`           symbol (sym8/sym32)              ``Symbol``
+``rbfly.types.Symbol``       symbol (sym8/sym32)              ``Symbol``
 ``datetime``                 timestamp (ms; naive is UTC)     ``datetime`` (UTC)
 ``uuid.UUID``                uuid                             ``uuid.UUID``
 ``list``, ``tuple``          list (list0/list8/list32)        ``list``
@@ -232,7 +232,7 @@ class Array(list[tp.Any]):
 class Described:
     """
     AMQP described type: a value with a descriptor (a ``ULong`` code or a
-    :py:class:`Symbol` name) saying what the value means.
+    :py:class:`~rbfly.types.Symbol` name) saying what the value means.
     """
     __slots__ = ('descriptor', 'value')
 

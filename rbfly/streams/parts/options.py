@@ -176,7 +176,7 @@ class ClientOptions:
     of their stream's leader (the Java client's
     ``forceLeaderForProducers``): when that node cannot be reached (in
     ``NODE_ATTEMPTS`` connections through an address resolver, say),
-    :py:meth:`publisher` raises
+    :py:meth:`~rbfly.streams.StreamsClient.publisher` raises
     :py:class:`~rbfly.streams.error.ConnectionLost`, and a publisher
     being recovered keeps trying with the reconnection delays. By
     default such a publisher publishes through the client's own

@@ -5,10 +5,10 @@ Bytes in, commands out, and back: no asyncio, no sockets, no clock.
 
 - :py:mod:`.constants`: keys, response codes, offset types, defaults.
 - :py:mod:`.commands`: one typed dataclass per command.
-- :py:mod:`.codec`: :py:func:`encode`, :py:func:`decode`,
-  :py:func:`decode_frame`.
-- :py:mod:`.frames`: :py:class:`FrameReader`, splitting a byte stream into
-  frames.
+- :py:mod:`.codec`: :py:func:`~.codec.encode`, :py:func:`~.codec.decode`,
+  :py:func:`~.codec.decode_frame`.
+- :py:mod:`.frames`: :py:class:`~.frames.FrameReader`, splitting a byte
+  stream into frames.
 
 Example::
 

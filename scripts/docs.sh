@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# docs.sh - build the documentation (doc/ -> doc/_build/html) with every
+# warning an error (-n: every cross-reference must resolve; -W), and check
+# that the reference documents every public name: each name of
+# rbfly.streams.__all__ and rbfly.amqp.__all__ has an entry.
+#
+# Needs no network: the Python names the pages link to come from a small
+# inventory written by doc/conf.py. Installs Sphinx (the `doc` extra) into
+# the venv when it is missing; the Cython extensions must be built
+# (scripts/setup.sh), since autodoc imports them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV=${RBFLY_VENV:-.venv}
+case "$VENV" in /*) ;; *) VENV=$PWD/$VENV ;; esac
+py=$VENV/bin/python
+OUT=doc/_build/html
+
+if ! "$py" -c 'import sphinx' 2>/dev/null; then
+  echo "[docs] installing sphinx into $VENV" >&2
+  "$py" -m pip install -q 'sphinx>=7'
+fi
+# -E: read every page again, so no warning hides in a cached environment
+"$py" -m sphinx -E -q -n -W --keep-going -b html doc "$OUT"
+"$py" - "$OUT/objects.inv" <<'PY'
+import importlib
+import sys
+
+from sphinx.util.inventory import InventoryFile
+
+with open(sys.argv[1], 'rb') as f:
+    inventory = InventoryFile.load(f, '', lambda base, uri: uri)
+documented = {name for entries in inventory.values() for name in entries}
+
+def names(module: str, name: str) -> set[str]:
+    """Where the reference may document it: under the module that exports
+    it, or (a re-export) under the module that defines it or its package."""
+    obj = getattr(importlib.import_module(module), name)
+    home = getattr(obj, '__module__', None) or module
+    if not isinstance(obj, type) and not callable(obj):
+        home = module  # a type alias: its __module__ is typing's
+    public = '.'.join(p for p in home.split('.') if not p.startswith('_'))
+    return {'{}.{}'.format(m, name) for m in (module, home, public)}
+
+missing = [
+    '{}.{}'.format(module, name)
+    for module in ('rbfly.streams', 'rbfly.amqp')
+    for name in importlib.import_module(module).__all__
+    if not names(module, name) & documented
+]
+if missing:
+    sys.exit('[docs] not in the reference: {}'.format(', '.join(missing)))
+print('[docs] built {}; every public name documented'.format(sys.argv[1].rsplit('/', 1)[0]))
+PY
