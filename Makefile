@@ -1,6 +1,6 @@
 # Convenience targets; each one is a script in scripts/ that also works
 # without make (a fresh Debian 12 machine has no make).
-.PHONY: setup demo test unit lint brokers brokers-stop perf-codec perf-report doc clean
+.PHONY: setup demo test unit lint brokers brokers-stop perf-codec perf-report doc wheel clean
 
 setup:
 	scripts/setup.sh
@@ -32,8 +32,10 @@ clean:
 	find rbfly -name '*.so' -o -name '*.c' -o -name '*.html' | xargs rm -f
 
 doc: setup
-	.venv/bin/pip install -q -e '.[doc]'
-	.venv/bin/python -m sphinx -b html doc doc/_build/html
+	scripts/docs.sh
+
+wheel: setup
+	scripts/wheel.sh
 
 perf-report:
 	scripts/perf-report.sh $(PERF_OPTIONS)

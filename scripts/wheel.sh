@@ -4,7 +4,8 @@
 #
 # Steps: the tracked (and new, not ignored) files are copied to a temporary
 # directory, so no extension built in place and no stale object of build/
-# gets in; `python -m build --wheel --no-isolation` compiles them with
+# gets in (the C files generated from the .pyx files are copied when
+# present, to spare the Cython step; the compiler runs on every core); `python -m build --wheel --no-isolation` compiles them with
 # CFLAGS=-g0 (no debug information); `auditwheel repair --strip` gives the
 # wheel a manylinux tag (the oldest glibc its symbols allow) and strips the
 # symbol tables; `auditwheel show` says what it is; a fresh venv installs it
@@ -36,6 +37,11 @@ mkdir "$tmp/src" "$tmp/raw" "$tmp/repaired"
 git ls-files -z --cached --others --exclude-standard | xargs -0 cp -p --parents -t "$tmp/src" 2>/dev/null \
   || git ls-files -z --cached --others --exclude-standard | while IFS= read -r -d '' f; do
        [ -e "$f" ] && cp -p --parents "$f" "$tmp/src"; done
+# the C files Cython generated in place (scripts/setup.sh), with their
+# times: cythonize regenerates only those older than their sources
+find rbfly -name '*.c' -exec cp -p --parents -t "$tmp/src" {} +
+# compile the extensions in parallel (setuptools reads setup.cfg)
+printf '[build_ext]\nparallel = %s\n' "$(nproc)" >> "$tmp/src/setup.cfg"
 log "copied the sources"
 log "building the wheel (CFLAGS=-g0)"
 (cd "$tmp/src" && CFLAGS="-g0 ${CFLAGS:-}" "$py" -m build -q --wheel --no-isolation \
