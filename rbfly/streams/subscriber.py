@@ -49,6 +49,7 @@ from time import monotonic
 from ..amqp import MessageCtx
 from .aio.records import detach
 from .error import ConnectionLost
+from .lifecycle import Lifecycle, ResourceState
 from .metrics import Counters
 from .offset import Offset
 from .protocol._chunk import decode_chunk
@@ -138,6 +139,7 @@ class Subscription:
         self.protocol: StreamsProtocol | None = None
         self.ident = -1
         self.owner: ConnectionManager | None = None
+        self.lifecycle = Lifecycle('subscription', stream)
         self.closed = False
         self.committed_chunk_id: int | None = None
         # offset after the last user chunk received (None: none yet)
@@ -205,6 +207,7 @@ class Subscription:
         :py:func:`rbfly.streams.aio.records.attach`).
         """
         self._inflight = self.credit  # Subscribe grants the initial credit
+        self.lifecycle.opened()
         self._wake()
 
     def on_chunk(
@@ -235,6 +238,7 @@ class Subscription:
 
     def on_connection_lost(self, error: Exception) -> None:
         self.protocol = None
+        self.lifecycle.lost(error)
         self._wake()
 
     def fail(self, error: Exception) -> None:
@@ -243,6 +247,7 @@ class Subscription:
         """
         self._error = error
         detach(self)
+        self.lifecycle.move(ResourceState.CLOSED, str(error) or type(error).__name__, error)
         self._wake()
 
     def _wake(self) -> None:

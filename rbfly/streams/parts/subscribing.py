@@ -14,6 +14,7 @@ from collections.abc import AsyncGenerator
 
 from ...amqp import MessageCtx
 from ..aio.records import detach
+from ..lifecycle import ResourceState, StateListener
 from ..metrics import Counters
 from ..names import check_name
 from ..offset import Offset
@@ -121,6 +122,7 @@ class Subscribing:
             super_stream: str | None,
             flow: tuple[int, int],
             resume: ResumeCallback | None = None,
+            on_state: StateListener | None = None,
     ) -> Subscription:
         """Check the options of a subscription against the broker and build it."""
         protocol = await self._connections.get()
@@ -150,6 +152,8 @@ class Subscribing:
             sub.activation = functools.partial(self._activation, stream, offset, consumer_update)
         sub.resume = resume
         sub.resume_offset = offset
+        if on_state is not None:
+            sub.lifecycle.listen(on_state)
         return sub
 
     async def _activation(
@@ -248,6 +252,7 @@ class Subscribing:
 
     def _end(self, sub: Subscription) -> None:
         """A subscription ends: unsubscribe, unless its connection is closing."""
+        sub.lifecycle.move(ResourceState.CLOSED, 'ended by the application')
         protocol = sub.protocol
         closing = self._placer.release_subscription(sub)
         if protocol is not None and protocol.is_open and not closing:

@@ -13,6 +13,7 @@ import uuid
 from collections.abc import AsyncIterator
 
 from ..error import StreamAlreadyExists, StreamDoesNotExist
+from ..lifecycle import StateListener
 from ..names import check_name
 from ..offset import Offset
 from ..protocol.commands import CreateSuperStream, DeleteSuperStream, Partitions, Route
@@ -138,13 +139,14 @@ class SuperStreams:
             consumer_update: ConsumerUpdateCallback | None,
             flow: tuple[int, int],
             resume: ResumeCallback | None,
+            on_state: StateListener | None = None,
     ) -> list[Subscription]:
         """A subscription per partition of a super stream."""
         partitions = await self._existing_partitions(super_stream)
         return [
             await self._subscribing.new(
                 partition, offset, filter, amqp, name, single_active, consumer_update,
-                super_stream, flow, resume,
+                super_stream, flow, resume, on_state,
             )
             for partition in partitions
         ]
