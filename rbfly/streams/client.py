@@ -61,7 +61,7 @@ from .parts.tasks import Background
 from .protocol.constants import DEFAULT_FRAME_MAX, DEFAULT_HEARTBEAT
 from .publisher import Publisher, PublisherTrait
 from .subscriber import Chunk
-from .superstream import RoutingKey, SuperStreamPublisher
+from .superstream import RoutingKey, RoutingStrategy, SuperStreamPublisher
 from .types import BloomFilterExtract, MessageFilter, StreamInfo
 from .url import ConnectionInfo, parse_uri
 
@@ -354,7 +354,7 @@ class StreamsClient:
         """
         check_name('stream', stream)
         check_name('publisher', name)
-        return await self._publishing.query_sequence(stream, name)
+        return await self._publishing.query_sequence(stream, name=name)
 
     # -- subscriptions --
 
@@ -492,7 +492,10 @@ class StreamsClient:
         :param partitions: Number of partitions, named
             ``<super stream>-0`` ... and bound with keys ``0`` ...
         :param binding_keys: Or binding keys, one partition each, named
-            ``<super stream>-<key>``.
+            ``<super stream>-<key>``. With both, the partitions are named
+            ``<super stream>-0`` ... and bound with the keys in turn (a key
+            given twice binds two partitions: key routing sends its
+            messages to both).
         :param arguments: Stream arguments of the partitions (e.g.
             ``max-age``, ``max-length-bytes``).
         :param exist_ok: Do not fail when the super stream exists.
@@ -529,8 +532,8 @@ class StreamsClient:
     @contextlib.asynccontextmanager
     async def super_stream_publisher(
             self, super_stream: str, routing_key: RoutingKey, *,
-            routing: tp.Literal['hash', 'key'] = 'hash', name: str | None = None,
-            cls: type[PublisherTrait] = Publisher, **options: tp.Any,
+            routing: tp.Literal['hash', 'key'] | RoutingStrategy = 'hash',
+            name: str | None = None, cls: type[PublisherTrait] = Publisher, **options: tp.Any,
     ) -> AsyncIterator[SuperStreamPublisher]:
         """
         Create a publisher of a super stream (an async context manager):
@@ -539,7 +542,10 @@ class StreamsClient:
 
         :param routing_key: Function returning a message's routing key.
         :param routing: ``hash`` (MurmurHash3 of the key, as the other
-            clients) or ``key`` (the broker's bindings decide).
+            clients), ``key`` (the broker's bindings decide; a key bound to
+            several partitions sends to each), or a routing strategy: a
+            function of the message and the partitions returning those it
+            goes to (:py:data:`rbfly.streams.superstream.RoutingStrategy`).
         :param name: Publisher name, for deduplication; the publishers of
             all partitions use it (sequences are kept per stream).
         :param options: Other options of :py:meth:`publisher`.

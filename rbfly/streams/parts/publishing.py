@@ -220,7 +220,7 @@ class Publishing:
             if not declared:
                 placer.release_publisher(publisher)
 
-    async def query_sequence(self, stream: str, name: str) -> int:
+    async def query_sequence(self, stream: str, *, name: str) -> int:
         """The last publishing id a stream stored for a named publisher (0: none)."""
         response = await self._connections.call(
             QueryPublisherSequence(name, stream),
