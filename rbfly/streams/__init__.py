@@ -27,6 +27,7 @@ if tp.TYPE_CHECKING:
         StreamsError,
     )
     from .events import ConnectionEvent, ConnectionState
+    from .flow import CreditOnTake, CreditWhenProcessed, ManualCredit
     from .lifecycle import ResourceState, StateChange
     from .metrics import Metrics
     from .oauth2 import ClientCredentials, Token
@@ -92,6 +93,9 @@ _EXPORTS = {
     'stream_message_ctx': '.publisher',
     'BloomFilterExtract': '.types',
     'MessageFilter': '.types',
+    'CreditOnTake': '.flow',
+    'CreditWhenProcessed': '.flow',
+    'ManualCredit': '.flow',
     'ConfirmationStatus': '.publisher',
     'EnqueueTimeout': '.error',
     'NotRetried': '.error',
@@ -129,8 +133,11 @@ __all__ = [  # the names of _EXPORTS
     'ConnectionEvent',
     'ConnectionLost',
     'ConnectionState',
+    'CreditOnTake',
+    'CreditWhenProcessed',
     'EnqueueTimeout',
     'FeatureNotSupported',
+    'ManualCredit',
     'MessageCtx',
     'MessageFilter',
     'MessageRejected',

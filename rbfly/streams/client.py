@@ -26,6 +26,7 @@ from ..types import AMQPBody
 from ._bodies import Bodies
 from .backoff import Backoff
 from .decorator import connection
+from .flow import FlowStrategy
 from .lifecycle import StateListener
 from .metrics import Counters, Metrics
 from .names import check_name
@@ -365,7 +366,7 @@ class StreamsClient:
             consumer_update: ConsumerUpdateCallback | None = None, store_every: int = 0,
             store_interval: float = 5, credit: int | None = None,
             buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
-            on_state: StateListener | None = None,
+            on_state: StateListener | None = None, flow: FlowStrategy | None = None,
     ) -> AsyncGenerator[AMQPBody, None]:
         """
         Subscribe to a stream and iterate over its messages' bodies.
@@ -382,6 +383,7 @@ class StreamsClient:
             stream, offset=offset, filter=filter, amqp=amqp, timeout=timeout,
             name=name, single_active=single_active, consumer_update=consumer_update,
             credit=credit, buffer_bytes=buffer_bytes, resume=resume, on_state=on_state,
+            flow=flow,
         )
         # the bodies of the messages, each set as the current message
         # context (compiled); with a tracker, a message counts as processed
@@ -395,7 +397,7 @@ class StreamsClient:
             consumer_update: ConsumerUpdateCallback | None = None, store_every: int = 0,
             store_interval: float = 5, credit: int | None = None,
             buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
-            on_state: StateListener | None = None,
+            on_state: StateListener | None = None, flow: FlowStrategy | None = None,
     ) -> AsyncGenerator[Chunk, None]:
         """
         Subscribe to a stream and receive its messages a chunk at a time:
@@ -436,12 +438,18 @@ class StreamsClient:
             :py:class:`~rbfly.streams.StateChange` at each change of the
             subscription's state (opening, open, recovering, closed, each
             with its reason; see :py:mod:`rbfly.streams.lifecycle`).
+        :param flow: A flow strategy counting chunks instead of bytes:
+            :py:class:`~rbfly.streams.CreditOnTake`,
+            :py:class:`~rbfly.streams.CreditWhenProcessed` or
+            :py:class:`~rbfly.streams.ManualCredit` (see
+            :py:mod:`rbfly.streams.flow`); it replaces ``credit`` and
+            ``buffer_bytes``.
         """
         check_name('stream', stream)
         subscribing = self._subscribing
-        flow = subscribing.flow(credit, buffer_bytes)
+        flows = subscribing.flow(credit, buffer_bytes, flow)
         sub = await subscribing.new(
-            stream, offset, filter, amqp, name, single_active, consumer_update, None, flow,
+            stream, offset, filter, amqp, name, single_active, consumer_update, None, flows,
             resume, on_state,
         )
         tracker = self._offsets.tracker(name, store_every, store_interval)
@@ -561,7 +569,7 @@ class StreamsClient:
             consumer_update: ConsumerUpdateCallback | None = None, store_every: int = 0,
             store_interval: float = 5, credit: int | None = None,
             buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
-            on_state: StateListener | None = None,
+            on_state: StateListener | None = None, flow: FlowStrategy | None = None,
     ) -> AsyncGenerator[AMQPBody, None]:
         """
         Subscribe to every partition of a super stream and iterate over
@@ -572,6 +580,7 @@ class StreamsClient:
             super_stream, offset=offset, filter=filter, amqp=amqp, timeout=timeout,
             name=name, single_active=single_active, consumer_update=consumer_update,
             credit=credit, buffer_bytes=buffer_bytes, resume=resume, on_state=on_state,
+            flow=flow,
         )
         return Bodies(chunks, self._offsets.tracker(name, store_every, store_interval))
 
@@ -582,7 +591,7 @@ class StreamsClient:
             consumer_update: ConsumerUpdateCallback | None = None, store_every: int = 0,
             store_interval: float = 5, credit: int | None = None,
             buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
-            on_state: StateListener | None = None,
+            on_state: StateListener | None = None, flow: FlowStrategy | None = None,
     ) -> AsyncGenerator[Chunk, None]:
         """
         Subscribe to every partition of a super stream and receive their
@@ -597,9 +606,9 @@ class StreamsClient:
         (``resume`` is called with the partition).
         """
         subscribing = self._subscribing
-        flow = subscribing.flow(credit, buffer_bytes)
+        flows = subscribing.flow(credit, buffer_bytes, flow)
         subs = await self._super_streams.subscriptions(
-            super_stream, offset, filter, amqp, name, single_active, consumer_update, flow,
+            super_stream, offset, filter, amqp, name, single_active, consumer_update, flows,
             resume, on_state,
         )
         tracker = self._offsets.tracker(name, store_every, store_interval)

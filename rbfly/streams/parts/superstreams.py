@@ -23,7 +23,7 @@ from ..superstream import RoutingKey, RoutingStrategy, SuperStreamPublisher, par
 from ..types import MessageFilter
 from .connections import Connections
 from .publishing import Publishing
-from .subscribing import ConsumerUpdateCallback, ResumeCallback, Subscribing
+from .subscribing import ConsumerUpdateCallback, Flow, ResumeCallback, Subscribing
 
 class SuperStreams:
     """
@@ -150,7 +150,7 @@ class SuperStreams:
             name: str | None,
             single_active: bool,
             consumer_update: ConsumerUpdateCallback | None,
-            flow: tuple[int, int],
+            flow: Flow,
             resume: ResumeCallback | None,
             on_state: StateListener | None = None,
     ) -> list[Subscription]:
