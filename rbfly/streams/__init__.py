@@ -17,19 +17,24 @@ if tp.TYPE_CHECKING:
     from .compression import Compression
     from .error import (
         ConnectionLost,
+        EnqueueTimeout,
         FeatureNotSupported,
         MessageRejected,
         NoRoute,
+        NotRetried,
         OAuth2Error,
         ResponseError,
         StreamsError,
     )
     from .events import ConnectionEvent, ConnectionState
+    from .flow import CreditOnTake, CreditWhenProcessed, ManualCredit
+    from .lifecycle import ResourceState, StateChange
     from .metrics import Metrics
     from .oauth2 import ClientCredentials, Token
     from .offset import Offset, OffsetType
     from .protocol._publish import SubEntryBatch
     from .publisher import (
+        ConfirmationStatus,
         Publisher,
         PublisherBatch,
         PublisherBatchFast,
@@ -88,6 +93,14 @@ _EXPORTS = {
     'stream_message_ctx': '.publisher',
     'BloomFilterExtract': '.types',
     'MessageFilter': '.types',
+    'CreditOnTake': '.flow',
+    'CreditWhenProcessed': '.flow',
+    'ManualCredit': '.flow',
+    'ConfirmationStatus': '.publisher',
+    'EnqueueTimeout': '.error',
+    'NotRetried': '.error',
+    'ResourceState': '.lifecycle',
+    'StateChange': '.lifecycle',
 }
 
 _ALIASES = {
@@ -116,15 +129,21 @@ __all__ = [  # the names of _EXPORTS
     'ClientCredentials',
     'Compression',
     'ConfirmTimeout',
+    'ConfirmationStatus',
     'ConnectionEvent',
     'ConnectionLost',
     'ConnectionState',
+    'CreditOnTake',
+    'CreditWhenProcessed',
+    'EnqueueTimeout',
     'FeatureNotSupported',
+    'ManualCredit',
     'MessageCtx',
     'MessageFilter',
     'MessageRejected',
     'Metrics',
     'NoRoute',
+    'NotRetried',
     'OAuth2Error',
     'Offset',
     'OffsetType',
@@ -137,7 +156,9 @@ __all__ = [  # the names of _EXPORTS
     'PublisherBinBatch',
     'PublisherPipelined',
     'RequestTimeout',
+    'ResourceState',
     'ResponseError',
+    'StateChange',
     'StreamsClient',
     'StreamsError',
     'SubEntryBatch',

@@ -62,6 +62,10 @@ cdef class Bodies:
     cdef Py_ssize_t _done       # how many
     cdef Py_ssize_t _limit      # report when this many
     cdef object __weakref__     # the tracker holds a weak reference
+    # a flow strategy's credit held by the chunk at hand, given back as the
+    # message at this index is asked for (-1: not by the iterator)
+    cdef object _release
+    cdef Py_ssize_t _release_at
 
     def __cinit__(self, chunks: object, tracker: object = None) -> None:
         self._chunks = chunks
@@ -73,6 +77,8 @@ cdef class Bodies:
         self._done_offset = 0
         self._done = 0
         self._limit = 1
+        self._release = None
+        self._release_at = -1
         if tracker is not None:
             tracker.attach(self._pull)
 
@@ -86,6 +92,9 @@ cdef class Bodies:
         if i < PyList_GET_SIZE(messages):
             if self._tracker is not None and i > 0:
                 self._processed(<MessageCtx>PyList_GET_ITEM(messages, i - 1))
+            if i == self._release_at:  # i messages processed: the strategy's share
+                self._release_at = -1
+                self._release()
             msg = <MessageCtx>PyList_GET_ITEM(messages, i)
             self._next = i + 1
             set_ctx(msg)
@@ -167,6 +176,9 @@ cdef class Bodies:
                     raise TypeError('chunks must be lists of messages')
                 self._messages = messages
                 self._next = 1
+                self._release = getattr(messages, 'release', None)
+                self._release_at = -1 if self._release is None \
+                    else getattr(messages, 'release_at', -1)
                 if self._tracker is not None:
                     self._stream = messages.stream
                 msg = <MessageCtx>messages[0]

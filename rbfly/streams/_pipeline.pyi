@@ -1,3 +1,4 @@
+import asyncio
 import typing as tp
 
 from typing_extensions import disjoint_base
@@ -10,6 +11,8 @@ from .protocol._publish import SubEntryBatch
 class PipelineState:
     window: int
     batch_size: int
+    linger: float
+    _timer_handle: asyncio.TimerHandle | None
     message_id: int
     _unconfirmed: dict[int, tp.Any]
     _error: Exception | None

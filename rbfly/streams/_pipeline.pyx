@@ -46,6 +46,10 @@ cdef class PipelineState:
     cdef public bint _scheduled
     cdef public Py_ssize_t window
     cdef public Py_ssize_t batch_size
+    # seconds a message may wait for more to fill a frame (0: until the
+    # next iteration of the event loop), and the timer of that wait
+    cdef public double linger
+    cdef public object _timer_handle
 
     def __cinit__(self, *args, **kw):
         self.message_id = 0
@@ -55,6 +59,8 @@ cdef class PipelineState:
         self._scheduled = False
         self.window = 10_000
         self.batch_size = 1_000
+        self.linger = 0.0
+        self._timer_handle = None
 
     def send(self, message):
         """
@@ -76,7 +82,12 @@ cdef class PipelineState:
                          and (<MessageCtx> message).stream_publish_id):
             if not self._scheduled and n + 1 < self.batch_size:
                 # first, as it raises outside of an event loop
-                get_running_loop().call_soon(self._send_buffer)
+                if self.linger > 0:
+                    self._timer_handle = get_running_loop().call_later(
+                        self.linger, self._send_buffer,
+                    )
+                else:
+                    get_running_loop().call_soon(self._send_buffer)
                 self._scheduled = True
             pid = self.message_id = self.message_id + 1
             if n == 0:

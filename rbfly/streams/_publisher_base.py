@@ -15,6 +15,7 @@ it: the stream holds each message exactly once.
 from __future__ import annotations
 
 import asyncio
+import dataclasses as dtc
 import logging
 import math
 import typing as tp
@@ -24,7 +25,8 @@ from time import monotonic
 from ..amqp import MessageCtx
 from ..error import RbFlyError
 from ._confirm import Confirmation, confirm, explicit_ids, track
-from .error import ConfirmTimeout, ConnectionLost, MessageRejected
+from .error import ConfirmTimeout, ConnectionLost, MessageRejected, NotRetried
+from .lifecycle import Lifecycle, ResourceState, StateListener
 from .protocol._publish import PublishEncoder
 from .protocol.constants import ResponseCode
 from .types import BloomFilterExtract
@@ -43,6 +45,29 @@ ConfirmListener: tp.TypeAlias = tp.Callable[[tp.Sequence[int]], None]
 
 ErrorListener: tp.TypeAlias = tp.Callable[[int, Exception], None]
 """Called with the publishing id and the error of a rejected message."""
+
+@dtc.dataclass(frozen=True, slots=True)
+class ConfirmationStatus:
+    """
+    The outcome of one message of a pipelined publisher, as given to its
+    status listeners (see :py:meth:`~rbfly.streams.PublisherPipelined.add_listener`).
+
+    :ivar publishing_id: The message's publishing id.
+    :ivar message: The message, as sent.
+    :ivar confirmed: Whether the broker confirmed it.
+    :ivar error: Why not, when not confirmed (e.g.
+        :py:class:`~rbfly.streams.MessageRejected`).
+    """
+    publishing_id: int
+    message: tp.Any
+    confirmed: bool
+    error: Exception | None = None
+
+StatusListener: tp.TypeAlias = tp.Callable[[tp.Sequence[ConfirmationStatus]], None]
+"""
+Called with the outcome of each group of messages: those confirmed by one
+broker frame, or one failed message.
+"""
 
 class PublisherHost(tp.Protocol):
     """
@@ -70,6 +95,11 @@ class PublisherTrait:
         :py:class:`~rbfly.streams.ConfirmTimeout` and is not sent again
         (``None``: it waits, and is sent again after reconnections, until
         confirmed).
+    :ivar retry_on_recovery: Whether messages not confirmed when the
+        connection was lost (or the stream moved) are sent again on the
+        new connection (the default), or fail with
+        :py:class:`~rbfly.streams.error.NotRetried`.
+    :ivar lifecycle: The publisher's state (see :py:attr:`state`).
     :ivar owner: The connection manager that declares the publisher again
         after a loss (``None`` while none does); with
         ``protocol`` and ``ident`` (its connection and id there), written
@@ -80,6 +110,7 @@ class PublisherTrait:
     name: str
     message_id: int
     confirm_timeout: float | None = None
+    retry_on_recovery: bool = True
     _amqp: tp.ClassVar[bool] = True
     kind: tp.ClassVar[tp.Literal['publishers']] = 'publishers'
 
@@ -107,12 +138,30 @@ class PublisherTrait:
         self._error: Exception | None = None
         self._closed = False
         self.owner: ConnectionManager | None = None
+        self.lifecycle = Lifecycle('publisher', stream)
         # with confirm_timeout: when messages handed over fail if not
         # confirmed, in order, and the timer of the first
         self._deadlines: deque[tuple[float, tp.Iterable[int]]] = deque()
         self._timer: asyncio.TimerHandle | None = None
         # when the last awaited confirmation came (see _confirmation)
         self._confirmed_at = -math.inf
+
+    @property
+    def state(self) -> ResourceState:
+        """
+        The publisher's state: ``OPENING``, ``OPEN``, ``RECOVERING`` (its
+        connection was lost, or its stream's leader moved), ``CLOSED``;
+        see :py:mod:`rbfly.streams.lifecycle`.
+        """
+        return self.lifecycle.state
+
+    def add_state_listener(self, listener: StateListener) -> None:
+        """
+        Call ``listener`` with a :py:class:`~rbfly.streams.StateChange` at
+        each change of the publisher's state from now on (the
+        ``on_state`` option of the publisher gets them from the start).
+        """
+        self.lifecycle.listen(listener)
 
     def _next_message_id(self) -> int:
         self.message_id += 1
@@ -139,20 +188,27 @@ class PublisherTrait:
                 continue
             self._reject(pid, MessageRejected(pid, code, self.stream))
         if lost:
+            self.lifecycle.move(
+                ResourceState.RECOVERING,
+                'the broker does not know the publisher (its stream moved)',
+            )
             logger.info('publisher %r of stream %r is unknown to the broker; declaring it again',
                         self.name, self.stream)
             self._host.publisher_unknown(self)
 
-    def _reject(self, publishing_id: int, error: Exception) -> None:
-        """A message failed for good: not kept, its waiters get the error."""
-        self._unconfirmed.pop(publishing_id, None)
+    def _reject(self, publishing_id: int, error: Exception, message: tp.Any = None) -> None:
+        """
+        A message failed for good: not kept, its waiters get the error
+        (``message``: the message, when it was not kept yet).
+        """
+        message = self._unconfirmed.pop(publishing_id, message)
         self._host.counters.errored += 1
         c = self._waiting.pop(publishing_id, None)
         if c is not None:
             c.fail(error)
-        self._rejected(publishing_id, error)
+        self._rejected(publishing_id, error, message)
 
-    def _rejected(self, publishing_id: int, error: Exception) -> None:
+    def _rejected(self, publishing_id: int, error: Exception, message: tp.Any) -> None:
         pass
 
     #
@@ -205,6 +261,7 @@ class PublisherTrait:
         # unconfirmed messages wait for the reconnection; see _restore
         self.protocol = None
         self._ready.clear()
+        self.lifecycle.lost(error)
 
     #
     # recovery (called by the client)
@@ -213,6 +270,7 @@ class PublisherTrait:
     def attached(self) -> None:
         """Declared on a connection (see :py:func:`rbfly.streams.aio.records.attach`)."""
         self._ready.set()
+        self.lifecycle.opened()
 
     def _restore(self, sequence: int) -> None:
         """
@@ -223,6 +281,12 @@ class PublisherTrait:
         """
         stored = [pid for pid in self._unconfirmed if pid <= sequence]
         self.on_confirm(stored)
+        if self._unconfirmed and not self.retry_on_recovery:
+            logger.info('publisher %r of stream %r: %d unconfirmed messages fail'
+                        ' (retry_on_recovery=False)',
+                        self.name, self.stream, len(self._unconfirmed))
+            for pid in list(self._unconfirmed):
+                self._reject(pid, NotRetried(pid, self.stream))
         if self._unconfirmed:
             logger.info('publisher %r of stream %r: sending %d unconfirmed messages again',
                         self.name, self.stream, len(self._unconfirmed))
@@ -236,6 +300,7 @@ class PublisherTrait:
         self._error = error
         self._unconfirmed.clear()
         self._stop_timer()
+        self.lifecycle.move(ResourceState.CLOSED, str(error) or type(error).__name__, error)
         waiting = self._waiting
         self._waiting = {}
         for c in waiting.values():
@@ -311,7 +376,7 @@ class PublisherTrait:
                     try:
                         self._frames(protocol, [m], pid)
                     except (RbFlyError, TypeError, ValueError) as ex:
-                        self._reject(pid, ex)
+                        self._reject(pid, ex, m)
                     else:
                         good.append((pid, m))
                 if not good:
@@ -386,4 +451,7 @@ class PublisherTrait:
     def _send_pending(self) -> None:
         """The publisher closes: send what it accepted and did not send yet."""
 
-__all__ = ['ConfirmListener', 'ErrorListener', 'PublisherHost', 'PublisherTrait']
+__all__ = [
+    'ConfirmListener', 'ConfirmationStatus', 'ErrorListener', 'PublisherHost', 'PublisherTrait',
+    'StatusListener',
+]

@@ -26,6 +26,8 @@ from ..types import AMQPBody
 from ._bodies import Bodies
 from .backoff import Backoff
 from .decorator import connection
+from .flow import FlowStrategy
+from .lifecycle import StateListener
 from .metrics import Counters, Metrics
 from .names import check_name
 from .oauth2 import DEFAULT_REFRESH_RATIO, TokenProvider
@@ -60,7 +62,7 @@ from .parts.tasks import Background
 from .protocol.constants import DEFAULT_FRAME_MAX, DEFAULT_HEARTBEAT
 from .publisher import Publisher, PublisherTrait
 from .subscriber import Chunk
-from .superstream import RoutingKey, SuperStreamPublisher
+from .superstream import RoutingKey, RoutingStrategy, SuperStreamPublisher
 from .types import BloomFilterExtract, MessageFilter, StreamInfo
 from .url import ConnectionInfo, parse_uri
 
@@ -268,6 +270,7 @@ class StreamsClient:
             self, stream: str, *, name: str | None = None,
             filter_extract: BloomFilterExtract | None = None,
             confirm_timeout: float | None = None, dedup: bool = True,
+            retry_on_recovery: bool = True, on_state: StateListener | None = None,
     ) -> contextlib.AbstractAsyncContextManager[Publisher]: ...
 
     @tp.overload
@@ -276,7 +279,9 @@ class StreamsClient:
             filter_extract: BloomFilterExtract | None = None, cls: type[T],
             window: int | None = None, sub_entry_size: int | None = None,
             compression: int | str = 'none', confirm_timeout: float | None = None,
-            dedup: bool = True,
+            dedup: bool = True, enqueue_timeout: float | None = None,
+            linger: float | None = None, retry_on_recovery: bool = True,
+            on_state: StateListener | None = None,
     ) -> contextlib.AbstractAsyncContextManager[T]: ...
 
     def publisher(
@@ -285,6 +290,8 @@ class StreamsClient:
             cls: type[PublisherTrait] = Publisher, window: int | None = None,
             sub_entry_size: int | None = None, compression: int | str = 'none',
             confirm_timeout: float | None = None, dedup: bool = True,
+            enqueue_timeout: float | None = None, linger: float | None = None,
+            retry_on_recovery: bool = True, on_state: StateListener | None = None,
     ) -> contextlib.AbstractAsyncContextManager[PublisherTrait]:
         """
         Create a publisher for a stream (an async context manager).
@@ -314,11 +321,30 @@ class StreamsClient:
             less (see the performance report), but messages sent again
             after a lost connection may then be stored twice. Nothing is
             lost either way. A named publisher always deduplicates.
+        :param enqueue_timeout: :py:class:`PublisherPipelined` only:
+            seconds ``send`` may wait for room in the window before it
+            raises :py:class:`~rbfly.streams.error.EnqueueTimeout` (default:
+            it waits as long as it takes).
+        :param linger: :py:class:`PublisherPipelined` only: seconds a
+            message may wait for more to fill a Publish frame (default 0:
+            until the next iteration of the event loop). Fewer, fuller
+            frames for an application sending a message now and then, at
+            the cost of that much latency.
+        :param retry_on_recovery: ``False``: messages not confirmed when
+            the connection was lost (or the stream moved) fail with
+            :py:class:`~rbfly.streams.error.NotRetried` instead of being
+            sent again (a named publisher first learns which ones the
+            broker stored: those are confirmed).
+        :param on_state: Called with a
+            :py:class:`~rbfly.streams.StateChange` at each change of the
+            publisher's state (opening, open, recovering, closed, each with
+            its reason; see :py:mod:`rbfly.streams.lifecycle`).
         """
         return self._publishing.create(
             stream, name=name, filter_extract=filter_extract, cls=cls, window=window,
             sub_entry_size=sub_entry_size, compression=compression,
-            confirm_timeout=confirm_timeout, dedup=dedup,
+            confirm_timeout=confirm_timeout, dedup=dedup, enqueue_timeout=enqueue_timeout,
+            linger=linger, retry_on_recovery=retry_on_recovery, on_state=on_state,
         )
 
     async def query_publisher_sequence(self, stream: str, name: str) -> int:
@@ -329,7 +355,7 @@ class StreamsClient:
         """
         check_name('stream', stream)
         check_name('publisher', name)
-        return await self._publishing.query_sequence(stream, name)
+        return await self._publishing.query_sequence(stream, name=name)
 
     # -- subscriptions --
 
@@ -340,6 +366,7 @@ class StreamsClient:
             consumer_update: ConsumerUpdateCallback | None = None, store_every: int = 0,
             store_interval: float = 5, credit: int | None = None,
             buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
+            on_state: StateListener | None = None, flow: FlowStrategy | None = None,
     ) -> AsyncGenerator[AMQPBody, None]:
         """
         Subscribe to a stream and iterate over its messages' bodies.
@@ -355,7 +382,8 @@ class StreamsClient:
         chunks = self.subscribe_chunks(
             stream, offset=offset, filter=filter, amqp=amqp, timeout=timeout,
             name=name, single_active=single_active, consumer_update=consumer_update,
-            credit=credit, buffer_bytes=buffer_bytes, resume=resume,
+            credit=credit, buffer_bytes=buffer_bytes, resume=resume, on_state=on_state,
+            flow=flow,
         )
         # the bodies of the messages, each set as the current message
         # context (compiled); with a tracker, a message counts as processed
@@ -369,6 +397,7 @@ class StreamsClient:
             consumer_update: ConsumerUpdateCallback | None = None, store_every: int = 0,
             store_interval: float = 5, credit: int | None = None,
             buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
+            on_state: StateListener | None = None, flow: FlowStrategy | None = None,
     ) -> AsyncGenerator[Chunk, None]:
         """
         Subscribe to a stream and receive its messages a chunk at a time:
@@ -405,13 +434,23 @@ class StreamsClient:
             subscribes again after a lost connection or a moved member; may
             return (or be a coroutine returning) another one (chunks not
             handed out are then dropped). Its exception ends it.
+        :param on_state: Called with a
+            :py:class:`~rbfly.streams.StateChange` at each change of the
+            subscription's state (opening, open, recovering, closed, each
+            with its reason; see :py:mod:`rbfly.streams.lifecycle`).
+        :param flow: A flow strategy counting chunks instead of bytes:
+            :py:class:`~rbfly.streams.CreditOnTake`,
+            :py:class:`~rbfly.streams.CreditWhenProcessed` or
+            :py:class:`~rbfly.streams.ManualCredit` (see
+            :py:mod:`rbfly.streams.flow`); it replaces ``credit`` and
+            ``buffer_bytes``.
         """
         check_name('stream', stream)
         subscribing = self._subscribing
-        flow = subscribing.flow(credit, buffer_bytes)
+        flows = subscribing.flow(credit, buffer_bytes, flow)
         sub = await subscribing.new(
-            stream, offset, filter, amqp, name, single_active, consumer_update, None, flow,
-            resume,
+            stream, offset, filter, amqp, name, single_active, consumer_update, None, flows,
+            resume, on_state,
         )
         tracker = self._offsets.tracker(name, store_every, store_interval)
         # closed with this generator, not when garbage collected: the
@@ -461,7 +500,10 @@ class StreamsClient:
         :param partitions: Number of partitions, named
             ``<super stream>-0`` ... and bound with keys ``0`` ...
         :param binding_keys: Or binding keys, one partition each, named
-            ``<super stream>-<key>``.
+            ``<super stream>-<key>``. With both, the partitions are named
+            ``<super stream>-0`` ... and bound with the keys in turn (a key
+            given twice binds two partitions: key routing sends its
+            messages to both).
         :param arguments: Stream arguments of the partitions (e.g.
             ``max-age``, ``max-length-bytes``).
         :param exist_ok: Do not fail when the super stream exists.
@@ -498,8 +540,8 @@ class StreamsClient:
     @contextlib.asynccontextmanager
     async def super_stream_publisher(
             self, super_stream: str, routing_key: RoutingKey, *,
-            routing: tp.Literal['hash', 'key'] = 'hash', name: str | None = None,
-            cls: type[PublisherTrait] = Publisher, **options: tp.Any,
+            routing: tp.Literal['hash', 'key'] | RoutingStrategy = 'hash',
+            name: str | None = None, cls: type[PublisherTrait] = Publisher, **options: tp.Any,
     ) -> AsyncIterator[SuperStreamPublisher]:
         """
         Create a publisher of a super stream (an async context manager):
@@ -508,7 +550,10 @@ class StreamsClient:
 
         :param routing_key: Function returning a message's routing key.
         :param routing: ``hash`` (MurmurHash3 of the key, as the other
-            clients) or ``key`` (the broker's bindings decide).
+            clients), ``key`` (the broker's bindings decide; a key bound to
+            several partitions sends to each), or a routing strategy: a
+            function of the message and the partitions returning those it
+            goes to (:py:data:`rbfly.streams.superstream.RoutingStrategy`).
         :param name: Publisher name, for deduplication; the publishers of
             all partitions use it (sequences are kept per stream).
         :param options: Other options of :py:meth:`publisher`.
@@ -524,6 +569,7 @@ class StreamsClient:
             consumer_update: ConsumerUpdateCallback | None = None, store_every: int = 0,
             store_interval: float = 5, credit: int | None = None,
             buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
+            on_state: StateListener | None = None, flow: FlowStrategy | None = None,
     ) -> AsyncGenerator[AMQPBody, None]:
         """
         Subscribe to every partition of a super stream and iterate over
@@ -533,7 +579,8 @@ class StreamsClient:
         chunks = self.subscribe_super_stream_chunks(
             super_stream, offset=offset, filter=filter, amqp=amqp, timeout=timeout,
             name=name, single_active=single_active, consumer_update=consumer_update,
-            credit=credit, buffer_bytes=buffer_bytes, resume=resume,
+            credit=credit, buffer_bytes=buffer_bytes, resume=resume, on_state=on_state,
+            flow=flow,
         )
         return Bodies(chunks, self._offsets.tracker(name, store_every, store_interval))
 
@@ -544,6 +591,7 @@ class StreamsClient:
             consumer_update: ConsumerUpdateCallback | None = None, store_every: int = 0,
             store_interval: float = 5, credit: int | None = None,
             buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
+            on_state: StateListener | None = None, flow: FlowStrategy | None = None,
     ) -> AsyncGenerator[Chunk, None]:
         """
         Subscribe to every partition of a super stream and receive their
@@ -558,10 +606,10 @@ class StreamsClient:
         (``resume`` is called with the partition).
         """
         subscribing = self._subscribing
-        flow = subscribing.flow(credit, buffer_bytes)
+        flows = subscribing.flow(credit, buffer_bytes, flow)
         subs = await self._super_streams.subscriptions(
-            super_stream, offset, filter, amqp, name, single_active, consumer_update, flow,
-            resume,
+            super_stream, offset, filter, amqp, name, single_active, consumer_update, flows,
+            resume, on_state,
         )
         tracker = self._offsets.tracker(name, store_every, store_interval)
         # closed with this generator, not when garbage collected: the

@@ -304,6 +304,44 @@ class ConfirmTimeout(PublisherError, TimeoutError):
         self.stream = stream
 
 
+class EnqueueTimeout(PublisherError, TimeoutError):
+    """
+    A send waited for room in its publisher's window of unconfirmed
+    messages longer than the publisher's ``enqueue_timeout``: the message
+    was not taken (nothing was sent). Also a :py:class:`TimeoutError`.
+
+    :ivar stream: Stream of the publisher.
+    :ivar timeout: The publisher's ``enqueue_timeout``, in seconds.
+    """
+    def __init__(self, stream: str, timeout: float) -> None:
+        super().__init__('publisher of stream {!r}: no room in the window for {}s'.format(
+            stream, timeout,
+        ))
+        self.stream = stream
+        self.timeout = timeout
+
+
+class NotRetried(PublisherError, ConnectionLost):
+    """
+    The connection of a publisher with ``retry_on_recovery=False`` was
+    lost (or its stream moved) before the broker confirmed the message:
+    the publisher does not send it again. A named publisher knows that the
+    broker did not store it (the broker's last publishing id for the name
+    is older); an anonymous one cannot know. Also a
+    :py:class:`ConnectionLost`.
+
+    :ivar publishing_id: Publishing id of the message.
+    :ivar stream: Stream the message was sent to.
+    """
+    def __init__(self, publishing_id: int, stream: str) -> None:
+        super().__init__(
+            'message {} to stream {!r} not confirmed before the connection was lost;'
+            ' not sent again (retry_on_recovery=False)'.format(publishing_id, stream),
+        )
+        self.publishing_id = publishing_id
+        self.stream = stream
+
+
 class MessageRejected(PublisherError):
     """
     The broker rejected a published message (PublishError).
@@ -330,6 +368,7 @@ __all__ = [
     'AuthenticationFailure',
     'ConfirmTimeout',
     'ConnectionLost',
+    'EnqueueTimeout',
     'FeatureNotSupported',
     'FrameTooLarge',
     'HandshakeFrameTooLarge',
@@ -337,6 +376,7 @@ __all__ = [
     'MessageRejected',
     'NoOffset',
     'NoRoute',
+    'NotRetried',
     'OAuth2Error',
     'PreconditionFailed',
     'ProtocolError',

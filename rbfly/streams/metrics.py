@@ -60,6 +60,15 @@ class Metrics:
     :ivar publishers: Publishers declared now.
     :ivar subscriptions: Subscriptions now.
     :ivar outstanding_confirms: Entries sent and not confirmed yet.
+    :ivar buffered_chunks: Chunks received by subscriptions and not taken
+        by the application yet (what a flow strategy or ``buffer_bytes``
+        bounds).
+    :ivar buffered_bytes: Bytes of those chunks.
+    :ivar consumer_lag: Messages the subscriptions' streams have committed
+        (replicated) and the application has not taken yet, summed over
+        subscriptions: a lower bound, known to chunk precision (the
+        broker names the last committed chunk, RabbitMQ 3.11+; 0 before a
+        chunk arrived).
     """
     published: int
     confirmed: int
@@ -73,6 +82,9 @@ class Metrics:
     publishers: int
     subscriptions: int
     outstanding_confirms: int
+    buffered_chunks: int = 0
+    buffered_bytes: int = 0
+    consumer_lag: int = 0
 
 
 __all__ = ['Counters', 'Metrics']

@@ -15,7 +15,8 @@ follow the official Go and .NET stream clients' (``rabbitmq.stream.*``)::
 Counters: ``published``, ``confirmed``, ``errored`` (entries), ``consumed``
 (messages), ``chunks``, ``chunk_bytes``, ``connections_opened``,
 ``connections_lost``. Gauges: ``connections``, ``publishers``,
-``subscriptions``, ``outstanding_publish_confirmations``.
+``subscriptions``, ``outstanding_publish_confirmations``, and rbfly's own
+``buffered_chunks``, ``buffered_bytes`` and ``consumer_lag``.
 """
 
 from __future__ import annotations
@@ -49,6 +50,10 @@ GAUGES = (
     ('subscriptions', 'subscriptions', '{subscription}', 'Subscriptions'),
     ('outstanding_publish_confirmations', 'outstanding_confirms', '{entry}',
      'Entries sent and not confirmed yet'),
+    ('buffered_chunks', 'buffered_chunks', '{chunk}', 'Chunks received and not taken yet'),
+    ('buffered_bytes', 'buffered_bytes', 'By', 'Bytes of the chunks received and not taken'),
+    ('consumer_lag', 'consumer_lag', '{message}',
+     'Messages committed by the streams and not taken yet (a lower bound)'),
 )
 
 def instrument(

@@ -32,7 +32,14 @@ from ..error import RbFlyError
 from ..types import AMQPAppProperties, AMQPBody
 from ._confirm import Confirmation, track
 from ._pipeline import PipelineState
-from ._publisher_base import ConfirmListener, ErrorListener, PublisherTrait
+from ._publisher_base import (
+    ConfirmationStatus,
+    ConfirmListener,
+    ErrorListener,
+    PublisherTrait,
+    StatusListener,
+)
+from .error import EnqueueTimeout
 from .protocol._publish import SubEntryBatch
 from .types import BloomFilterExtract
 
@@ -131,17 +138,26 @@ class PublisherPipelined(PipelineState, PublisherTrait):
         given to :py:meth:`~rbfly.streams.StreamsClient.publisher`.
     :ivar batch_size: Messages buffered before they are sent without
         waiting for the next iteration of the event loop (1,000).
+    :ivar linger: Seconds a message may wait in the buffer for more to
+        fill a Publish frame (0, the default: until the next iteration of
+        the event loop); a buffer of ``batch_size`` messages goes at once.
+    :ivar enqueue_timeout: Seconds :py:meth:`send` may wait for room in
+        the window before it raises
+        :py:class:`~rbfly.streams.error.EnqueueTimeout` (``None``, the
+        default: it waits as long as it takes).
     """
     _default_window: tp.ClassVar[int] = 10_000
     _default_batch_size: tp.ClassVar[int] = 1_000
+    _default_linger: tp.ClassVar[float] = 0.0
+    enqueue_timeout: float | None = None
 
     def __init_subclass__(cls, **kw: tp.Any) -> None:
         # a subclass's ``window = 500`` would hide the C field from Python
         # code only: it becomes the default the C field starts with
         super().__init_subclass__(**kw)
-        for name in ('window', 'batch_size'):
+        for name in ('window', 'batch_size', 'linger'):
             value = cls.__dict__.get(name)
-            if isinstance(value, int):
+            if isinstance(value, int | float):
                 delattr(cls, name)
                 setattr(cls, '_default_' + name, value)
 
@@ -151,10 +167,12 @@ class PublisherPipelined(PipelineState, PublisherTrait):
         super().__init__(*args, **kw)
         self.window = self._default_window
         self.batch_size = self._default_batch_size
+        self.linger = self._default_linger
         self._space: asyncio.Future[None] | None = None
         self._drained: asyncio.Future[None] | None = None
         self._confirm_listeners: list[ConfirmListener] = []
         self._error_listeners: list[ErrorListener] = []
+        self._status_listeners: list[StatusListener] = []
         self._rejections: list[Exception] = []
 
     # the C function, named here to be documented with the class
@@ -164,15 +182,26 @@ class PublisherPipelined(PipelineState, PublisherTrait):
             self,
             on_confirm: ConfirmListener | None = None,
             on_error: ErrorListener | None = None,
+            on_status: StatusListener | None = None,
     ) -> None:
         """
         Add listeners of confirmations (called with the publishing ids
-        confirmed by one broker frame) and of rejections.
+        confirmed by one broker frame), of rejections (a publishing id and
+        its error), and of outcomes with the messages themselves
+        (``on_status``: a sequence of
+        :py:class:`~rbfly.streams.ConfirmationStatus`, for a message
+        confirmed or failed, e.g. to log or store a failed message; it
+        costs an object per message, the other listeners do not).
         """
+        for listener in (on_confirm, on_error, on_status):
+            if listener is not None and not callable(listener):
+                raise TypeError('a listener must be callable, got {!r}'.format(listener))
         if on_confirm is not None:
             self._confirm_listeners.append(on_confirm)
         if on_error is not None:
             self._error_listeners.append(on_error)
+        if on_status is not None:
+            self._status_listeners.append(on_status)
 
     async def _send(self, message: AMQPBody | MessageCtx | SubEntryBatch) -> int:
         """Send a message: the way with a full window, an error or an own id."""
@@ -200,7 +229,11 @@ class PublisherPipelined(PipelineState, PublisherTrait):
             self._send_buffer()
         elif not self._scheduled:
             self._scheduled = True
-            asyncio.get_running_loop().call_soon(self._send_buffer)
+            loop = asyncio.get_running_loop()
+            if self.linger > 0:
+                self._timer_handle = loop.call_later(self.linger, self._send_buffer)
+            else:
+                loop.call_soon(self._send_buffer)
         return pid
 
     async def _finish(self) -> None:
@@ -213,6 +246,9 @@ class PublisherPipelined(PipelineState, PublisherTrait):
 
     def _send_buffer(self) -> None:
         self._scheduled = False
+        if self._timer_handle is not None:  # a linger's: sent before it ran out
+            self._timer_handle.cancel()
+            self._timer_handle = None
         buffer = self._buffer
         if not buffer:
             return
@@ -245,6 +281,21 @@ class PublisherPipelined(PipelineState, PublisherTrait):
         return free >= min(self.batch_size, max(1, window // 2))
 
     async def _wait_space(self) -> None:
+        """Wait for room in the window, for up to ``enqueue_timeout``."""
+        timeout = self.enqueue_timeout
+        if timeout is None:
+            await self._wait_room()
+            return
+        cm = asyncio.timeout(timeout)
+        try:
+            async with cm:
+                await self._wait_room()
+        except TimeoutError:
+            if cm.expired():  # not a TimeoutError of the publisher's error
+                raise EnqueueTimeout(self.stream, timeout) from None
+            raise
+
+    async def _wait_room(self) -> None:
         while not self._has_room():
             if self._error is not None:
                 raise self._error
@@ -254,15 +305,29 @@ class PublisherPipelined(PipelineState, PublisherTrait):
             await self._space
 
     def on_confirm(self, publishing_ids: tp.Sequence[int]) -> None:
+        statuses = None
+        if self._status_listeners:
+            unconfirmed = self._unconfirmed
+            statuses = [
+                ConfirmationStatus(pid, unconfirmed[pid], True)
+                for pid in publishing_ids if pid in unconfirmed
+            ]
         super().on_confirm(publishing_ids)
         for listener in self._confirm_listeners:
             listener(publishing_ids)
+        if statuses:
+            for status_listener in self._status_listeners:
+                status_listener(statuses)
         self._wake()
 
-    def _rejected(self, publishing_id: int, error: Exception) -> None:
+    def _rejected(self, publishing_id: int, error: Exception, message: tp.Any) -> None:
         self._rejections.append(error)
         for listener in self._error_listeners:
             listener(publishing_id, error)
+        if self._status_listeners:
+            statuses = [ConfirmationStatus(publishing_id, message, False, error)]
+            for status_listener in self._status_listeners:
+                status_listener(statuses)
         self._wake()
 
     def _fail(self, error: Exception) -> None:
@@ -363,6 +428,7 @@ def stream_message_ctx(
 __all__ = [
     'BloomFilterExtract',
     'ConfirmListener',
+    'ConfirmationStatus',
     'ErrorListener',
     'Publisher',
     'PublisherBatch',
@@ -373,5 +439,6 @@ __all__ = [
     'PublisherBinBatch',
     'PublisherPipelined',
     'PublisherTrait',
+    'StatusListener',
     'stream_message_ctx',
 ]

@@ -49,6 +49,8 @@ from time import monotonic
 from ..amqp import MessageCtx
 from .aio.records import detach
 from .error import ConnectionLost
+from .flow import CreditOnTake, CreditWhenProcessed, FlowStrategy, ManualCredit
+from .lifecycle import Lifecycle, ResourceState
 from .metrics import Counters
 from .offset import Offset
 from .protocol._chunk import decode_chunk
@@ -84,13 +86,22 @@ class Chunk(list[MessageCtx]):
     :ivar timestamp: Chunk timestamp, in seconds since the Unix epoch.
     :ivar committed_chunk_id: Id of the last chunk committed (replicated) by
         the stream when this chunk was sent (RabbitMQ 3.11+, else None).
+    :ivar release: With a flow strategy counting processed chunks
+        (:py:mod:`rbfly.streams.flow`), what gives the broker the credit
+        this chunk holds (unset otherwise).
+    :ivar release_at: When ``release`` is called by the message iterator:
+        as the message at this index is asked for (-1: not by it).
     """
-    __slots__ = ('committed_chunk_id', 'first_offset', 'stream', 'timestamp')
+    __slots__ = (
+        'committed_chunk_id', 'first_offset', 'release', 'release_at', 'stream', 'timestamp',
+    )
 
     stream: str
     first_offset: int
     timestamp: float
     committed_chunk_id: int | None
+    release: Callable[[], None]
+    release_at: int
 
 class Subscription:
     """
@@ -109,6 +120,9 @@ class Subscription:
     :param counters: The client's metrics counters.
     :param crc_check: Verify each chunk's CRC32 (a mismatch ends the
         subscription with :py:class:`~rbfly.error.ChunkError`).
+    :param flow: Flow strategy counting chunks (its ``credit`` replaces
+        ``credit``; ``buffer_bytes`` does not apply), or ``None``: the
+        byte-bounded policy above (see :py:mod:`rbfly.streams.flow`).
     """
     kind: tp.ClassVar[tp.Literal['subscriptions']] = 'subscriptions'
 
@@ -124,6 +138,7 @@ class Subscription:
             spin: float = 0.0,
             counters: Counters | None = None,
             crc_check: bool = True,
+            flow: FlowStrategy | None = None,
     ) -> None:
         self.stream = stream
         self.offset_spec = offset_spec
@@ -138,6 +153,7 @@ class Subscription:
         self.protocol: StreamsProtocol | None = None
         self.ident = -1
         self.owner: ConnectionManager | None = None
+        self.lifecycle = Lifecycle('subscription', stream)
         self.closed = False
         self.committed_chunk_id: int | None = None
         # offset after the last user chunk received (None: none yet)
@@ -167,6 +183,13 @@ class Subscription:
         # called when a chunk arrives or the subscription ends, while a
         # consumer of several subscriptions waits on all of them
         self.notify: Callable[[], None] | None = None
+        # a flow strategy, and the chunks taken whose credit it holds back
+        self.flow = flow
+        self._held = 0
+        if flow is not None:
+            self.credit = flow.credit
+            if isinstance(flow, ManualCredit):
+                flow.bind(self)
 
     @property
     def subscription_id(self) -> int:
@@ -177,6 +200,28 @@ class Subscription:
     def manager(self) -> ConnectionManager | None:
         """The connection manager holding it (its former name)."""
         return self.owner
+
+    @property
+    def buffered_chunks(self) -> int:
+        """Chunks received and not taken by the application yet."""
+        return len(self._chunks)
+
+    @property
+    def buffered_bytes(self) -> int:
+        """Bytes of the chunks received and not taken yet."""
+        return self._buffered
+
+    @property
+    def lag(self) -> int:
+        """
+        Messages the stream committed and the application has not taken
+        yet, at least: from the subscription's next offset to the first of
+        the last committed chunk (0 when not known).
+        """
+        committed = self.committed_chunk_id
+        if committed is None:
+            return 0
+        return max(0, committed + 1 - self.next_offset)
 
     def resume_spec(self) -> OffsetSpec:
         """
@@ -205,6 +250,7 @@ class Subscription:
         :py:func:`rbfly.streams.aio.records.attach`).
         """
         self._inflight = self.credit  # Subscribe grants the initial credit
+        self.lifecycle.opened()
         self._wake()
 
     def on_chunk(
@@ -212,7 +258,7 @@ class Subscription:
     ) -> None:
         if not self.active:  # sent before the broker made us inactive
             self._inflight -= 1
-            self._return_credit()
+            self._grant()
             return
         self._chunks.append((chunk, committed_chunk_id))
         size = len(chunk)
@@ -225,7 +271,8 @@ class Subscription:
             gap = now - self._arrived
             self._gap = gap if self._gap == math.inf else self._gap + (gap - self._gap) / 8
         self._arrived = now
-        self._return_credit()
+        if self.flow is None:  # a strategy grants as chunks are taken
+            self._return_credit()
         if committed_chunk_id is not None:
             self.committed_chunk_id = committed_chunk_id
         if len(chunk) >= 32 and chunk[1] == 0:
@@ -235,6 +282,7 @@ class Subscription:
 
     def on_connection_lost(self, error: Exception) -> None:
         self.protocol = None
+        self.lifecycle.lost(error)
         self._wake()
 
     def fail(self, error: Exception) -> None:
@@ -243,6 +291,7 @@ class Subscription:
         """
         self._error = error
         detach(self)
+        self.lifecycle.move(ResourceState.CLOSED, str(error) or type(error).__name__, error)
         self._wake()
 
     def _wake(self) -> None:
@@ -261,14 +310,18 @@ class Subscription:
             buffered chunks are taken.
         """
         chunks = self._chunks
+        flow = self.flow
+        if type(flow) is CreditWhenProcessed:
+            self._held = 0  # asking for more: the chunks taken are processed
         if not chunks:
             if self._error is not None:
                 raise self._error
-            self._return_credit()
+            self._grant()
             return None
         data, committed = chunks.popleft()
         self._buffered -= len(data)
-        self._return_credit()
+        if flow is None:
+            self._return_credit()
         info, messages = decode_chunk(
             data, self.next_offset, self.amqp, self.crc_check, self.stream,
         )
@@ -283,7 +336,38 @@ class Subscription:
         chunk.first_offset = info.first_offset
         chunk.timestamp = info.timestamp
         chunk.committed_chunk_id = committed
+        if flow is not None:
+            self._hold(flow, chunk)
         return chunk
+
+    def _hold(self, flow: FlowStrategy, chunk: Chunk) -> None:
+        """A flow strategy's chunk is taken: hold its credit until processed, or grant."""
+        if type(flow) is not CreditOnTake and chunk:
+            self._held += 1
+            chunk.release = self.release
+            chunk.release_at = -1 if type(flow) is ManualCredit \
+                else max(1, math.ceil(tp.cast(CreditWhenProcessed, flow).ratio * len(chunk)))
+        self._grant()
+
+    def release(self) -> None:
+        """A chunk taken under a flow strategy is processed: grant its credit."""
+        if self._held > 0:
+            self._held -= 1
+            self._grant()
+
+    def _grant(self) -> None:
+        """
+        Keep the credits of a subscription's strategy with the broker:
+        ``credit`` chunks buffered, on their way, or taken and held.
+        """
+        if self.flow is None:
+            self._return_credit()
+            return
+        protocol = self.protocol
+        grant = self.credit - self._inflight - len(self._chunks) - self._held
+        if grant > 0 and protocol is not None and protocol.is_open:
+            protocol.send(Credit(self.ident, grant))
+            self._inflight += grant
 
     async def next_chunk(self, timeout: float | None = None) -> Chunk:
         """

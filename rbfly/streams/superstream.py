@@ -10,10 +10,23 @@ routing key:
   number of partitions; a key goes to the same partition whichever of
   these clients publishes it;
 - key routing: the broker's bindings decide (a `Route` request, cached per
-  key); a key without a binding raises :py:class:`~rbfly.streams.error.NoRoute`.
+  key); a key without a binding raises :py:class:`~rbfly.streams.error.NoRoute`;
+  a key bound to several partitions sends the message to each of them (as
+  the Java client does);
+- a routing strategy of the application's (:py:data:`RoutingStrategy`):
+  a function of the message and the partitions returning the partitions
+  it goes to, any number of them (the Java client's ``RoutingStrategy``).
 
-Messages of one routing key stay in order: they all go to one partition,
-through one publisher.
+Messages of one routing key stay in order: they all go to the same
+partitions, through one publisher each.
+
+A named (deduplicating) super stream publisher keeps a publishing id
+sequence per partition. An application numbering its messages itself
+(``MessageCtx(..., stream_publish_id=n)``) resumes after a restart from
+:py:meth:`SuperStreamPublisher.last_publishing_id`, the lowest of the
+partitions' last stored ids: a message sent again to a partition that
+stored it already is dropped by the broker there, so each message is
+stored once in each of its partitions.
 """
 
 from __future__ import annotations
@@ -30,6 +43,12 @@ HASH_SEED = 104729
 
 RoutingKey = Callable[[tp.Any], str]
 """Function returning the routing key of a message."""
+
+RoutingStrategy = Callable[[tp.Any, Sequence[str]], Sequence[str]]
+"""
+Function of a message and the super stream's partitions (in the broker's
+order) returning the partitions the message goes to (one or more).
+"""
 
 _M32 = 0xffffffff
 
@@ -77,12 +96,22 @@ def partition_names(
     Names of the partitions of a new super stream and their binding keys,
     named as the other clients and the CLI name them:
     ``<super stream>-<binding key>``, the binding keys being ``0`` to
-    ``partitions - 1`` unless given.
+    ``partitions - 1`` unless given. With both, the partitions are named
+    ``<super stream>-0`` and on, and bound with the keys in turn: a key
+    may then bind several partitions.
 
-    :raises ValueError: When neither or both are given, or a count below 1.
+    :raises ValueError: When neither is given, a count below 1, or keys
+        that are empty or, without a count, not unique.
     """
-    if (partitions is None) == (binding_keys is None):
-        raise ValueError('give either the number of partitions or the binding keys')
+    if partitions is None and binding_keys is None:
+        raise ValueError('give the number of partitions or the binding keys')
+    if partitions is not None and binding_keys is not None:
+        keys = list(binding_keys)
+        if len(keys) != partitions or not all(keys):
+            raise ValueError('give a binding key for each of the {} partitions, got {!r}'.format(
+                partitions, keys,
+            ))
+        return ['{}-{}'.format(super_stream, i) for i in range(partitions)], keys
     if binding_keys is None:
         assert partitions is not None
         if partitions < 1:
@@ -118,13 +147,17 @@ class SuperStreamPublisher:
             publishers: dict[str, PublisherTrait],
             routing_key: RoutingKey,
             route: Callable[[str], tp.Awaitable[list[str]]] | None,
+            strategy: RoutingStrategy | None = None,
+            sequence: Callable[[str], tp.Awaitable[int]] | None = None,
     ) -> None:
         self.super_stream = super_stream
         self.partitions = list(partitions)
         self.publishers = publishers
         self._routing_key = routing_key
         self._route = route  # key routing: ask the broker (None: hash routing)
-        self._routes: dict[str, PublisherTrait] = {}
+        self._strategy = strategy  # the application's routing
+        self._sequence = sequence  # a partition's last stored id (None: anonymous)
+        self._routes: dict[str, list[PublisherTrait]] = {}
         self._pending: list[tuple[str, tp.Any, tp.Any]] = []
 
     def __repr__(self) -> str:
@@ -132,21 +165,56 @@ class SuperStreamPublisher:
             self.super_stream, self.partitions,
         )
 
-    def _cached(self, key: str) -> PublisherTrait | None:
-        publisher = self._routes.get(key)
-        if publisher is None and self._route is None:
-            publisher = self.publishers[hash_partition(key, self.partitions)]
-            self._routes[key] = publisher
-        return publisher
+    def _cached(self, message: tp.Any) -> tuple[str, list[PublisherTrait] | None]:
+        """
+        The routing key of a message and its partitions' publishers, when
+        known without asking the broker.
+        """
+        if self._strategy is not None:
+            return '', self._chosen(message)
+        key = self._key(message)
+        publishers = self._routes.get(key)
+        if publishers is None and self._route is None:
+            publishers = [self.publishers[hash_partition(key, self.partitions)]]
+            self._routes[key] = publishers
+        return key, publishers
+
+    def _chosen(self, message: tp.Any) -> list[PublisherTrait]:
+        """The publishers of the partitions the routing strategy chose."""
+        assert self._strategy is not None
+        chosen = self._strategy(message, self.partitions)
+        if isinstance(chosen, str) or not isinstance(chosen, Sequence):
+            raise TypeError('a routing strategy returns a sequence of partitions, got {!r}'.format(
+                chosen,
+            ))
+        unknown = [p for p in chosen if p not in self.publishers]
+        if unknown:
+            raise NoRoute('routing strategy chose {!r}, not partitions of super stream {!r}'.format(
+                unknown, self.super_stream,
+            ))
+        if not chosen:
+            raise NoRoute('routing strategy chose no partition of super stream {!r}'.format(
+                self.super_stream,
+            ))
+        return [self.publishers[p] for p in dict.fromkeys(chosen)]
 
     async def partition(self, message: tp.Any) -> str:
         """
-        Partition a message goes to.
+        Partition a message goes to (the first, when several).
 
         :raises rbfly.streams.error.NoRoute: With key routing, when no
             partition is bound to the message's routing key.
         """
-        return (await self._publisher(self._key(message))).stream
+        return (await self.partitions_of(message))[0]
+
+    async def partitions_of(self, message: tp.Any) -> list[str]:
+        """
+        Partitions a message goes to (with key routing or a routing
+        strategy, possibly several).
+
+        :raises rbfly.streams.error.NoRoute: When it goes to none.
+        """
+        return [p.stream for p in await self._targets(message)]
 
     def _key(self, message: tp.Any) -> str:
         key = self._routing_key(message)
@@ -154,37 +222,65 @@ class SuperStreamPublisher:
             raise TypeError('routing key must be a str, got {!r}'.format(key))
         return key
 
-    async def _publisher(self, key: str) -> PublisherTrait:
-        publisher = self._cached(key)
-        if publisher is None:
-            assert self._route is not None
-            streams = [s for s in await self._route(key) if s in self.publishers]
-            if not streams:
-                raise NoRoute('no partition of super stream {!r} for routing key {!r}'.format(
-                    self.super_stream, key
-                ))
-            publisher = self._routes[key] = self.publishers[streams[0]]
-        return publisher
+    async def _targets(self, message: tp.Any) -> list[PublisherTrait]:
+        key, publishers = self._cached(message)
+        if publishers is None:
+            publishers = await self._routed(key)
+        return publishers
+
+    async def _routed(self, key: str) -> list[PublisherTrait]:
+        """The publishers of the partitions the broker binds a key to."""
+        assert self._route is not None
+        streams = [s for s in await self._route(key) if s in self.publishers]
+        if not streams:
+            raise NoRoute('no partition of super stream {!r} for routing key {!r}'.format(
+                self.super_stream, key
+            ))
+        publishers = self._routes[key] = [self.publishers[s] for s in streams]
+        return publishers
 
     async def send(self, message: tp.Any, *args: tp.Any, **kw: tp.Any) -> tp.Any:
         """
         Send a message to its partition, as the partition publisher's
-        ``send`` does.
+        ``send`` does. A message going to several partitions is sent to
+        each, at once; the result is the first partition's (e.g. the
+        publishing id of a :py:class:`PublisherPipelined`).
         """
-        publisher = await self._publisher(self._key(message))
-        return await publisher.send(message, *args, **kw)  # type: ignore[attr-defined]
+        publishers = await self._targets(message)
+        if len(publishers) == 1:
+            return await publishers[0].send(message, *args, **kw)  # type: ignore[attr-defined]
+        results = await asyncio.gather(*(
+            p.send(message, *args, **kw) for p in publishers  # type: ignore[attr-defined]
+        ))
+        return results[0]
 
     def batch(self, message: tp.Any, *args: tp.Any, **kw: tp.Any) -> None:
         """
-        Add a message to the batch of its partition's publisher (with key
+        Add a message to the batch of its partitions' publishers (with key
         routing, a key not routed yet is resolved on :py:meth:`flush`).
         """
-        key = self._key(message)
-        publisher = self._cached(key)
-        if publisher is not None and not self._pending:
-            publisher.batch(message, *args, **kw)  # type: ignore[attr-defined]
+        key, publishers = self._cached(message)
+        if publishers is not None and not self._pending:
+            for publisher in publishers:
+                publisher.batch(message, *args, **kw)  # type: ignore[attr-defined]
         else:  # keep the order of the messages behind one not routed yet
             self._pending.append((key, message, (args, kw)))
+
+    async def last_publishing_id(self) -> int:
+        """
+        The lowest of the last publishing ids the partitions stored for
+        the publisher's name (0: none), asked of the broker: an
+        application numbering its messages itself resumes after it (see
+        the module's documentation).
+
+        :raises ValueError: For an anonymous publisher (``dedup=False``),
+            whose ids the broker does not keep.
+        """
+        if self._sequence is None:
+            raise ValueError('super stream {!r}: an anonymous publisher has no stored'
+                             ' publishing ids'.format(self.super_stream))
+        sequences = [await self._sequence(p) for p in self.partitions]
+        return min(sequences)
 
     async def flush(self) -> None:
         """
@@ -193,11 +289,15 @@ class SuperStreamPublisher:
         """
         pending, self._pending = self._pending, []
         for key, message, (args, kw) in pending:
-            publisher = await self._publisher(key)
-            publisher.batch(message, *args, **kw)  # type: ignore[attr-defined]
+            publishers = self._routes.get(key) or await self._routed(key)
+            for publisher in publishers:
+                publisher.batch(message, *args, **kw)  # type: ignore[attr-defined]
         flushes = [
             p.flush() for p in self.publishers.values()  # type: ignore[attr-defined]
         ]
         await asyncio.gather(*flushes)
 
-__all__ = ['HASH_SEED', 'SuperStreamPublisher', 'hash_partition', 'murmur3_32', 'partition_names']
+__all__ = [
+    'HASH_SEED', 'RoutingKey', 'RoutingStrategy', 'SuperStreamPublisher', 'hash_partition',
+    'murmur3_32', 'partition_names',
+]

@@ -80,7 +80,7 @@ async def test_create_partitions_route_delete(client: StreamsClient, super_strea
         await client.delete_super_stream(super_stream, missing_ok=False)
 
 async def test_bad_arguments(client: StreamsClient, super_stream: str) -> None:
-    with pytest.raises(ValueError, match='either'):
+    with pytest.raises(ValueError, match='number of partitions or the binding keys'):
         await client.create_super_stream(super_stream)
     with pytest.raises(ValueError, match='at least 1'):
         await client.create_super_stream(super_stream, 0)

@@ -219,6 +219,7 @@ class Connections:
         """The client's counters, and what its connections hold now."""
         managers = self.managers()
         publishers = [p for m in managers for p in m.publishers]
+        subscriptions = [s for m in managers for s in m.subscriptions]
         c = counters
         return Metrics(
             published=c.published,
@@ -231,8 +232,11 @@ class Connections:
             connections_lost=c.connections_lost,
             connections=len(self.open_protocols()),
             publishers=len(publishers),
-            subscriptions=sum(len(m.subscriptions) for m in managers),
+            subscriptions=len(subscriptions),
             outstanding_confirms=sum(len(p._unconfirmed) for p in publishers),
+            buffered_chunks=sum(s.buffered_chunks for s in subscriptions),
+            buffered_bytes=sum(s.buffered_bytes for s in subscriptions),
+            consumer_lag=sum(s.lag for s in subscriptions),
         )
 
     #

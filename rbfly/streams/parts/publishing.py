@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import typing as tp
 import uuid
 from collections.abc import AsyncIterator
 
 from ..aio.protocol import StreamsProtocol
 from ..error import ConnectionLost
+from ..lifecycle import ResourceState, StateListener
 from ..metrics import Counters
 from ..names import check_name
 from ..protocol.commands import QueryPublisherSequence
@@ -33,10 +35,41 @@ logger = logging.getLogger('rbfly.streams.client')
 
 T = tp.TypeVar('T', bound=PublisherTrait)
 
+def _seconds(what: str, value: object, zero: bool = False) -> float:
+    """Check seconds given for an option: a positive number (or zero)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) \
+            or not math.isfinite(value) or not (value >= 0 if zero else value > 0):
+        raise ValueError('{} must be {} seconds, got {!r}'.format(
+            what, 'zero or positive' if zero else 'positive', value,
+        ))
+    return float(value)
+
+def pipelined_options(
+        cls: type[PublisherTrait], window: int | None, enqueue_timeout: float | None,
+        linger: float | None,
+) -> dict[str, tp.Any]:
+    """Check the options of the pipelined publisher only."""
+    options: dict[str, tp.Any] = {}
+    for option, value in (('window', window), ('enqueue_timeout', enqueue_timeout),
+                          ('linger', linger)):
+        if value is None:
+            continue
+        if not issubclass(cls, PublisherPipelined):
+            raise ValueError('{} is an option of PublisherPipelined only'.format(option))
+        if option != 'window':
+            options[option] = _seconds(option, value, zero=option == 'linger')
+        elif isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError('window must be at least 1, got {!r}'.format(value))
+        else:
+            options[option] = value
+    return options
+
 def publisher_options(
         cls: type[PublisherTrait], name: str | None, filter_extract: BloomFilterExtract | None,
         window: int | None, sub_entry_size: int | None, compression: int | str,
         confirm_timeout: float | None, dedup: bool,
+        enqueue_timeout: float | None = None, linger: float | None = None,
+        retry_on_recovery: bool = True,
 ) -> dict[str, tp.Any]:
     """
     Check the options of a publisher; return the attributes to set on it.
@@ -44,6 +77,8 @@ def publisher_options(
     :raises ValueError: When an option is out of range, or does not apply
         to the publisher class.
     """
+    if not issubclass(cls, PublisherTrait):
+        raise TypeError('cls must be a publisher class, got {!r}'.format(cls))
     if name is not None:
         check_name('publisher', name)
         if not dedup:
@@ -51,18 +86,14 @@ def publisher_options(
                              ' dedup=False takes no name'.format(name))
     options: dict[str, tp.Any] = {}
     if confirm_timeout is not None:
-        if isinstance(confirm_timeout, bool) or not isinstance(confirm_timeout, int | float) \
-                or not confirm_timeout > 0:
-            raise ValueError('confirm_timeout must be positive seconds, got {!r}'.format(
-                confirm_timeout,
-            ))
-        options['confirm_timeout'] = float(confirm_timeout)
-    if window is not None:
-        if not issubclass(cls, PublisherPipelined):
-            raise ValueError('window is an option of PublisherPipelined only')
-        if window < 1:
-            raise ValueError('window must be at least 1, got {}'.format(window))
-        options['window'] = window
+        options['confirm_timeout'] = _seconds('confirm_timeout', confirm_timeout)
+    if not isinstance(retry_on_recovery, bool):
+        raise TypeError('retry_on_recovery must be True or False, got {!r}'.format(
+            retry_on_recovery,
+        ))
+    if not retry_on_recovery:
+        options['retry_on_recovery'] = False
+    options.update(pipelined_options(cls, window, enqueue_timeout, linger))
     if sub_entry_size is not None:
         if not issubclass(cls, PublisherBatchTrait):
             raise ValueError('sub_entry_size is an option of the batch publishers;'
@@ -110,6 +141,8 @@ class Publishing:
             cls: type[PublisherTrait], window: int | None = None,
             sub_entry_size: int | None = None, compression: int | str = 'none',
             confirm_timeout: float | None = None, dedup: bool = True,
+            enqueue_timeout: float | None = None, linger: float | None = None,
+            retry_on_recovery: bool = True, on_state: StateListener | None = None,
     ) -> contextlib.AbstractAsyncContextManager[PublisherTrait]:
         """
         A publisher of a stream (see :py:meth:`rbfly.streams.StreamsClient.publisher`).
@@ -117,15 +150,17 @@ class Publishing:
         check_name('stream', stream)
         options = publisher_options(
             cls, name, filter_extract, window, sub_entry_size, compression, confirm_timeout,
-            dedup,
+            dedup, enqueue_timeout, linger, retry_on_recovery,
         )
-        return self.open(stream, name if dedup else '', filter_extract, cls, options)
+        if on_state is not None and not callable(on_state):
+            raise TypeError('on_state must be callable, got {!r}'.format(on_state))
+        return self.open(stream, name if dedup else '', filter_extract, cls, options, on_state)
 
     @contextlib.asynccontextmanager
     async def open(
             self, stream: str, name: str | None,
             filter_extract: BloomFilterExtract | None, cls: type[T],
-            options: dict[str, tp.Any],
+            options: dict[str, tp.Any], on_state: StateListener | None = None,
     ) -> AsyncIterator[T]:
         """
         A publisher of a stream, declared (``name``: ``None`` for a
@@ -140,7 +175,16 @@ class Publishing:
         publisher = cls(self, stream, -1, name, 0, filter_extract)
         for key, value in options.items():
             setattr(publisher, key, value)
-        await self._declare_new(protocol, publisher)
+        if on_state is not None:
+            publisher.add_state_listener(on_state)
+        try:
+            await self._declare_new(protocol, publisher)
+        except Exception as ex:
+            publisher.lifecycle.move(ResourceState.CLOSED, 'not declared: {}'.format(ex), ex)
+            raise
+        except BaseException:  # cancelled
+            publisher.lifecycle.move(ResourceState.CLOSED, 'not declared: cancelled')
+            raise
         try:
             yield publisher
             await publisher._finish()
@@ -148,6 +192,7 @@ class Publishing:
             publisher._send_pending()  # before DeletePublisher: frames keep their order
             publisher._closed = True
             publisher._stop_timer()
+            publisher.lifecycle.move(ResourceState.CLOSED, 'closed by the application')
             closing = self._placer.release_publisher(publisher)
             await self._declarer.delete_publisher(publisher, closing)
 
@@ -175,7 +220,7 @@ class Publishing:
             if not declared:
                 placer.release_publisher(publisher)
 
-    async def query_sequence(self, stream: str, name: str) -> int:
+    async def query_sequence(self, stream: str, *, name: str) -> int:
         """The last publishing id a stream stored for a named publisher (0: none)."""
         response = await self._connections.call(
             QueryPublisherSequence(name, stream),

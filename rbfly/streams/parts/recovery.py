@@ -31,6 +31,7 @@ from ..aio.protocol import StreamsProtocol
 from ..aio.records import detach, let_go
 from ..backoff import Backoff
 from ..error import ConnectionLost, StreamDoesNotExist, StreamNotAvailable, StreamsError
+from ..lifecycle import ResourceState
 from ..protocol.commands import MetadataUpdate
 from . import metadata
 from .connections import Connections
@@ -160,6 +161,7 @@ class Recovery:
         Subscribe again, after the last chunk received, on a member's node
         of the moment.
         """
+        sub.lifecycle.move(ResourceState.RECOVERING, 'placed anew on a member of its stream')
         offsets = self._offsets
         placer = self._placer
         own = self._connections.own
@@ -176,6 +178,7 @@ class Recovery:
 
     def relocate_publisher(self, publisher: PublisherTrait) -> None:
         """Declare a publisher again on its stream leader's node of the moment."""
+        publisher.lifecycle.move(ResourceState.RECOVERING, 'placed anew on its stream leader')
         placer = self._placer
         own = self._connections.own
         self._tasks.spawn(self._keep_placing(
@@ -237,6 +240,7 @@ class Recovery:
         """
         for manager in self._connections.node_managers():
             for sub in [s for s in manager.subscriptions if s.stream == stream]:
+                sub.lifecycle.lost(ConnectionLost('stream {!r} moved'.format(stream)))
                 let_go(sub)
                 protocol = sub.protocol
                 if protocol is not None and protocol.is_open:
@@ -287,6 +291,7 @@ class Recovery:
                         await self.recover_publisher(protocol, p)
                         done.add(p)
                     for s in subscriptions:
+                        s.lifecycle.lost(ConnectionLost('stream {!r} moved'.format(stream)))
                         detach(s)
                         await self.restore_subscription(protocol, s)
                         done.add(s)

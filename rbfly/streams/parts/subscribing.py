@@ -14,6 +14,8 @@ from collections.abc import AsyncGenerator
 
 from ...amqp import MessageCtx
 from ..aio.records import detach
+from ..flow import FlowStrategy, check_flow
+from ..lifecycle import ResourceState, StateListener
 from ..metrics import Counters
 from ..names import check_name
 from ..offset import Offset
@@ -45,6 +47,9 @@ when none was received. Returns the offset to resume from instead (e.g.
 one kept by the application), or ``None`` to keep it.
 """
 
+Flow: tp.TypeAlias = tuple[int, int, FlowStrategy | None]
+"""A subscription's credit, buffer size and flow strategy."""
+
 def filter_properties(filter: MessageFilter) -> dict[str, str]:
     """
     Subscription properties of a filter: its values, and whether messages
@@ -68,6 +73,17 @@ def post_filter(flt: MessageFilter, messages: list[MessageCtx]) -> list[MessageC
         if value in values or (unfiltered and value is None):
             result.append(m)
     return result
+
+def _filter(flt: MessageFilter, chunk: Chunk) -> None:
+    """
+    Keep the messages of a chunk a filter matches; a chunk left empty is
+    not handed out, so the credit a flow strategy holds for it goes back.
+    """
+    chunk[:] = post_filter(flt, chunk)
+    if not chunk:
+        release = getattr(chunk, 'release', None)
+        if release is not None:
+            release()
 
 class Subscribing:
     """
@@ -96,8 +112,18 @@ class Subscribing:
         self._offsets = offsets
         self._counters = counters
 
-    def flow(self, credit: int | None, buffer_bytes: int | None) -> tuple[int, int]:
-        """Credit and buffer size of a subscription: given, or the client's."""
+    def flow(
+            self, credit: int | None, buffer_bytes: int | None,
+            strategy: FlowStrategy | None = None,
+    ) -> Flow:
+        """
+        Credit and buffer size of a subscription (given, or the client's),
+        and its flow strategy.
+        """
+        check_flow(strategy)
+        if strategy is not None and (credit is not None or buffer_bytes is not None):
+            raise ValueError('a flow strategy sets the credit; credit and buffer_bytes'
+                             ' do not apply')
         if credit is None:
             credit = self._options.credit
         elif isinstance(credit, bool) or not isinstance(credit, int) or not 1 <= credit <= 0xffff:
@@ -107,7 +133,7 @@ class Subscribing:
         elif isinstance(buffer_bytes, bool) or not isinstance(buffer_bytes, int) \
                 or buffer_bytes < 1:
             raise ValueError('buffer_bytes must be positive, got {!r}'.format(buffer_bytes))
-        return credit, buffer_bytes
+        return credit, buffer_bytes, strategy
 
     async def new(
             self,
@@ -119,8 +145,9 @@ class Subscribing:
             single_active: bool,
             consumer_update: ConsumerUpdateCallback | None,
             super_stream: str | None,
-            flow: tuple[int, int],
+            flow: Flow,
             resume: ResumeCallback | None = None,
+            on_state: StateListener | None = None,
     ) -> Subscription:
         """Check the options of a subscription against the broker and build it."""
         protocol = await self._connections.get()
@@ -144,12 +171,14 @@ class Subscribing:
         options = self._options
         sub = Subscription(
             stream, spec, start, amqp, flow[0], properties, flow[1], options.spin,
-            self._counters, options.crc_check,
+            self._counters, options.crc_check, flow[2],
         )
         if single_active:
             sub.activation = functools.partial(self._activation, stream, offset, consumer_update)
         sub.resume = resume
         sub.resume_offset = offset
+        if on_state is not None:
+            sub.lifecycle.listen(on_state)
         return sub
 
     async def _activation(
@@ -224,7 +253,7 @@ class Subscribing:
                 while True:
                     chunk = await sub.next_chunk(wait)
                     if filter is not None:
-                        chunk[:] = post_filter(filter, chunk)
+                        _filter(filter, chunk)
                     if chunk:
                         yield chunk
             turn = 0
@@ -239,7 +268,7 @@ class Subscribing:
                     await wait_any(subs, wait)
                     continue
                 if filter is not None:
-                    chunk[:] = post_filter(filter, chunk)
+                    _filter(filter, chunk)
                 if chunk:
                     yield chunk
         finally:
@@ -248,6 +277,7 @@ class Subscribing:
 
     def _end(self, sub: Subscription) -> None:
         """A subscription ends: unsubscribe, unless its connection is closing."""
+        sub.lifecycle.move(ResourceState.CLOSED, 'ended by the application')
         protocol = sub.protocol
         closing = self._placer.release_subscription(sub)
         if protocol is not None and protocol.is_open and not closing:

@@ -13,16 +13,17 @@ import uuid
 from collections.abc import AsyncIterator
 
 from ..error import StreamAlreadyExists, StreamDoesNotExist
+from ..lifecycle import StateListener
 from ..names import check_name
 from ..offset import Offset
 from ..protocol.commands import CreateSuperStream, DeleteSuperStream, Partitions, Route
 from ..publisher import PublisherTrait
 from ..subscriber import Subscription
-from ..superstream import RoutingKey, SuperStreamPublisher, partition_names
+from ..superstream import RoutingKey, RoutingStrategy, SuperStreamPublisher, partition_names
 from ..types import MessageFilter
 from .connections import Connections
 from .publishing import Publishing
-from .subscribing import ConsumerUpdateCallback, ResumeCallback, Subscribing
+from .subscribing import ConsumerUpdateCallback, Flow, ResumeCallback, Subscribing
 
 class SuperStreams:
     """
@@ -109,15 +110,26 @@ class SuperStreams:
 
     @contextlib.asynccontextmanager
     async def publisher(
-            self, super_stream: str, routing_key: RoutingKey, routing: str,
+            self, super_stream: str, routing_key: RoutingKey, routing: str | RoutingStrategy,
             name: str | None, cls: type[PublisherTrait], options: dict[str, tp.Any],
     ) -> AsyncIterator[SuperStreamPublisher]:
         """A publisher of a super stream: one publisher of class ``cls`` per partition."""
-        if routing not in ('hash', 'key'):
-            raise ValueError('routing must be hash or key, got {!r}'.format(routing))
+        strategy = None
+        if callable(routing):
+            strategy = routing
+        elif routing not in ('hash', 'key'):
+            raise ValueError('routing must be hash, key or a routing strategy, got {!r}'.format(
+                routing,
+            ))
+        if not callable(routing_key):
+            raise TypeError('routing_key must be a function of a message, got {!r}'.format(
+                routing_key,
+            ))
         partitions = await self._existing_partitions(super_stream)
+        sequence = None
         if options.get('dedup', True):
             name = name or 'rbfly-{}'.format(uuid.uuid4().hex)
+            sequence = functools.partial(self._publishing.query_sequence, name=name)
         async with contextlib.AsyncExitStack() as stack:
             publishers: dict[str, PublisherTrait] = {}
             for partition in partitions:
@@ -125,7 +137,9 @@ class SuperStreams:
                     self._publishing.create(partition, name=name, cls=cls, **options),
                 )
             route = functools.partial(self.route, super_stream) if routing == 'key' else None
-            yield SuperStreamPublisher(super_stream, partitions, publishers, routing_key, route)
+            yield SuperStreamPublisher(
+                super_stream, partitions, publishers, routing_key, route, strategy, sequence,
+            )
 
     async def subscriptions(
             self,
@@ -136,15 +150,16 @@ class SuperStreams:
             name: str | None,
             single_active: bool,
             consumer_update: ConsumerUpdateCallback | None,
-            flow: tuple[int, int],
+            flow: Flow,
             resume: ResumeCallback | None,
+            on_state: StateListener | None = None,
     ) -> list[Subscription]:
         """A subscription per partition of a super stream."""
         partitions = await self._existing_partitions(super_stream)
         return [
             await self._subscribing.new(
                 partition, offset, filter, amqp, name, single_active, consumer_update,
-                super_stream, flow, resume,
+                super_stream, flow, resume, on_state,
             )
             for partition in partitions
         ]

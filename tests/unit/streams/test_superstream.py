@@ -38,10 +38,15 @@ def test_hash_partition_as_rstream(key: str) -> None:
 def test_partition_names() -> None:
     assert partition_names('inv', 3, None) == (['inv-0', 'inv-1', 'inv-2'], ['0', '1', '2'])
     assert partition_names('inv', None, ['eu', 'us']) == (['inv-eu', 'inv-us'], ['eu', 'us'])
-    with pytest.raises(ValueError, match='either'):
+    with pytest.raises(ValueError, match='a binding key for each of the 2 partitions'):
         partition_names('inv', 2, ['a'])
-    with pytest.raises(ValueError, match='either'):
+    with pytest.raises(ValueError, match='a binding key for each'):
+        partition_names('inv', 2, ['a', ''])
+    with pytest.raises(ValueError, match='number of partitions or the binding keys'):
         partition_names('inv', None, None)
+    # both: a key may bind several partitions
+    assert partition_names('inv', 3, ['x', 'x', 'y']) == (['inv-0', 'inv-1', 'inv-2'],
+                                                          ['x', 'x', 'y'])
     with pytest.raises(ValueError, match='at least 1'):
         partition_names('inv', 0, None)
     with pytest.raises(ValueError, match='unique'):
