@@ -18,7 +18,7 @@ that wants to say when the next chunk may come:
   ``async for``; the next chunk asked for, with the chunk API); at most
   ``credit`` chunks are buffered, on their way or being processed;
 - :py:class:`ManualCredit`: a credit when the application calls
-  :py:meth:`ManualCredit.processed` (e.g. once the results of a chunk are
+  :py:meth:`~rbfly.streams.ManualCredit.processed` (e.g. once the results of a chunk are
   committed elsewhere); without calls, the subscription stops after
   ``credit`` chunks.
 
