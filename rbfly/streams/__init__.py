@@ -32,6 +32,7 @@ if tp.TYPE_CHECKING:
     from .metrics import Metrics
     from .oauth2 import ClientCredentials, Token
     from .offset import Offset, OffsetType
+    from .pipe import pipe
     from .protocol._publish import SubEntryBatch
     from .publisher import (
         ConfirmationStatus,
@@ -93,6 +94,7 @@ _EXPORTS = {
     'stream_message_ctx': '.publisher',
     'BloomFilterExtract': '.types',
     'MessageFilter': '.types',
+    'pipe': '.pipe',
     'CreditOnTake': '.flow',
     'CreditWhenProcessed': '.flow',
     'ManualCredit': '.flow',
@@ -168,6 +170,7 @@ __all__ = [  # the names of _EXPORTS
     'Token',
     'connection',
     'get_message_ctx',
+    'pipe',
     'stream_message_ctx',
     'streams_client',
 ]

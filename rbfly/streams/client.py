@@ -367,6 +367,7 @@ class StreamsClient:
             store_interval: float = 5, credit: int | None = None,
             buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
             on_state: StateListener | None = None, flow: FlowStrategy | None = None,
+            stop_at_end: bool = False,
     ) -> AsyncGenerator[AMQPBody, None]:
         """
         Subscribe to a stream and iterate over its messages' bodies.
@@ -383,7 +384,7 @@ class StreamsClient:
             stream, offset=offset, filter=filter, amqp=amqp, timeout=timeout,
             name=name, single_active=single_active, consumer_update=consumer_update,
             credit=credit, buffer_bytes=buffer_bytes, resume=resume, on_state=on_state,
-            flow=flow,
+            flow=flow, stop_at_end=stop_at_end,
         )
         # the bodies of the messages, each set as the current message
         # context (compiled); with a tracker, a message counts as processed
@@ -398,6 +399,7 @@ class StreamsClient:
             store_interval: float = 5, credit: int | None = None,
             buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
             on_state: StateListener | None = None, flow: FlowStrategy | None = None,
+            stop_at_end: bool = False,
     ) -> AsyncGenerator[Chunk, None]:
         """
         Subscribe to a stream and receive its messages a chunk at a time:
@@ -444,13 +446,19 @@ class StreamsClient:
             :py:class:`~rbfly.streams.ManualCredit` (see
             :py:mod:`rbfly.streams.flow`); it replaces ``credit`` and
             ``buffer_bytes``.
+        :param stop_at_end: Read up to the end of the stream as it is at
+            the call (its last chunk of messages; RabbitMQ 4.3+, which
+            resolves offset specifications) and stop: a bounded replay.
+            Nothing to read (an empty stream, ``Offset.NEXT``) ends the
+            iteration at once. Not with a ``filter`` (the broker may skip
+            the last chunk).
         """
         check_name('stream', stream)
         subscribing = self._subscribing
         flows = subscribing.flow(credit, buffer_bytes, flow)
         sub = await subscribing.new(
             stream, offset, filter, amqp, name, single_active, consumer_update, None, flows,
-            resume, on_state,
+            resume, on_state, stop_at_end,
         )
         tracker = self._offsets.tracker(name, store_every, store_interval)
         # closed with this generator, not when garbage collected: the
@@ -570,6 +578,7 @@ class StreamsClient:
             store_interval: float = 5, credit: int | None = None,
             buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
             on_state: StateListener | None = None, flow: FlowStrategy | None = None,
+            stop_at_end: bool = False,
     ) -> AsyncGenerator[AMQPBody, None]:
         """
         Subscribe to every partition of a super stream and iterate over
@@ -580,7 +589,7 @@ class StreamsClient:
             super_stream, offset=offset, filter=filter, amqp=amqp, timeout=timeout,
             name=name, single_active=single_active, consumer_update=consumer_update,
             credit=credit, buffer_bytes=buffer_bytes, resume=resume, on_state=on_state,
-            flow=flow,
+            flow=flow, stop_at_end=stop_at_end,
         )
         return Bodies(chunks, self._offsets.tracker(name, store_every, store_interval))
 
@@ -592,6 +601,7 @@ class StreamsClient:
             store_interval: float = 5, credit: int | None = None,
             buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
             on_state: StateListener | None = None, flow: FlowStrategy | None = None,
+            stop_at_end: bool = False,
     ) -> AsyncGenerator[Chunk, None]:
         """
         Subscribe to every partition of a super stream and receive their
@@ -609,7 +619,7 @@ class StreamsClient:
         flows = subscribing.flow(credit, buffer_bytes, flow)
         subs = await self._super_streams.subscriptions(
             super_stream, offset, filter, amqp, name, single_active, consumer_update, flows,
-            resume, on_state,
+            resume, on_state, stop_at_end,
         )
         tracker = self._offsets.tracker(name, store_every, store_interval)
         # closed with this generator, not when garbage collected: the

@@ -183,6 +183,13 @@ class Subscription:
         # called when a chunk arrives or the subscription ends, while a
         # consumer of several subscriptions waits on all of them
         self.notify: Callable[[], None] | None = None
+        # stop_at_end: the first offset of the last chunk to read, the
+        # offset after the last message to read, and whether that chunk
+        # was taken (or there is nothing to read); see
+        # Subscribing._find_end
+        self.end_chunk: int | None = None
+        self.end_offset = 0
+        self.finished = False
         # a flow strategy, and the chunks taken whose credit it holds back
         self.flow = flow
         self._held = 0
@@ -200,6 +207,20 @@ class Subscription:
     def manager(self) -> ConnectionManager | None:
         """The connection manager holding it (its former name)."""
         return self.owner
+
+    def bound(self, chunk: Chunk) -> None:
+        """
+        A chunk taken by a subscription that stops at the end: the last
+        one to read, or a later one, finishes it; messages at or after the
+        end are dropped.
+        """
+        end_chunk = self.end_chunk
+        if end_chunk is None or chunk.first_offset < end_chunk:
+            return
+        self.finished = True
+        end = self.end_offset
+        if chunk and chunk[-1].stream_offset >= end:
+            chunk[:] = [m for m in chunk if m.stream_offset < end]
 
     @property
     def buffered_chunks(self) -> int:

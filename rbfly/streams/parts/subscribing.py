@@ -19,7 +19,7 @@ from ..lifecycle import ResourceState, StateListener
 from ..metrics import Counters
 from ..names import check_name
 from ..offset import Offset
-from ..protocol.commands import OffsetSpec
+from ..protocol.commands import OffsetSpec, ResolveOffsetSpec
 from ..subscriber import Chunk, Subscription, wait_any
 from ..tracking import OffsetTracker
 from ..types import MessageFilter
@@ -148,6 +148,7 @@ class Subscribing:
             flow: Flow,
             resume: ResumeCallback | None = None,
             on_state: StateListener | None = None,
+            stop_at_end: bool = False,
     ) -> Subscription:
         """Check the options of a subscription against the broker and build it."""
         protocol = await self._connections.get()
@@ -167,6 +168,11 @@ class Subscribing:
                 properties['super-stream'] = super_stream
         elif consumer_update is not None:
             raise ValueError('consumer_update is an option of a single active consumer')
+        if stop_at_end and filter is not None:
+            raise ValueError('stop_at_end cannot be combined with a filter: the broker may'
+                             ' skip the last chunk, and the subscription would wait')
+        if stop_at_end:
+            protocol.require((4, 3), 'stop_at_end (resolving offset specifications)')
         spec, start = await self._offsets.spec(stream, offset)
         options = self._options
         sub = Subscription(
@@ -179,7 +185,51 @@ class Subscribing:
         sub.resume_offset = offset
         if on_state is not None:
             sub.lifecycle.listen(on_state)
+        if stop_at_end:
+            await self._find_end(sub, spec)
         return sub
+
+    async def _find_end(self, sub: Subscription, spec: OffsetSpec) -> None:
+        """
+        Where a subscription that stops at the end stops: the stream's last
+        chunk of messages now (RabbitMQ 4.3+).
+
+        The end is ``next`` as the broker resolves it: the offset after
+        everything. The stream's statistics would not do: its last
+        committed chunk may be one of stored offsets, which subscriptions
+        never get, and waiting for it would never end (measured: RabbitMQ
+        4.0 and 4.3). The broker resolves ``last`` to the first offset of
+        the last chunk of messages, a chunk subscriptions get; with no
+        messages at all, to ``next`` (and ``first`` to the first chunk, of
+        messages or not). So, resolving ``next``, ``last``, ``next``:
+
+        - ``last`` below the end: the chunk to stop at;
+        - ``last`` at the end, and the end unchanged: no messages;
+        - else something was written meanwhile: ask again; after a few
+          times (a stream written all the time), stop at the first chunk
+          at or past the end (a chunk of messages was written), without
+          its messages.
+
+        Its own start resolved at or past the end: nothing to read.
+        """
+        context = 'stream {!r}'.format(sub.stream)
+        call = self._connections.call
+        stream = sub.stream
+
+        async def resolve(spec: OffsetSpec) -> int:
+            return tp.cast(int, (await call(ResolveOffsetSpec(stream, spec, {}), context)).offset)
+
+        for _ in range(3):
+            end = await resolve(OffsetSpec.next())
+            last = await resolve(OffsetSpec.last())
+            if last < end:
+                break
+            if last == end == await resolve(OffsetSpec.next()):
+                sub.finished = True  # no messages
+                return
+        sub.end_chunk = min(last, end)
+        sub.end_offset = end
+        sub.finished = await resolve(spec) >= end
 
     async def _activation(
             self, stream: str, offset: Offset,
@@ -250,23 +300,31 @@ class Subscribing:
                 await self._placer.place_new(sub)
             if len(subs) == 1:  # the common case, without the round robin
                 sub = subs[0]
-                while True:
+                while not sub.finished:
                     chunk = await sub.next_chunk(wait)
+                    sub.bound(chunk)
                     if filter is not None:
                         _filter(filter, chunk)
                     if chunk:
                         yield chunk
+                return
+            active = [s for s in subs if not s.finished]
             turn = 0
-            while True:
-                for i in range(len(subs)):
-                    taken = subs[(turn + i) % len(subs)].poll()
+            while active:
+                n = len(active)
+                for i in range(n):
+                    sub = active[(turn + i) % n]
+                    taken = sub.poll()
                     if taken is not None:
-                        turn = (turn + i + 1) % len(subs)
+                        turn = (turn + i + 1) % n
                         chunk = taken
                         break
                 else:
-                    await wait_any(subs, wait)
+                    await wait_any(active, wait)
                     continue
+                sub.bound(chunk)
+                if sub.finished:
+                    active.remove(sub)
                 if filter is not None:
                     _filter(filter, chunk)
                 if chunk:

@@ -153,13 +153,14 @@ class SuperStreams:
             flow: Flow,
             resume: ResumeCallback | None,
             on_state: StateListener | None = None,
+            stop_at_end: bool = False,
     ) -> list[Subscription]:
         """A subscription per partition of a super stream."""
         partitions = await self._existing_partitions(super_stream)
         return [
             await self._subscribing.new(
                 partition, offset, filter, amqp, name, single_active, consumer_update,
-                super_stream, flow, resume, on_state,
+                super_stream, flow, resume, on_state, stop_at_end,
             )
             for partition in partitions
         ]
