@@ -37,6 +37,7 @@ nitpick_ignore = [
     ('py:class', name) for name in (
         'PublisherTrait', 'rbfly.streams._publisher_base.PublisherTrait', 'PublisherHost',
         'Counters', 'ConnectionInfo', 'StreamsProtocol', 'ConnectionManager', 'Meter',
+        'Tracer', 'Span',  # OpenTelemetry's, an optional dependency
         'rbfly.streams.decorator.F', 'rbfly.streams.client.T',
         'rbfly.streams.protocol._publish.PublishEncoder',
     )

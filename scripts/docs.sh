@@ -23,6 +23,7 @@ fi
 "$py" -m sphinx -E -q -n -W --keep-going -b html doc "$OUT"
 "$py" - "$OUT/objects.inv" <<'PY'
 import importlib
+import importlib.util
 import sys
 
 from sphinx.util.inventory import InventoryFile
@@ -33,13 +34,14 @@ documented = {name for entries in inventory.values() for name in entries}
 
 def names(module: str, name: str) -> set[str]:
     """Where the reference may document it: under the module that exports
-    it, or (a re-export) under the module that defines it or its package."""
-    obj = getattr(importlib.import_module(module), name)
-    home = getattr(obj, '__module__', None) or module
-    if not isinstance(obj, type) and not callable(obj):
-        home = module  # a type alias: its __module__ is typing's
+    it, or (a re-export) under the module that defines it, its public
+    package, or the module a lazy export imports it from."""
+    package = importlib.import_module(module)
+    home = getattr(getattr(package, name), '__module__', None) or module
     public = '.'.join(p for p in home.split('.') if not p.startswith('_'))
-    return {'{}.{}'.format(m, name) for m in (module, home, public)}
+    source = getattr(package, '_EXPORTS', {}).get(name)
+    origin = importlib.util.resolve_name(source, module) if source else module
+    return {'{}.{}'.format(m, name) for m in (module, home, public, origin)}
 
 missing = [
     '{}.{}'.format(module, name)
