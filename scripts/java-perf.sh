@@ -28,6 +28,8 @@
 #                                      (the one it was compiled against)
 #   scripts/java-perf.sh --interop ARGS  perf/java/Interop.java: publish or read
 #                                      sub-entry batches for the interoperability tests
+#   scripts/java-perf.sh --trace-interop ARGS  perf/java/TraceInterop.java: publish
+#                                      or read a traced message (tracing interop tests)
 #
 # Environment (defaults in brackets):
 #   JAVA_PERF_DIR [perf/.java]   cache: Maven repository, jars, classes
@@ -44,15 +46,21 @@ JAVA_PERF_LOG=${JAVA_PERF_LOG:-warn}
 CLIENT_ARTIFACT=com.rabbitmq:stream-client
 
 SRC=$ROOT/perf/java/StreamPerf.java
-SOURCES=("$SRC" "$ROOT/perf/java/Interop.java")
+SOURCES=("$SRC" "$ROOT/perf/java/Interop.java" "$ROOT/perf/java/TraceInterop.java")
 # the jars, in Maven's local repository $JAVA_PERF_DIR/m2 (~/.m2 is left alone)
-# (-c: with the compression libraries, the client's optional dependencies)
-LIBS=$JAVA_PERF_DIR/lib-$STREAM_CLIENT_VERSION-c
+# (-ct: with the compression libraries, the client's optional dependencies,
+# and the tracing ones)
+LIBS=$JAVA_PERF_DIR/lib-$STREAM_CLIENT_VERSION-ct
 # the compression libraries (optional dependencies of the client, which
 # declares these versions in its POM) for sub-entry batches: rbfly's
 # interoperability tests publish and read compressed batches with Java
 COMPRESSION_JARS=(org.apache.commons:commons-compress:1.28.0 com.github.luben:zstd-jni:1.5.7-15
                   at.yawk.lz4:lz4-java:1.11.2 org.xerial.snappy:snappy-java:1.1.10.8)
+# Micrometer Observation bridged to OpenTelemetry (the client's optional
+# tracing): rbfly's tracing interoperability tests (perf/java/TraceInterop.java);
+# the SDK of the OpenTelemetry version the bridge depends on
+TRACING_JARS=(io.micrometer:micrometer-tracing-bridge-otel:1.7.2
+              io.opentelemetry:opentelemetry-sdk-trace:1.62.0)
 
 LOG_TAG='java-perf'
 # shellcheck source=lib/common.sh
@@ -75,13 +83,15 @@ add_slf4j_simple() {
 }
 
 resolve_jars() {
-  local want=("$CLIENT_ARTIFACT:$STREAM_CLIENT_VERSION" "${COMPRESSION_JARS[@]}")
+  local want=("$CLIENT_ARTIFACT:$STREAM_CLIENT_VERSION" "${COMPRESSION_JARS[@]}"
+              "${TRACING_JARS[@]}")
   # jars resolved before the versions stamp (scripts/lib/maven.sh) existed
   if [ -f "$LIBS/.complete" ] && [ ! -f "$LIBS/versions" ]; then
     maven_stamp "$JAVA_PERF_DIR/m2" "$LIBS" "${want[@]}"
     rm -f "$LIBS/.complete"
   fi
-  maven_resolve --java jdk --hook add_slf4j_simple "$JAVA_PERF_DIR" "$LIBS" "${want[@]}"
+  maven_resolve --java jdk --transitive --hook add_slf4j_simple "$JAVA_PERF_DIR" "$LIBS" \
+      "${want[@]}"
 }
 
 # stamp_classes DIR [JAVAC-VERSION]: DIR/versions, what the harness in DIR
@@ -128,6 +138,7 @@ case "${1:-}" in
   --prepare) echo "$CP"; exit 0 ;;
   --version) echo "$CLIENT_VERSION"; exit 0 ;;
   --interop) MAIN=Interop; shift ;;
+  --trace-interop) MAIN=TraceInterop; shift ;;
 esac
 # shellcheck disable=SC2086  # JAVA_PERF_OPTS holds several options
 exec java $JAVA_PERF_OPTS -Dorg.slf4j.simpleLogger.defaultLogLevel="$JAVA_PERF_LOG" \

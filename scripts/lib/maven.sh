@@ -85,11 +85,12 @@ maven_copy() {
 # script's) runs before the jars are put in place, to add more with maven_copy
 # (e.g. the logging binding that matches the resolved API).
 maven_resolve() {
-  local java=jre hook=""
+  local java=jre hook="" transitive=0
   while :; do
     case "$1" in
       --java) java=$2; shift 2 ;;
       --hook) hook=$2; shift 2 ;;
+      --transitive) transitive=1; shift ;;
       *) break ;;
     esac
   done
@@ -102,6 +103,14 @@ maven_resolve() {
   mkdir -p "$MAVEN_TMP"
   IFS=: read -r -a gav <<< "$root"
   [ "${#gav[@]}" = 3 ] || die "maven_resolve: $root is not GROUP:ARTIFACT:VERSION"
+  local deps="" d
+  # the root, and with --transitive every artifact, with its dependencies
+  for g in "$root" $([ "$transitive" = 0 ] || echo "${@:2}"); do
+    IFS=: read -r -a d <<< "$g"
+    [ "${#d[@]}" = 3 ] || die "maven_resolve: $g is not GROUP:ARTIFACT:VERSION"
+    deps+="    <dependency><groupId>${d[0]}</groupId><artifactId>${d[1]}</artifactId>"
+    deps+="<version>${d[2]}</version></dependency>"$'\n'
+  done
   cat > "$work/pom.xml" <<EOF
 <project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
@@ -110,12 +119,7 @@ maven_resolve() {
   <version>1</version>
   <packaging>pom</packaging>
   <dependencies>
-    <dependency>
-      <groupId>${gav[0]}</groupId>
-      <artifactId>${gav[1]}</artifactId>
-      <version>${gav[2]}</version>
-    </dependency>
-  </dependencies>
+$deps  </dependencies>
 </project>
 EOF
   log "resolving $root and its runtime dependencies"
@@ -124,7 +128,7 @@ EOF
       -DoutputDirectory="$MAVEN_TMP" > "$work/mvn.log" 2>&1 ||
     { tail -n 20 "$work/mvn.log" >&2; die "mvn failed (see $work/mvn.log)"; }
   shift
-  for g; do maven_copy "$g"; done
+  [ "$transitive" = 1 ] || for g; do maven_copy "$g"; done
   [ -z "$hook" ] || "$hook" "$MAVEN_TMP"
   maven_stamp "$work/m2" "$MAVEN_TMP" "$root" "$@"
   rm -rf "$out"
