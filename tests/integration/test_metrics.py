@@ -141,5 +141,6 @@ async def test_opentelemetry(client: StreamsClient, stream: str) -> None:
     assert values['errored'] == 0 and values['chunks'] >= 1 and values['chunk_bytes'] > 0
     assert values['connections'] == values['connections_opened'] == 1
     assert values['publishers'] == values['subscriptions'] == 0
-    assert len(values) == 12
+    assert values['buffered_chunks'] == values['buffered_bytes'] == values['consumer_lag'] == 0
+    assert len(values) == 15
     provider.shutdown()
