@@ -2,12 +2,17 @@
 # fuzz.sh - coverage-guided fuzzing (atheris, libFuzzer) of every decoder
 # of bytes from the network: the targets of fuzz/targets.py.
 #
-# Usage: scripts/fuzz.sh [--ci | --time SECONDS | --runs N] [--record] [TARGET ...]
+# Usage: scripts/fuzz.sh [--ci | --time SECONDS | --runs N] [--gcc-cov] [--record]
+#                        [TARGET ...]
 #
 #   --time SECONDS  fuzz each target for SECONDS (default 60)
 #   --runs N        run N inputs through each target
 #   --ci            a short run: 3 s per target (under a minute for all),
 #                   new inputs kept in a temporary folder
+#   --gcc-cov       coverage of the Cython modules too: fuzz a copy of rbfly
+#                   built by GCC with -fsanitize-coverage=trace-pc,trace-cmp
+#                   (in fuzz/.build-cov, rebuilt when sources change; see
+#                   fuzz/gcc_cov.c), about 5-10 times slower per input
 #   --record        append each target's counts to fuzz/RUNS.md
 #
 # All the targets by default. Each one starts from its seeds
@@ -25,12 +30,14 @@ PY="$VENV/bin/python"
 limit=(-max_total_time=60)
 ci=0
 record=0
+gcc_cov=0
 targets=()
 while [ $# -gt 0 ]; do
   case $1 in
     --time) limit=(-max_total_time="$2"); shift 2 ;;
     --runs) limit=(-runs="$2"); shift 2 ;;
     --ci) ci=1; limit=(-max_total_time=3); shift ;;
+    --gcc-cov) gcc_cov=1; shift ;;
     --record) record=1; shift ;;
     -h|--help) sed -n '2,/^set -e/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
@@ -44,6 +51,19 @@ all=$("$PY" -c 'from fuzz.targets import TARGETS; print(" ".join(TARGETS))')
 for target in "${targets[@]}"; do
   [[ " $all " == *" $target "* ]] || { echo "fuzz.sh: no target $target ($all)" >&2; exit 2; }
 done
+
+# rbfly with its Cython modules instrumented for coverage, and the shim that
+# hands their counters to libFuzzer (fuzz/run.py loads both)
+build_gcc_cov() {
+  local dir=fuzz/.build-cov
+  CFLAGS="-fsanitize-coverage=trace-pc,trace-cmp" "$PY" setup.py -q build_ext \
+    --build-lib "$dir" --build-temp "$dir/tmp" >/dev/null
+  (cd rbfly && find . \( -name '*.py' -o -name py.typed \) -exec cp --parents {} "../$dir/rbfly/" \;)
+  gcc -O2 -Wall -shared -fPIC -o "$dir/libgcccov.so" fuzz/gcc_cov.c
+  export RBFLY_FUZZ_GCC_COV="$dir"
+}
+mode=python
+if [ $gcc_cov = 1 ]; then build_gcc_cov; mode=python+gcc; fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -72,8 +92,8 @@ for target in "${targets[@]}"; do
   printf '%-14s %12s %10s %8s %8s  %s\n' "$target" "${inputs:-?}" "${speed:-?}" \
     "$(stat new_units_added)" "$(stat peak_rss_mb)" "$result"
   if [ $record = 1 ]; then
-    printf '| %s | %s | %s | %s | %s |\n' "$(date -u +%F)" "$target" "${inputs:-?}" \
-      "${speed:-?}" "$result" >>fuzz/RUNS.md
+    printf '| %s | %s | %s | %s | %s | %s |\n' "$(date -u +%F)" "$target" "$mode" \
+      "${inputs:-?}" "${speed:-?}" "$result" >>fuzz/RUNS.md
   fi
 done
 exit $status
