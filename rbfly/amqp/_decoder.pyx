@@ -54,6 +54,22 @@ cdef enum:
     # zero-width elements make any count cheap to declare; cap them
     MAX_ZERO_WIDTH_COUNT = 1 << 16
 
+# Zero-width array elements (null, booleans, uint and ulong 0, empty list)
+# take no bytes: all the arrays of one decoded value or message may hold
+# at most MAX_ZERO_WIDTH_COUNT of them plus one per byte of its data, so
+# that a few bytes cannot make millions of objects (the cap used to be per
+# array: 4 KB of arrays of empty lists made 26 million lists, 1.8 GB).
+cdef Py_ssize_t zero_width_left = MAX_ZERO_WIDTH_COUNT
+
+cdef void zero_width_budget(Py_ssize_t size) noexcept:
+    """
+    Start decoding a value or a message of ``size`` bytes (the budget of
+    zero-width array elements is the module's, the GIL keeps it to one
+    decoder at a time).
+    """
+    global zero_width_left
+    zero_width_left = MAX_ZERO_WIDTH_COUNT + size
+
 cdef object EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 cdef object symbol_cache = Symbol.__cache__
 cdef type UUID_t = _uuid.UUID
@@ -307,9 +323,12 @@ cdef object dec_array(Reader *r, Py_ssize_t count, Py_ssize_t offset, int depth)
         elem = r_take(r, 1)[0]
     if elem not in ARRAY_TYPES:
         dec_error(r, 'invalid array element constructor 0x{:02x}'.format(elem), r.pos - 1)
+    global zero_width_left
     if elem in (0x40, 0x41, 0x42, 0x43, 0x44, 0x45):
-        if count > MAX_ZERO_WIDTH_COUNT:
-            dec_error(r, 'array count {} of zero-width elements'.format(count), offset)
+        if count > zero_width_left:
+            dec_error(r, 'array count {} of zero-width elements, over the {} left for'
+                      ' the data'.format(count, zero_width_left), offset)
+        zero_width_left -= count
     elif count > r.end - r.pos:
         dec_error(r, 'array count {} exceeds its size'.format(count), offset)
     values = [dec_payload(r, elem, depth + 1) for _ in range(count)]
@@ -330,6 +349,7 @@ def decode_value(data: bytes | bytearray | memoryview) -> object:
     cdef Reader r
     cdef Py_buffer view
     cdef int acquired = reader_for(&r, data, &view)
+    zero_width_budget(r.end)
     try:
         value = dec_value(&r, 0)
         if r.pos != r.end:

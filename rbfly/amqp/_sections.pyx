@@ -32,7 +32,7 @@ from libc.stdint cimport uint8_t, uint64_t
 from libc.string cimport memcpy
 
 from .._wire._buffer cimport Reader, Writer, r_take, rbfly_load_u32, rbfly_load_u64, w_take
-from ._decoder cimport dec_binary, dec_payload, dec_value, reader_for
+from ._decoder cimport dec_binary, dec_payload, dec_value, reader_for, zero_width_budget
 from ._encoder cimport enc_binary, enc_bytes_like, enc_value, writer_for
 from ._message cimport AMQPHeader, AMQPProperties, MessageCtx
 
@@ -300,6 +300,7 @@ cdef MessageCtx dec_message(Reader *r):
     cdef const unsigned char *p
     cdef object body = None
     cdef list fields
+    zero_width_budget(r.end - r.pos)
     while r.pos < r.end:
         offset = r.pos
         p = r.data + r.pos

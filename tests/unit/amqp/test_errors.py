@@ -233,6 +233,41 @@ def test_decode_nesting_limit() -> None:
     assert isinstance(decode_value(nested_maps(100)), dict)
 
 
+def zero_width_arrays(count: int, per_array: int, element: str = '45') -> bytes:
+    """A list of arrays of zero-width elements (empty lists by default)."""
+    array = h('f0 00 00 00 05') + u32(per_array) + h(element)
+    body = u32(count) + array * count
+    return h('d0') + u32(len(body)) + body
+
+
+def test_decode_zero_width_arrays_bounded() -> None:
+    """
+    The zero-width elements of all the arrays of a value or a message are
+    bounded together, not each array alone (4 KB made 26 million lists).
+    """
+    data = zero_width_arrays(400, 2**16)
+    error = decode_error(decode_value, data, 'array count 65536 of zero-width elements, over'
+                         ' the 4009 left')
+    assert error.offset == 19
+    assert decode_error(decode_amqp, b'\x00Sw' + data, 'zero-width elements').offset == 22
+
+
+def test_decode_zero_width_arrays_allowed() -> None:
+    """
+    2**16 zero-width elements are allowed, and one per byte of the data
+    beyond them; the allowance starts anew for each value and message.
+    """
+    data = zero_width_arrays(2, 2**15 + 14, '40')  # 29 bytes: 2**16 + 29 elements allowed
+    assert len(data) == 29
+    assert [len(a) for a in tp.cast(list[Array], decode_value(data))] == [2**15 + 14] * 2
+    error = decode_error(decode_value, zero_width_arrays(2, 2**15 + 15, '41'),
+                         'array count 32783 of zero-width elements, over the 32782 left')
+    assert error.offset == 19
+    message = b'\x00Sw' + zero_width_arrays(1, 2**16, '40')
+    for _ in range(3):
+        assert len(tp.cast(list[Array], decode_amqp(message).body)[0]) == 2**16
+
+
 def test_encode_too_deep() -> None:
     """Values nested deeper than the limit raise AMQPEncodeError."""
     lists: list[tp.Any] = []
