@@ -249,7 +249,12 @@ class Described:
         return bool(self.descriptor == other.descriptor and self.value == other.value)
 
     def __hash__(self) -> int:
-        return hash((Described, self.descriptor))
+        # the value too, when it is hashable: keys of one descriptor would
+        # otherwise all share a hash (a map of them decodes in quadratic time)
+        try:
+            return hash((Described, self.descriptor, self.value))
+        except TypeError:  # a list or a map
+            return hash((Described, self.descriptor))
 
     def __repr__(self) -> str:
         return 'Described({!r}, {!r})'.format(self.descriptor, self.value)
