@@ -297,6 +297,20 @@ def test_decode_map_of_described_keys() -> None:
     assert hash(Described(ULong(1), [1])) == hash(Described(ULong(1), [2]))
 
 
+def test_decode_map_key_nested_described() -> None:
+    """
+    A key nested 90 levels deep in descriptors, each described value a
+    list, hashes in linear time (catching TypeError to hash the descriptor
+    alone took 2**90 steps; a fuzzer's finding).
+    """
+    key = h('00') * 90 + h('40') + h('45') * 90
+    value = tp.cast(dict[Described, None], decode_value(map_of([key])))
+    (described,) = value
+    for _ in range(89):
+        described = described.descriptor
+    assert described == Described(None, [])
+
+
 def test_encode_too_deep() -> None:
     """Values nested deeper than the limit raise AMQPEncodeError."""
     lists: list[tp.Any] = []
