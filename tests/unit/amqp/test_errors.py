@@ -385,6 +385,16 @@ BAD_MESSAGES = [
                  id='header-priority-string'),
     pytest.param(h('00 53 70 c0 06 03 40 40 a3 01 61'), "invalid header section: .*'ttl'", 0,
                  id='header-ttl-symbol'),
+    # a float where an int is due is made an int, which NaN and infinity
+    # cannot be (ValueError, OverflowError; a fuzzer's finding)
+    pytest.param(h('00 53 70 c0 0c 03 40 40 82 7f f8 00 00 00 00 00 00'),
+                 'invalid header section: cannot convert float NaN', 0, id='header-ttl-nan'),
+    pytest.param(h('00 53 70 c0 0b 02 40 82 7f f0 00 00 00 00 00 00'),
+                 'invalid header section: cannot convert float infinity', 0,
+                 id='header-priority-infinity'),
+    pytest.param(h('00 53 73 c0 15 0c') + h('40') * 11 + h('82 ff f0 00 00 00 00 00 00'),
+                 'invalid properties section: cannot convert float infinity', 0,
+                 id='properties-group-sequence-infinity'),
     pytest.param(h('00 53 73 c0 05 02 40 a1 01 61'), "invalid properties section: .*'user_id'",
                  0, id='properties-user-id-string'),
     pytest.param(h('00 53 73 c0 06 03 40 40 a3 01 61'), "invalid properties section: .*'to'", 0,
