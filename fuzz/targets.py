@@ -44,7 +44,7 @@ from rbfly.streams.protocol import (
 )
 from rbfly.streams.protocol._chunk import decode_chunk
 from rbfly.streams.protocol._frames import FrameReader, decode_hot
-from rbfly.streams.protocol.compression import Compression, compress
+from rbfly.streams.protocol.compression import Compression, compress, decompress
 from rbfly.streams.protocol.connection import (
     ConnectionClosed,
     ConnectionCore,
@@ -224,6 +224,7 @@ chooses the key and version, the rest is the body.
 #
 
 HEADER = struct.Struct('>BBHIqQQIIIB3x')
+SUB_BATCH = struct.Struct('>BHII')
 
 def chunk_bytes(data: bytes, entries: int, records: int, first: int = 0, *,
                 chunk_type: int = 0, crc: int | None = None) -> bytes:
@@ -247,6 +248,46 @@ def _check_chunk(chunk: bytes, start: int, amqp: bool, check_crc: bool) -> None:
     if offsets != expected:
         raise Violation('message offsets {} of a chunk from {} with {} records'.format(
             offsets[:10], info.first_offset, info.num_records))
+    if not amqp:
+        records = chunk_records(chunk)[max(0, start - info.first_offset):]
+        if [m.body for m in messages] != records:
+            raise Violation('records {} of the chunk decoded as {}'.format(
+                records[:5], [m.body for m in messages][:5]))
+
+def chunk_records(chunk: bytes) -> list[bytes]:
+    """
+    The records of a chunk that decodes, read again by a reference parser
+    written from the grammar in Python (codecs as the decoder calls them).
+    """
+    entries = struct.unpack_from('>H', chunk, 2)[0]
+    end = HEADER.size + struct.unpack_from('>I', chunk, 36)[0]
+    pos = HEADER.size
+    records = []
+    for _ in range(entries):
+        if chunk[pos] & 0x80:
+            flags, count, size, length = SUB_BATCH.unpack_from(chunk, pos)
+            pos += SUB_BATCH.size
+            payload = chunk[pos:pos + length]
+            pos += length
+            code = flags >> 4 & 7
+            if code == 0:
+                body = payload
+            elif code == Compression.GZIP:
+                body = zlib.decompressobj(wbits=31).decompress(payload, size + 1)
+            else:
+                body = bytes(decompress(code, payload, size))
+            at = 0
+            for _ in range(count):
+                n = struct.unpack_from('>I', body, at)[0]
+                records.append(body[at + 4:at + 4 + n])
+                at += 4 + n
+        else:
+            n = struct.unpack_from('>I', chunk, pos)[0]
+            records.append(chunk[pos + 4:pos + 4 + n])
+            pos += 4 + n
+    if pos != end:
+        raise Violation('reference parser ends at {}, the chunk data at {}'.format(pos, end))
+    return records
 
 def target_chunk(data: bytes) -> None:
     """
@@ -268,8 +309,6 @@ def target_chunk(data: bytes) -> None:
             crc = zlib.crc32(chunk[HEADER.size:HEADER.size + size])
             struct.pack_into('>I', chunk, 32, crc)
     _check_chunk(bytes(chunk), start, not flags & 4, not flags & 8)
-
-SUB_BATCH = struct.Struct('>BHII')
 
 def sub_batch_chunk(code: int, payload: bytes, records: int, uncompressed: int) -> bytes:
     """A chunk of one sub-entry batch, with a valid CRC."""
