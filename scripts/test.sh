@@ -24,6 +24,9 @@ scripts/cluster.sh start
 eval "$(scripts/cluster.sh env)"
 export RBFLY_BROKERS_SCRIPT="$PWD/scripts/brokers.sh"
 "$VENV/bin/python" -m pytest tests "$@"
+# a short fuzzing run of every decoder of network bytes (about 50 s; a
+# finding fails the suite; scripts/fuzz.sh --time N for a longer one)
+scripts/fuzz.sh --ci
 # the benchmarks in quick mode, so they never rot (no timing assertions)
 "$VENV/bin/python" perf/bench_codec.py --count 1000 --rounds 1 >/dev/null
 java=()  # the Java stream client harness too, where java and mvn are installed

@@ -16,3 +16,5 @@ cdef object dec_payload(Reader *r, uint8_t code, int depth)
 cdef object dec_string(Reader *r, Py_ssize_t size)
 cdef object dec_binary(Reader *r, Py_ssize_t size)
 cdef int reader_for(Reader *r, object data, Py_buffer *view) except -1
+# before decoding a value or a message of `size` bytes: see _decoder.pyx
+cdef void zero_width_budget(Py_ssize_t size) noexcept

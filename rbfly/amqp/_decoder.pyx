@@ -53,6 +53,26 @@ cdef extern from "strcache.h":
 cdef enum:
     # zero-width elements make any count cheap to declare; cap them
     MAX_ZERO_WIDTH_COUNT = 1 << 16
+    # a map of more entries has its keys' hashes checked, which at most
+    # MAX_SAME_HASH keys may share with another key
+    MAP_HASH_CHECK = 64
+    MAX_SAME_HASH = 64
+
+# Zero-width array elements (null, booleans, uint and ulong 0, empty list)
+# take no bytes: all the arrays of one decoded value or message may hold
+# at most MAX_ZERO_WIDTH_COUNT of them plus one per byte of its data, so
+# that a few bytes cannot make millions of objects (the cap used to be per
+# array: 4 KB of arrays of empty lists made 26 million lists, 1.8 GB).
+cdef Py_ssize_t zero_width_left = MAX_ZERO_WIDTH_COUNT
+
+cdef void zero_width_budget(Py_ssize_t size) noexcept:
+    """
+    Start decoding a value or a message of ``size`` bytes (the budget of
+    zero-width array elements is the module's, the GIL keeps it to one
+    decoder at a time).
+    """
+    global zero_width_left
+    zero_width_left = MAX_ZERO_WIDTH_COUNT + size
 
 cdef object EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 cdef object symbol_cache = Symbol.__cache__
@@ -244,9 +264,10 @@ cdef object dec_compound(Reader *r, uint8_t code, int width, int depth):
     that the elements use exactly ``size`` bytes.
     """
     cdef Py_ssize_t offset = r.pos - 1
-    cdef Py_ssize_t size, count, end, saved_end, i
+    cdef Py_ssize_t size, count, end, saved_end, i, same
     cdef const unsigned char *p = r_take(r, width)
     cdef object result, key, value
+    cdef set hashes
     if depth >= MAX_DEPTH:
         dec_error(r, 'AMQP value nested deeper than {} levels'.format(MAX_DEPTH), offset)
     size = p[0] if width == 1 else rbfly_load_u32(p)
@@ -279,10 +300,24 @@ cdef object dec_compound(Reader *r, uint8_t code, int width, int depth):
         if count > end - r.pos:
             dec_error(r, 'map count {} exceeds its size'.format(count), offset)
         result = {}
+        # the keys of a large map must not share hashes: an int's, a
+        # UUID's are chosen by the sender, and dictionary insertion slows
+        # to a crawl (8,000 UUID keys of one hash took 8.8 s to decode)
+        hashes = set() if count > 2 * MAP_HASH_CHECK else None
+        same = 0
         for _ in range(count // 2):
             key = dec_value(r, depth + 1)
             value = dec_value(r, depth + 1)
             try:  # a list, a dict, or a described value with such a descriptor
+                if hashes is not None:
+                    h = hash(key)
+                    if h in hashes:
+                        same += 1
+                        if same > MAX_SAME_HASH:
+                            dec_error(r, 'map has more than {} keys of a hash shared with another'
+                                      ' key'.format(MAX_SAME_HASH), offset)
+                    else:
+                        hashes.add(h)
                 PyDict_SetItem(result, key, value)
             except TypeError:
                 dec_error(r, 'unhashable map key of type {}'.format(type(key).__name__), offset)
@@ -307,9 +342,12 @@ cdef object dec_array(Reader *r, Py_ssize_t count, Py_ssize_t offset, int depth)
         elem = r_take(r, 1)[0]
     if elem not in ARRAY_TYPES:
         dec_error(r, 'invalid array element constructor 0x{:02x}'.format(elem), r.pos - 1)
+    global zero_width_left
     if elem in (0x40, 0x41, 0x42, 0x43, 0x44, 0x45):
-        if count > MAX_ZERO_WIDTH_COUNT:
-            dec_error(r, 'array count {} of zero-width elements'.format(count), offset)
+        if count > zero_width_left:
+            dec_error(r, 'array count {} of zero-width elements, over the {} left for'
+                      ' the data'.format(count, zero_width_left), offset)
+        zero_width_left -= count
     elif count > r.end - r.pos:
         dec_error(r, 'array count {} exceeds its size'.format(count), offset)
     values = [dec_payload(r, elem, depth + 1) for _ in range(count)]
@@ -330,6 +368,7 @@ def decode_value(data: bytes | bytearray | memoryview) -> object:
     cdef Reader r
     cdef Py_buffer view
     cdef int acquired = reader_for(&r, data, &view)
+    zero_width_budget(r.end)
     try:
         value = dec_value(&r, 0)
         if r.pos != r.end:

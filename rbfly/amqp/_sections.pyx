@@ -32,7 +32,7 @@ from libc.stdint cimport uint8_t, uint64_t
 from libc.string cimport memcpy
 
 from .._wire._buffer cimport Reader, Writer, r_take, rbfly_load_u32, rbfly_load_u64, w_take
-from ._decoder cimport dec_binary, dec_payload, dec_value, reader_for
+from ._decoder cimport dec_binary, dec_payload, dec_value, reader_for, zero_width_budget
 from ._encoder cimport enc_binary, enc_bytes_like, enc_value, writer_for
 from ._message cimport AMQPHeader, AMQPProperties, MessageCtx
 
@@ -300,6 +300,7 @@ cdef MessageCtx dec_message(Reader *r):
     cdef const unsigned char *p
     cdef object body = None
     cdef list fields
+    zero_width_budget(r.end - r.pos)
     while r.pos < r.end:
         offset = r.pos
         p = r.data + r.pos
@@ -355,12 +356,12 @@ cdef MessageCtx dec_message(Reader *r):
             msg._annotations = dec_map_section(r, offset, 'message-annotations')
         elif code == SEC_HEADER:
             fields = dec_list_section(r, offset, 'header', 5)
-            try:  # AMQPHeader checks the types of its fields
+            try:  # AMQPHeader checks the types of its fields, and makes ints of floats
                 msg._header = AMQPHeader(
                     bool(fields[0]), 4 if fields[1] is None else fields[1], fields[2],
                     bool(fields[3]), 0 if fields[4] is None else fields[4],
                 )
-            except TypeError as ex:
+            except (TypeError, ValueError, OverflowError) as ex:  # e.g. a float NaN ttl
                 raise AMQPDecodeError('invalid header section: {}'.format(ex), offset) from None
         elif code == SEC_DELIVERY_ANNOTATIONS:
             msg._delivery_annotations = dec_map_section(r, offset, 'delivery-annotations')
@@ -368,7 +369,7 @@ cdef MessageCtx dec_message(Reader *r):
             fields = dec_list_section(r, offset, 'properties', 13)
             try:  # AMQPProperties checks the types of its fields
                 msg._properties = AMQPProperties(*fields)
-            except TypeError as ex:
+            except (TypeError, ValueError, OverflowError) as ex:
                 raise AMQPDecodeError(
                     'invalid properties section: {}'.format(ex), offset
                 ) from None

@@ -249,7 +249,14 @@ class Described:
         return bool(self.descriptor == other.descriptor and self.value == other.value)
 
     def __hash__(self) -> int:
-        return hash((Described, self.descriptor))
+        # the value too, unless it is a list or a map: keys of one
+        # descriptor would otherwise all share a hash (a map of them decodes
+        # in quadratic time); decided by type, not by catching TypeError,
+        # which made hashing nested described values exponential in depth
+        value = self.value
+        if isinstance(value, list | dict):
+            return hash((Described, self.descriptor))
+        return hash((Described, self.descriptor, value))
 
     def __repr__(self) -> str:
         return 'Described({!r}, {!r})'.format(self.descriptor, self.value)

@@ -439,6 +439,8 @@ async def open_connection(
     loop = asyncio.get_running_loop()
     protocol: StreamsProtocol | None = None
     where = '{}:{}'.format(host, port)
+    if not 0 < port < 0x10000:  # Metadata's port is an uint32; the socket would wrap it
+        raise ConnectionLost('cannot connect to {}: port out of range 1..65535'.format(where))
     try:
         async with asyncio.timeout(timeout):
             _, protocol = await loop.create_connection(
@@ -456,7 +458,9 @@ async def open_connection(
         raise ConnectionLost('{} does not speak the stream protocol{}: {}'.format(
             where, hint, ex
         )) from ex
-    except OSError as ex:
+    except (OSError, ValueError) as ex:
+        # ValueError: a host name the resolver refuses (a NUL character, an
+        # empty label or one too long), as Metadata may carry
         _abort(protocol)
         raise ConnectionLost('cannot connect to {}: {}'.format(where, ex)) from ex
     return protocol

@@ -48,7 +48,10 @@ def node_of(protocol: StreamsProtocol) -> Node | None:
     port = props.get('advertised_port')
     if host is None or port is None or not port.isdigit():
         return None
-    return (host, int(port))
+    try:
+        return (host, int(port))
+    except ValueError:  # digits int() does not take, e.g. '²', or too many
+        return None
 
 class Connector:
     """

@@ -38,7 +38,7 @@ from .compression import decompress as codec_decompress
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.ref cimport PyObject
-from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t, uint64_t
+from libc.stdint cimport UINT64_MAX, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 
 from ..._wire._buffer cimport Reader, r_take, rbfly_load_u16, rbfly_load_u32, rbfly_load_u64
 from ...amqp._message cimport MessageCtx
@@ -223,6 +223,11 @@ def decode_chunk(
         info.timestamp = (<int64_t> rbfly_load_u64(p + 8)) / 1000.0
         info.epoch = rbfly_load_u64(p + 16)
         info.first_offset = rbfly_load_u64(p + 24)
+        if info.num_records > UINT64_MAX - info.first_offset:
+            # the offsets would wrap around to 0 (found by fuzz/targets.py)
+            chunk_error('chunk offsets {} + {} records exceed 2**64 - 1'.format(
+                info.first_offset, info.num_records
+            ), 24)
         crc = rbfly_load_u32(p + 32)
         data_len = rbfly_load_u32(p + 36)
         if data_len > r.end - r.pos:

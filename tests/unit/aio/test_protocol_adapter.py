@@ -15,7 +15,7 @@ import typing as tp
 import pytest
 
 from rbfly.error import FrameDecodeError
-from rbfly.streams.aio.protocol import StreamsProtocol
+from rbfly.streams.aio.protocol import StreamsProtocol, open_connection
 from rbfly.streams.error import (
     AccessRefused,
     AuthenticationFailure,
@@ -493,3 +493,18 @@ async def test_send_frame_written() -> None:
     assert count == 2
     protocol.send_frame(frame)
     assert bytes(transport.written) == frame
+
+@pytest.mark.parametrize(('host', 'port', 'message'), [
+    # Metadata's port is an uint32: 70000 would connect to port 4464
+    ('localhost', 70000, 'port out of range'),
+    ('localhost', 0, 'port out of range'),
+    # host names a broker may advertise that asyncio refuses (ValueError)
+    ('a\x00b', 5552, 'embedded null'),
+    ('a..b', 5552, 'idna'),
+])
+async def test_open_connection_bad_address(host: str, port: int, message: str) -> None:
+    """An address the broker sent that cannot be connected to is ConnectionLost."""
+    if host != 'localhost' and type(asyncio.get_running_loop()).__module__.startswith('uvloop'):
+        pytest.skip('uvloop asks the resolver, which may go to the network')
+    with pytest.raises(ConnectionLost, match=message):
+        await open_connection(host, port, ConnectionCore(), timeout=5)

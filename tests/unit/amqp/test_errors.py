@@ -233,6 +233,84 @@ def test_decode_nesting_limit() -> None:
     assert isinstance(decode_value(nested_maps(100)), dict)
 
 
+def zero_width_arrays(count: int, per_array: int, element: str = '45') -> bytes:
+    """A list of arrays of zero-width elements (empty lists by default)."""
+    array = h('f0 00 00 00 05') + u32(per_array) + h(element)
+    body = u32(count) + array * count
+    return h('d0') + u32(len(body)) + body
+
+
+def test_decode_zero_width_arrays_bounded() -> None:
+    """
+    The zero-width elements of all the arrays of a value or a message are
+    bounded together, not each array alone (4 KB made 26 million lists).
+    """
+    data = zero_width_arrays(400, 2**16)
+    error = decode_error(decode_value, data, 'array count 65536 of zero-width elements, over'
+                         ' the 4009 left')
+    assert error.offset == 19
+    assert decode_error(decode_amqp, b'\x00Sw' + data, 'zero-width elements').offset == 22
+
+
+def test_decode_zero_width_arrays_allowed() -> None:
+    """
+    2**16 zero-width elements are allowed, and one per byte of the data
+    beyond them; the allowance starts anew for each value and message.
+    """
+    data = zero_width_arrays(2, 2**15 + 14, '40')  # 29 bytes: 2**16 + 29 elements allowed
+    assert len(data) == 29
+    assert [len(a) for a in tp.cast(list[Array], decode_value(data))] == [2**15 + 14] * 2
+    error = decode_error(decode_value, zero_width_arrays(2, 2**15 + 15, '41'),
+                         'array count 32783 of zero-width elements, over the 32782 left')
+    assert error.offset == 19
+    message = b'\x00Sw' + zero_width_arrays(1, 2**16, '40')
+    for _ in range(3):
+        assert len(tp.cast(list[Array], decode_amqp(message).body)[0]) == 2**16
+
+
+HASH_MODULUS = 2**61 - 1  # of int hashes, and so of UUID hashes
+
+
+def map_of(keys: list[bytes]) -> bytes:
+    """A map of the encoded keys, each with a null value."""
+    body = u32(2 * len(keys)) + b''.join(key + h('40') for key in keys)
+    return h('d1') + u32(len(body)) + body
+
+
+def test_decode_map_keys_of_one_hash() -> None:
+    """
+    A large map whose keys share a hash is refused: inserting them takes
+    quadratic time (8,000 UUID keys took 8.8 s, a megabyte of them minutes).
+    """
+    keys = [h('98') + (5 + k * HASH_MODULUS).to_bytes(16, 'big') for k in range(200)]
+    error = decode_error(decode_value, map_of(keys), 'more than 64 keys of a hash shared')
+    assert error.offset == 0
+    decode_error(decode_amqp, b'\x00Sw' + map_of(keys), 'more than 64 keys of a hash shared')
+    assert len(tp.cast(dict[object, None], decode_value(map_of(keys[:65])))) == 65
+
+
+def test_decode_map_of_described_keys() -> None:
+    """Described keys of one descriptor do not share a hash, but for their value."""
+    keys = [h('00 53 01 80') + k.to_bytes(8, 'big') for k in range(2000)]
+    value = tp.cast(dict[Described, None], decode_value(map_of(keys)))
+    assert list(value) == [Described(ULong(1), ULong(k)) for k in range(2000)]
+    assert hash(Described(ULong(1), [1])) == hash(Described(ULong(1), [2]))
+
+
+def test_decode_map_key_nested_described() -> None:
+    """
+    A key nested 90 levels deep in descriptors, each described value a
+    list, hashes in linear time (catching TypeError to hash the descriptor
+    alone took 2**90 steps; a fuzzer's finding).
+    """
+    key = h('00') * 90 + h('40') + h('45') * 90
+    value = tp.cast(dict[Described, None], decode_value(map_of([key])))
+    (described,) = value
+    for _ in range(89):
+        described = described.descriptor
+    assert described == Described(None, [])
+
+
 def test_encode_too_deep() -> None:
     """Values nested deeper than the limit raise AMQPEncodeError."""
     lists: list[tp.Any] = []
@@ -307,6 +385,16 @@ BAD_MESSAGES = [
                  id='header-priority-string'),
     pytest.param(h('00 53 70 c0 06 03 40 40 a3 01 61'), "invalid header section: .*'ttl'", 0,
                  id='header-ttl-symbol'),
+    # a float where an int is due is made an int, which NaN and infinity
+    # cannot be (ValueError, OverflowError; a fuzzer's finding)
+    pytest.param(h('00 53 70 c0 0c 03 40 40 82 7f f8 00 00 00 00 00 00'),
+                 'invalid header section: cannot convert float NaN', 0, id='header-ttl-nan'),
+    pytest.param(h('00 53 70 c0 0b 02 40 82 7f f0 00 00 00 00 00 00'),
+                 'invalid header section: cannot convert float infinity', 0,
+                 id='header-priority-infinity'),
+    pytest.param(h('00 53 73 c0 15 0c') + h('40') * 11 + h('82 ff f0 00 00 00 00 00 00'),
+                 'invalid properties section: cannot convert float infinity', 0,
+                 id='properties-group-sequence-infinity'),
     pytest.param(h('00 53 73 c0 05 02 40 a1 01 61'), "invalid properties section: .*'user_id'",
                  0, id='properties-user-id-string'),
     pytest.param(h('00 53 73 c0 06 03 40 40 a3 01 61'), "invalid properties section: .*'to'", 0,

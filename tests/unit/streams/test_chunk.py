@@ -72,6 +72,9 @@ def test_tracking_chunk_has_no_messages() -> None:
     (chunk([entry(b'abc')], 1)[:-1], 'exceeds'),
     (chunk([entry(b'abc')], 2), 'declares 2 records'),
     (chunk([sub_batch([b'a'], compression=3)], 1), 'compression 3'),
+    # offsets past 2**64 - 1 would wrap around to 0 (a fuzzer's finding)
+    (chunk([entry(b'abc')], 1, first=2**64 - 1), r'exceed 2\*\*64 - 1'),
+    (chunk([entry(b'abc')], 0xffff_ffff, first=2**64 - 2**32 + 1), 'exceed'),
     (chunk([b'\x90' + b'\x00\x01' + struct.pack('>II', 1 << 30, 4) + b'abcd'], 1),
      'uncompressed bytes'),
 ])
