@@ -1,0 +1,170 @@
+"""
+``rbfly``: RabbitMQ Streams from the shell (``python -m rbfly``).
+
+For people and shell scripts: create, inspect and delete streams and super
+streams, publish lines of text or JSON, print a stream's messages, check
+throughput. The broker comes from ``--url`` or ``RBFLY_URL``. Exit status
+0 on success; on failure one line on stderr naming the cause and status 1
+(2 for a command line argparse refuses, 130 on Ctrl-C); ``--debug`` shows
+the traceback too. See ``doc/cli.rst``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import ssl
+import sys
+import typing as tp
+from collections.abc import Awaitable, Callable, Sequence
+
+from ..error import RbFlyError
+from ..streams import StreamsClient, streams_client
+from . import commands, parse
+
+DEFAULT_URL = 'rabbitmq-stream://guest:guest@localhost:5552/'
+
+Command: tp.TypeAlias = Callable[[StreamsClient, argparse.Namespace], Awaitable[int]]
+
+def _arg(kind: Callable[[str], tp.Any]) -> Callable[[str], tp.Any]:
+    """An argparse type whose ValueError message is shown as it is."""
+    def convert(text: str) -> tp.Any:
+        try:
+            return kind(text)
+        except ValueError as ex:
+            raise argparse.ArgumentTypeError(str(ex)) from None
+    convert.__name__ = kind.__name__
+    return convert
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError('{!r}: give a whole number, at least 1'.format(text))
+    return int(text)
+
+def parser() -> argparse.ArgumentParser:
+    """The command line."""
+    p = argparse.ArgumentParser(prog='rbfly', description='RabbitMQ Streams from the shell.')
+    p.add_argument('--url', default=os.environ.get('RBFLY_URL', DEFAULT_URL),
+                   help='broker URI (default: $RBFLY_URL, else %(default)s)')
+    p.add_argument('--tls-ca', help='CA certificates (PEM) for rabbitmq-stream+tls://')
+    p.add_argument('--tls-cert', help='client certificate (PEM)')
+    p.add_argument('--tls-key', help='client certificate key (PEM)')
+    p.add_argument('--debug', action='store_true', help='log, and show tracebacks')
+    sub = p.add_subparsers(dest='group', required=True, metavar='COMMAND')
+    _streams(sub)
+    _messages(sub)
+    return p
+
+def _command(parent: tp.Any, name: str, run: Command, text: str) -> argparse.ArgumentParser:
+    c: argparse.ArgumentParser = parent.add_parser(name, help=text, description=text)
+    c.set_defaults(run=run)
+    return c
+
+def _streams(sub: tp.Any) -> None:
+    """The stream and super-stream commands."""
+    command = _command
+    stream = sub.add_parser('stream', help='create, delete, inspect a stream')
+    ss = stream.add_subparsers(dest='action', required=True, metavar='ACTION')
+    c = command(ss, 'create', commands.stream_create, 'create a stream (nothing if it exists)')
+    c.add_argument('name')
+    c.add_argument('--max-age', type=_arg(parse.duration), help='retention: 30s, 15m, 1h, 7d')
+    c.add_argument('--max-length-bytes', type=_arg(parse.size), help='retention: 10GB, 1GiB')
+    c.add_argument('--max-segment-size-bytes', type=_arg(parse.size), help='e.g. 500MB')
+    c.add_argument('--replicas', type=_arg(_positive), help='members of the stream (a cluster)')
+    c.add_argument('--filter-size', type=_arg(_positive),
+                   help='Bloom filter bytes per chunk (16..255; RabbitMQ 3.13+)')
+    c = command(ss, 'delete', commands.stream_delete, 'delete a stream')
+    c.add_argument('name')
+    c = command(ss, 'info', commands.stream_info, 'leader, replicas, offsets of a stream')
+    c.add_argument('name')
+    c.add_argument('--format', choices=('text', 'json'), default='text')
+
+    sup = sub.add_parser('super-stream', help='create, delete, inspect a super stream')
+    sa = sup.add_subparsers(dest='action', required=True, metavar='ACTION')
+    c = command(sa, 'create', commands.super_stream_create,
+                'create a super stream (RabbitMQ 3.13+); prints its partitions')
+    c.add_argument('name')
+    how = c.add_mutually_exclusive_group(required=True)
+    how.add_argument('--partitions', type=_arg(_positive), help='number of partitions')
+    how.add_argument('--keys', help='binding keys, comma-separated: a partition each')
+    c = command(sa, 'delete', commands.super_stream_delete, 'delete a super stream')
+    c.add_argument('name')
+    c = command(sa, 'info', commands.super_stream_info, 'partitions of a super stream')
+    c.add_argument('name')
+    c.add_argument('--format', choices=('text', 'json'), default='text')
+
+def _messages(sub: tp.Any) -> None:
+    """The publish, tail and bench commands."""
+    command = _command
+    c = command(sub, 'publish', commands.publish,
+                'publish the lines of stdin (or --file), one message each')
+    c.add_argument('name_', metavar='STREAM')
+    c.add_argument('--file', help='read this file instead of stdin')
+    kind = c.add_mutually_exclusive_group()
+    kind.add_argument('--binary', action='store_true', help='raw bytes, no AMQP encoding')
+    kind.add_argument('--json', action='store_true', help='each line a JSON body')
+    c.add_argument('--amqp', action='store_true',
+                   help='with --json: {"body": ..., "properties": {...},'
+                        ' "application_properties": {...}}')
+    c.add_argument('--batch', type=_arg(_positive), default=1000,
+                   help='messages per confirmed batch (%(default)s)')
+    c.add_argument('--name', help='publisher name, for deduplication')
+    c.add_argument('--filter-value', help='filter value of every message (RabbitMQ 3.13+)')
+
+    c = command(sub, 'tail', commands.tail, 'print the messages of a stream, one a line')
+    c.add_argument('name')
+    c.add_argument('--offset', type=_arg(parse.offset), default='first',
+                   help='first, last, next, an offset or an ISO 8601 time (first)')
+    c.add_argument('-n', '--count', type=_arg(_positive), help='stop after COUNT messages')
+    c.add_argument('--follow', action='store_true',
+                   help='wait for new messages (else stop at the end as of now: RabbitMQ 4.3+)')
+    c.add_argument('--format', choices=('text', 'json'), default='text')
+    c.add_argument('--binary', action='store_true', help='bodies are raw bytes, not AMQP')
+    c.add_argument('--filter', help='only messages published with this --filter-value')
+
+    c = command(sub, 'bench', commands.bench, 'a quick throughput check')
+    c.add_argument('what', choices=('publish', 'consume'))
+    c.add_argument('--count', type=_arg(_positive), default=100_000)
+    c.add_argument('--size', type=_arg(_positive), default=10, help='message bytes (10)')
+    c.add_argument('--stream', help='stream to use (default: a new one, deleted after)')
+
+def _ssl(args: argparse.Namespace) -> ssl.SSLContext | None:
+    if not (args.tls_ca or args.tls_cert):
+        return None
+    ctx = ssl.create_default_context(cafile=args.tls_ca)
+    if args.tls_cert:
+        ctx.load_cert_chain(args.tls_cert, args.tls_key)
+    return ctx
+
+async def _run(args: argparse.Namespace) -> int:
+    client = streams_client(args.url, ssl=_ssl(args))
+    async with client:
+        run: Command = args.run
+        return await run(client, args)
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; return the exit status."""
+    args = parser().parse_args(argv)
+    if getattr(args, 'offset', None) == 'first':
+        args.offset = parse.offset('first')
+    if getattr(args, 'amqp', False) and not args.json:
+        print('rbfly: error: --amqp goes with --json', file=sys.stderr)
+        return 2
+    if args.debug:
+        logging.basicConfig(level=logging.INFO)
+    try:
+        return asyncio.run(_run(args))
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:  # e.g. | head: the reader is gone
+        sys.stderr.close()
+        return 0
+    except (RbFlyError, OSError, ValueError, TimeoutError) as ex:
+        if args.debug:
+            raise
+        print('rbfly: error: {}'.format(ex or type(ex).__name__), file=sys.stderr)
+        return 1
+
+__all__ = ['DEFAULT_URL', 'main', 'parser']

@@ -1,0 +1,159 @@
+"""
+The ``rbfly`` command against the brokers: every subcommand, its output,
+its exit status and its one-line errors; and a shell pipeline.
+"""
+
+import io
+import json
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from rbfly.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+def run(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, url: str,
+        *argv: str, stdin: bytes = b'',
+) -> tuple[int, str, str]:
+    """Run the command in this process; return its status, stdout, stderr."""
+    monkeypatch.setattr(sys, 'stdin', io.TextIOWrapper(io.BytesIO(stdin)))
+    status = main(['--url', url, *argv])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+@pytest.fixture
+def name(url43: str) -> Iterator[str]:
+    """A stream name; the stream is deleted at the end if it exists."""
+    stream = 'rbfly-cli-{}'.format(uuid.uuid4().hex[:10])
+    yield stream
+    main(['--url', url43, 'stream', 'delete', stream])
+
+def test_stream_publish_tail_delete(
+        url43: str, name: str, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Create with retention, publish lines, tail them in both formats, inspect, delete."""
+    status, _, err = run(capsys, monkeypatch, url43, 'stream', 'create', name,
+                         '--max-age', '1h', '--max-length-bytes', '1GB',
+                         '--max-segment-size-bytes', '50MB')
+    assert (status, err) == (0, '')
+    status, out, _ = run(capsys, monkeypatch, url43, 'publish', name, '--batch', '2',
+                         stdin='one\ntwo\nthrée\n'.encode())
+    assert (status, out) == (0, '3 messages confirmed\n')
+    status, out, _ = run(capsys, monkeypatch, url43, 'tail', name)
+    assert (status, out) == (0, 'one\ntwo\nthrée\n')
+    status, out, _ = run(capsys, monkeypatch, url43, 'tail', name, '--offset', '1', '-n', '1',
+                         '--format', 'json')
+    record = json.loads(out)
+    assert status == 0 and record['offset'] == 1 and record['body'] == 'two'
+    assert record['timestamp'].startswith('20')
+    status, out, _ = run(capsys, monkeypatch, url43, 'stream', 'info', name, '--format', 'json')
+    info = json.loads(out)
+    assert status == 0 and info['stream'] == name and info['committed_offset'] == 2
+    assert info['leader'].endswith(':5556')
+    status, _, _ = run(capsys, monkeypatch, url43, 'stream', 'delete', name)
+    assert status == 0
+    status, out, err = run(capsys, monkeypatch, url43, 'stream', 'delete', name)
+    assert status == 1 and out == ''
+    assert err.startswith('rbfly: error: ') and 'does not exist' in err and name in err
+    assert err.count('\n') == 1
+
+def test_publish_json_amqp_and_filter(
+        url43: str, name: str, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """JSON bodies, messages with sections, filter values and a filtered tail."""
+    run(capsys, monkeypatch, url43, 'stream', 'create', name)
+    lines = [
+        {'body': {'n': 1}, 'properties': {'subject': 's1'},
+         'application_properties': {'k': 'v'}},
+        {'body': [1, 2]},
+    ]
+    stdin = '\n'.join(json.dumps(x) for x in lines).encode()
+    status, out, _ = run(capsys, monkeypatch, url43, 'publish', name, '--json', '--amqp',
+                         '--filter-value', 'red', stdin=stdin)
+    assert (status, out) == (0, '2 messages confirmed\n')
+    run(capsys, monkeypatch, url43, 'publish', name, '--json', stdin=b'"plain"\n')
+    status, out, _ = run(capsys, monkeypatch, url43, 'tail', name, '--format', 'json',
+                         '--filter', 'red')
+    records = [json.loads(line) for line in out.splitlines()]
+    assert status == 0 and [r['body'] for r in records] == [{'n': 1}, [1, 2]]
+    assert records[0]['properties'] == {'subject': 's1'}
+    assert records[0]['application_properties'] == {'k': 'v', 'filter': 'red'}
+    status, out, _ = run(capsys, monkeypatch, url43, 'tail', name, '--offset', 'last')
+    assert (status, out) == (0, 'plain\n')
+    status, _, err = run(capsys, monkeypatch, url43, 'publish', name, '--json',
+                         stdin=b'{"broken": \n')
+    assert status == 1 and 'line 1: not JSON' in err
+
+def test_binary(
+        url43: str, name: str, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    run(capsys, monkeypatch, url43, 'stream', 'create', name)
+    status, out, _ = run(capsys, monkeypatch, url43, 'publish', name, '--binary',
+                         stdin=b'\xff\x00raw\nok\n')
+    assert (status, out) == (0, '2 messages confirmed\n')
+    status, out, _ = run(capsys, monkeypatch, url43, 'tail', name, '--binary', '--format',
+                         'json')
+    bodies = [json.loads(line)['body'] for line in out.splitlines()]
+    assert bodies == [{'base64': '/wByYXc='}, 'ok']
+
+def test_tail_to_end_needs_43(
+        url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """On RabbitMQ 3.10 tail without -n or --follow says what to do instead."""
+    status, _, err = run(capsys, monkeypatch, url, 'tail', 'rbfly-any')
+    assert status == 1 and 'needs RabbitMQ 4.3+; give -n COUNT or --follow' in err
+
+def test_super_stream(
+        url4: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    name = 'rbfly-cli-super-{}'.format(uuid.uuid4().hex[:8])
+    try:
+        status, out, _ = run(capsys, monkeypatch, url4, 'super-stream', 'create', name,
+                             '--keys', 'eu,us')
+        assert (status, out.split()) == (0, [name + '-eu', name + '-us'])
+        status, out, _ = run(capsys, monkeypatch, url4, 'super-stream', 'info', name)
+        assert status == 0 and 'partitions: {0}-eu {0}-us'.format(name) in out
+        status, _, err = run(capsys, monkeypatch, url4, 'super-stream', 'create', name,
+                             '--partitions', '2')
+        assert status == 1 and 'already exists' in err
+    finally:
+        status, _, _ = run(capsys, monkeypatch, url4, 'super-stream', 'delete', name)
+    assert status == 0
+
+@pytest.mark.parametrize('what', ['publish', 'consume'])
+def test_bench(
+        url: str, what: str, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    status, out, _ = run(capsys, monkeypatch, url, 'bench', what, '--count', '2000')
+    assert status == 0 and out.startswith(what.replace('sh', 'shed').replace('me', 'med'))
+    assert 'msg/s' in out
+
+def test_unreachable(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    status, out, err = run(capsys, monkeypatch, 'rabbitmq-stream://guest:guest@127.0.0.1:1/',
+                           'stream', 'info', 'x')
+    assert status == 1 and out == '' and err.count('\n') == 1
+    assert err.startswith('rbfly: error: cannot connect to 127.0.0.1:1')
+
+def test_shell_pipeline(url43: str, name: str) -> None:
+    """``seq | rbfly publish`` then ``rbfly tail | wc -l``, as a user would write it."""
+    rbfly = '{} -m rbfly --url {}'.format(sys.executable, url43)
+    script = (
+        'set -e; {r} stream create {s}; seq 1 500 | {r} publish {s} --batch 100;'
+        ' {r} tail {s} --format json | wc -l; {r} tail {s} -n 3 --offset 497'
+    ).format(r=rbfly, s=name)
+    result = subprocess.run(['bash', '-c', script], capture_output=True, text=True, check=False,
+                            cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.split()
+    assert lines[:4] == ['500', 'messages', 'confirmed', '500']
+    assert lines[-3:] == ['498', '499', '500']
