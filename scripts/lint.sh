@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${RBFLY_VENV:-.venv}
-export PATH="$PWD/$VENV/bin:$PATH"  # cython-lint runs pycodestyle
+case $VENV in /*) ;; *) VENV=$PWD/$VENV ;; esac  # RBFLY_VENV may be absolute
+export PATH="$VENV/bin:$PATH"  # cython-lint runs pycodestyle
 
 # The Cython extension modules: the MODULES list of setup.py, the one list of
 # them. It is read with ast, setup.py is not run, so nothing needs to be built
