@@ -32,6 +32,7 @@ from rbfly.streams import (
     get_message_ctx,
     streams_client,
 )
+from rbfly.streams.error import NoOffset
 
 URL = os.environ.get('RBFLY_URL', 'rabbitmq-stream://guest:guest@localhost:5552/')
 CONSUMER = 'invoice-printer'
@@ -86,7 +87,7 @@ async def stored_offset(stream: str, expected: int) -> int:
     """
     async with streams_client(URL) as client:
         for _ in range(100):
-            with contextlib.suppress(LookupError):  # NoOffset: nothing stored yet
+            with contextlib.suppress(NoOffset):  # nothing stored yet
                 offset = await client.query_offset(stream, CONSUMER)
                 if offset == expected:
                     break

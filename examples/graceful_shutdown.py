@@ -42,6 +42,7 @@ from rbfly.streams import (
     get_message_ctx,
     streams_client,
 )
+from rbfly.streams.error import NoOffset
 
 URL = os.environ.get('RBFLY_URL', 'rabbitmq-stream://guest:guest@localhost:5552/')
 PUBLISHER = 'order-service'
@@ -119,7 +120,7 @@ async def wait_stored(client: StreamsClient, stream: str, offset: int) -> None:
     has no answer; the broker writes it asynchronously).
     """
     for _ in range(100):
-        with contextlib.suppress(LookupError):  # NoOffset: nothing stored yet
+        with contextlib.suppress(NoOffset):  # nothing stored yet
             if await client.query_offset(stream, CONSUMER) == offset:
                 return
         await asyncio.sleep(0.05)

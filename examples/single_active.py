@@ -37,6 +37,7 @@ from rbfly.streams import (
     get_message_ctx,
     streams_client,
 )
+from rbfly.streams.error import NoOffset
 
 URL = (
     os.environ.get('RBFLY_URL4') or os.environ.get('RBFLY_URL')
@@ -104,7 +105,7 @@ async def stored(client: StreamsClient, stream: str, offset: int) -> None:
     StoreOffset request has no answer; the broker writes it asynchronously).
     """
     for _ in range(100):
-        with contextlib.suppress(LookupError):  # nothing stored yet
+        with contextlib.suppress(NoOffset):  # nothing stored yet
             if await client.query_offset(stream, GROUP) == offset:
                 return
         await asyncio.sleep(0.05)
