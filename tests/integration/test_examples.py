@@ -160,6 +160,9 @@ def _service(url: str, stream: str) -> Run:
         out, err = proc.communicate()
     finally:
         killer.cancel()
+        if proc.poll() is None:  # an assertion failed before it was stopped
+            proc.kill()
+            proc.communicate()
     out = ''.join(lines) + out
     assert proc.returncode == 0, 'exit status {}\n{}{}'.format(proc.returncode, out, err)
     result = RESULT.search(out)
