@@ -11,7 +11,6 @@ asyncio and on uvloop, as the examples choose their event loop themselves.
 """
 
 import asyncio
-import importlib.util
 import os
 import re
 import signal
@@ -110,9 +109,6 @@ def test_tls_client_certificate(url4: str) -> None:
     assert 'authenticated with EXTERNAL' in out
 
 def test_cli_pipeline(url: str) -> None:
-    if importlib.util.find_spec('rbfly.cli') is None:
-        pytest.skip('rbfly.cli is not importable: the command line tool is not in this'
-                    ' checkout yet (branch cli)')
     done = _run(['bash', str(EXAMPLES / 'cli_pipeline.sh')],
                 _env(RBFLY_URL=url, PYTHON=sys.executable))
     assert done.returncode == 0, done.stdout + done.stderr
