@@ -192,7 +192,7 @@ class StreamsClient:
             self, stream: str, *, max_length_bytes: int | None = None,
             max_age: str | None = None, max_segment_size_bytes: int | None = None,
             filter_size: int | None = None, leader_locator: str | None = None,
-            initial_cluster_size: int | None = None,
+            initial_cluster_size: int | None = None, initial_offset: int | None = None,
             arguments: tp.Mapping[str, str] | None = None, exist_ok: bool = True,
     ) -> None:
         """
@@ -205,6 +205,10 @@ class StreamsClient:
         :param leader_locator: ``client-local``, ``balanced`` or
             ``least-leaders``.
         :param initial_cluster_size: Number of stream replicas.
+        :param initial_offset: The offset of the stream's first message
+            (0 to 2**62 - 1; ``stream-initial-offset``, a broker newer than
+            RabbitMQ 4.3: rabbitmq-server PR 17300; 4.3 ignores it), e.g.
+            to continue the offsets of a stream it replaces.
         :param arguments: Any other stream arguments.
         :param exist_ok: Do not fail when the stream exists (with the same
             arguments), as RbFly 0.10 did.
@@ -213,6 +217,7 @@ class StreamsClient:
             'max_length_bytes': max_length_bytes, 'max_age': max_age,
             'max_segment_size_bytes': max_segment_size_bytes, 'filter_size': filter_size,
             'leader_locator': leader_locator, 'initial_cluster_size': initial_cluster_size,
+            'initial_offset': initial_offset,
         }, arguments, exist_ok)
 
     async def delete_stream(self, stream: str, *, missing_ok: bool = True) -> None:

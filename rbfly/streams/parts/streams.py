@@ -5,6 +5,7 @@ they live, their statistics, and resolving an offset specification.
 
 from __future__ import annotations
 
+import re
 import typing as tp
 
 from ..error import StreamAlreadyExists, StreamDoesNotExist
@@ -24,8 +25,46 @@ STREAM_ARGUMENTS = {
     'filter_size': 'stream-filter-size-bytes',
     'leader_locator': 'queue-leader-locator',
     'initial_cluster_size': 'initial-cluster-size',
+    'initial_offset': 'stream-initial-offset',
 }
 """The broker's names of the stream arguments ``create_stream`` names."""
+
+MAX_INITIAL_OFFSET = 2**62 - 1
+"""Highest first offset of a new stream (the broker's, and the Java client's, bound)."""
+
+LEADER_LOCATORS = ('client-local', 'balanced', 'least-leaders', 'random')
+_AGE = re.compile(r'^[1-9][0-9]*[YMDhms]$')
+
+def _whole(option: str, value: object, low: int, high: int | None = None) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low \
+            or (high is not None and value > high):
+        raise ValueError('{} must be a whole number {}, got {!r}'.format(
+            option, 'from {} to {}'.format(low, high) if high is not None
+            else 'at least {}'.format(low), value,
+        ))
+
+def check_stream_arguments(named: tp.Mapping[str, object]) -> None:
+    """
+    Check the named arguments of a new stream before the broker sees them.
+
+    :raises ValueError: Naming the argument out of range.
+    """
+    for option in ('max_length_bytes', 'max_segment_size_bytes', 'initial_cluster_size'):
+        if named.get(option) is not None:
+            _whole(option, named[option], 1)
+    if named.get('filter_size') is not None:
+        _whole('filter_size', named['filter_size'], 16, 255)
+    if named.get('initial_offset') is not None:
+        _whole('initial_offset', named['initial_offset'], 0, MAX_INITIAL_OFFSET)
+    age = named.get('max_age')
+    if age is not None and not (isinstance(age, str) and _AGE.match(age)):
+        raise ValueError('max_age must be a number and a unit (Y, M, D, h, m, s),'
+                         ' e.g. 7D or 12h, got {!r}'.format(age))
+    locator = named.get('leader_locator')
+    if locator is not None and locator not in LEADER_LOCATORS:
+        raise ValueError('leader_locator must be one of {}, got {!r}'.format(
+            ', '.join(LEADER_LOCATORS), locator,
+        ))
 
 class Streams:
     """
@@ -45,6 +84,7 @@ class Streams:
     ) -> None:
         """Create a stream with the arguments ``named`` by their option name, and others."""
         check_name('stream', stream)
+        check_stream_arguments(named)
         args: dict[str, str] = dict(arguments or {})
         for option, value in named.items():
             if value is not None:

@@ -1,0 +1,113 @@
+"""
+Every stream argument ``create_stream`` names, read back from the broker
+(``rabbitmqctl list_queues``), their checks, and filtering's
+``match_unfiltered`` with messages published without a filter value.
+"""
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from rbfly.amqp import MessageCtx
+from rbfly.types import AMQPAppProperties
+from rbfly.streams import (
+    MessageFilter,
+    Offset,
+    PublisherBatchFast,
+    StreamsClient,
+    streams_client,
+)
+
+SCRIPT = os.environ.get('RBFLY_BROKERS_SCRIPT') or str(
+    Path(__file__).resolve().parents[2] / 'scripts' / 'brokers.sh'
+)
+
+def arguments(broker: str, stream: str) -> dict[str, object]:
+    """A stream's arguments as the broker keeps them (``x-`` prefix dropped)."""
+    out = subprocess.run(
+        [SCRIPT, 'ctl', broker, 'rabbitmqctl', '-q', 'list_queues', 'name', 'arguments'],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    for line in out.splitlines():
+        name, _, args = line.partition('\t')
+        if name == stream:
+            # [{"x-max-age","1h"},{"x-initial-cluster-size",1}] -> a dict
+            pairs = re.findall(r'\{"x-([^"]+)",("[^"]*"|[0-9]+)\}', args)
+            return {k: json.loads(v) for k, v in pairs}
+    raise AssertionError('no stream {} on broker {}'.format(stream, broker))
+
+async def test_every_argument_read_back(url43: str, stream: str) -> None:
+    client = streams_client(url43)
+    async with client:
+        await client.create_stream(
+            stream, max_age='12h', max_length_bytes=10**9, max_segment_size_bytes=10**7,
+            filter_size=32, leader_locator='client-local', initial_cluster_size=1,
+            initial_offset=1000,
+        )
+        try:
+            args = arguments('43', stream)
+            assert args['max-age'] == '12h'
+            assert args['max-length-bytes'] == 10**9
+            assert args['stream-max-segment-size-bytes'] == 10**7
+            assert args['stream-filter-size-bytes'] == 32
+            assert args['queue-leader-locator'] == 'client-local'
+            assert args['initial-cluster-size'] == 1
+            # stream-initial-offset: newer brokers (rabbitmq-server PR
+            # 17300); RabbitMQ 4.3 drops it, and the stream starts at 0
+            assert 'stream-initial-offset' not in args
+            async with client.publisher(stream) as publisher:
+                await publisher.send(b'first')
+            async for chunk in client.subscribe_chunks(stream, offset=Offset.FIRST, timeout=30):
+                assert chunk[0].stream_offset == 0
+                break
+        finally:
+            await client.delete_stream(stream)
+
+@pytest.mark.parametrize('options, match', [
+    ({'max_length_bytes': 0}, 'max_length_bytes must be a whole number at least 1'),
+    ({'max_segment_size_bytes': -5}, 'max_segment_size_bytes'),
+    ({'initial_cluster_size': 1.5}, 'initial_cluster_size'),
+    ({'filter_size': 15}, 'filter_size must be a whole number from 16 to 255'),
+    ({'filter_size': 256}, 'filter_size'),
+    ({'initial_offset': -1}, 'initial_offset must be a whole number from 0 to'),
+    ({'initial_offset': 2**62}, 'initial_offset'),
+    ({'max_age': '1 week'}, 'max_age must be a number and a unit'),
+    ({'max_age': 3600}, 'max_age'),
+    ({'leader_locator': 'nearest'}, 'leader_locator must be one of'),
+])
+async def test_bad_arguments(
+        client310: StreamsClient, options: dict[str, object], match: str,
+) -> None:
+    """Refused before the broker sees them, naming the argument; the client goes on."""
+    with pytest.raises(ValueError, match=match):
+        await client310.create_stream('rbfly-never-created', **options)  # type: ignore[arg-type]
+    assert not await client310.stream_exists('rbfly-never-created')
+
+def colour(msg: MessageCtx) -> str | None:
+    value = (msg.app_properties or {}).get('colour')
+    return value if isinstance(value, str) else None
+
+@pytest.mark.parametrize('unfiltered', [True, False])
+async def test_match_unfiltered(client4: StreamsClient, stream: str, unfiltered: bool) -> None:
+    """Messages without a filter value come with ``match_unfiltered`` only."""
+    async with client4.publisher(stream, cls=PublisherBatchFast, filter_extract=colour) as pub:
+        for i in range(90):
+            kind = i % 3
+            props: AMQPAppProperties = {} if kind == 2 else {'colour': ('red', 'green')[kind]}
+            pub.batch(MessageCtx(i, app_properties=props))
+            if i % 30 == 29:
+                await pub.flush()
+        pub.batch(MessageCtx('end', app_properties={'colour': 'green'}))
+        await pub.flush()
+    flt = MessageFilter(colour, {'green'}, match_unfiltered=unfiltered)
+    received = []
+    async for body in client4.subscribe(stream, offset=Offset.FIRST, filter=flt, timeout=30):
+        if body == 'end':
+            break
+        received.append(body)
+    expected = [i for i in range(90) if i % 3 == 1 or (unfiltered and i % 3 == 2)]
+    assert received == expected
