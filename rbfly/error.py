@@ -80,6 +80,27 @@ class ChunkError(ProtocolError, ValueError):
         super().__init__('{} (at offset {})'.format(message, offset))
         self.offset = offset
 
+class ChunkCrcError(ChunkError):
+    """
+    A chunk's data does not match its CRC32: corrupted between the broker's
+    disk and the client. None of its messages is handed out.
+    """
+
+class ChunkTooLarge(ChunkError):
+    """
+    A chunk's compressed sub-batches decompress past the client's cap
+    (``max_chunk_uncompressed``, the Java client's
+    ``maxUncompressedSizePerChunk``): a decompression bomb, or a cap too
+    low for the stream. Nothing past the cap is allocated.
+
+    :ivar limit: The cap, in bytes.
+    """
+    limit: int
+
+    def __init__(self, message: str, offset: int, limit: int) -> None:
+        super().__init__(message, offset)
+        self.limit = limit
+
 class MessageTooLarge(RbFlyError, ValueError):
     """
     A message is too large to fit into a frame of the size negotiated with
@@ -91,7 +112,9 @@ __all__ = [
     'AMQPDecoderError',
     'AMQPEncodeError',
     'AMQPError',
+    'ChunkCrcError',
     'ChunkError',
+    'ChunkTooLarge',
     'FrameDecodeError',
     'MessageTooLarge',
     'ProtocolError',

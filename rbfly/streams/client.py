@@ -59,6 +59,7 @@ from .parts.subscribing import (
 )
 from .parts.superstreams import SuperStreams
 from .parts.tasks import Background
+from .protocol._chunk import DEFAULT_MAX_CHUNK_UNCOMPRESSED
 from .protocol.constants import DEFAULT_FRAME_MAX, DEFAULT_HEARTBEAT
 from .publisher import Publisher, PublisherTrait
 from .subscriber import Chunk
@@ -102,6 +103,8 @@ class StreamsClient:
             address_resolver: Resolver | None = None,
             sasl_mechanism: str | None = None,
             crc_check: bool = True,
+            crc_failure: tp.Literal['fail', 'skip'] = 'fail',
+            max_chunk_uncompressed: int = DEFAULT_MAX_CHUNK_UNCOMPRESSED,
             oauth2: TokenProvider | None = None,
             token_refresh: float = DEFAULT_REFRESH_RATIO,
             replicas_only: bool = False,
@@ -115,7 +118,8 @@ class StreamsClient:
             publishers_per_connection=publishers_per_connection,
             subscriptions_per_connection=subscriptions_per_connection,
             on_connection=on_connection, address_resolver=address_resolver,
-            sasl_mechanism=sasl_mechanism, crc_check=crc_check, oauth2=oauth2,
+            sasl_mechanism=sasl_mechanism, crc_check=crc_check, crc_failure=crc_failure,
+            max_chunk_uncompressed=max_chunk_uncompressed, oauth2=oauth2,
             token_refresh=token_refresh, replicas_only=replicas_only,
             publishers_on_leader=publishers_on_leader, reconnect=reconnect,
         )

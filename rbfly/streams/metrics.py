@@ -20,6 +20,7 @@ class Counters:
     __slots__ = (
         'chunk_bytes',
         'chunks',
+        'chunks_skipped',
         'confirmed',
         'connections_lost',
         'connections_opened',
@@ -34,6 +35,7 @@ class Counters:
         self.errored = 0
         self.chunks = 0
         self.chunk_bytes = 0
+        self.chunks_skipped = 0
         self.consumed = 0
         self.connections_opened = 0
         self.connections_lost = 0
@@ -60,6 +62,8 @@ class Metrics:
     :ivar publishers: Publishers declared now.
     :ivar subscriptions: Subscriptions now.
     :ivar outstanding_confirms: Entries sent and not confirmed yet.
+    :ivar chunks_skipped: Chunks dropped for a CRC mismatch
+        (``crc_failure='skip'``).
     :ivar buffered_chunks: Chunks received by subscriptions and not taken
         by the application yet (what a flow strategy or ``buffer_bytes``
         bounds).
@@ -83,6 +87,7 @@ class Metrics:
     subscriptions: int
     outstanding_confirms: int
     buffered_chunks: int = 0
+    chunks_skipped: int = 0
     buffered_bytes: int = 0
     consumer_lag: int = 0
 

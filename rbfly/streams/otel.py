@@ -14,7 +14,7 @@ follow the official Go and .NET stream clients' (``rabbitmq.stream.*``)::
 
 Counters: ``published``, ``confirmed``, ``errored`` (entries), ``consumed``
 (messages), ``chunks``, ``chunk_bytes``, ``connections_opened``,
-``connections_lost``. Gauges: ``connections``, ``publishers``,
+``connections_lost``, and rbfly's ``chunks_skipped``. Gauges: ``connections``, ``publishers``,
 ``subscriptions``, ``outstanding_publish_confirmations``, and rbfly's own
 ``buffered_chunks``, ``buffered_bytes`` and ``consumer_lag``.
 """
@@ -41,6 +41,7 @@ COUNTERS = (
     ('consumed', 'consumed', '{message}', 'Messages delivered to the application'),
     ('chunks', 'chunks', '{chunk}', 'Chunks taken by the application'),
     ('chunk_bytes', 'chunk_bytes', 'By', 'Bytes of the chunks taken'),
+    ('chunks_skipped', 'chunks_skipped', '{chunk}', 'Chunks dropped for a CRC mismatch'),
     ('connections_opened', 'connections_opened', '{connection}', 'Connections opened'),
     ('connections_lost', 'connections_lost', '{connection}', 'Connections lost'),
 )

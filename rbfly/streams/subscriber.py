@@ -47,13 +47,14 @@ from collections.abc import Awaitable, Callable
 from time import monotonic
 
 from ..amqp import MessageCtx
+from ..error import ChunkCrcError
 from .aio.records import detach
 from .error import ConnectionLost
 from .flow import CreditOnTake, CreditWhenProcessed, FlowStrategy, ManualCredit
 from .lifecycle import Lifecycle, ResourceState
 from .metrics import Counters
 from .offset import Offset
-from .protocol._chunk import decode_chunk
+from .protocol._chunk import DEFAULT_MAX_CHUNK_UNCOMPRESSED, decode_chunk
 from .protocol.commands import Credit, OffsetSpec
 from .protocol.constants import OffsetType
 
@@ -139,6 +140,8 @@ class Subscription:
             counters: Counters | None = None,
             crc_check: bool = True,
             flow: FlowStrategy | None = None,
+            skip_bad_crc: bool = False,
+            max_uncompressed: int = DEFAULT_MAX_CHUNK_UNCOMPRESSED,
     ) -> None:
         self.stream = stream
         self.offset_spec = offset_spec
@@ -168,6 +171,8 @@ class Subscription:
         self.spin = spin
         self._counters = Counters() if counters is None else counters
         self.crc_check = crc_check
+        self.skip_bad_crc = skip_bad_crc
+        self.max_uncompressed = max_uncompressed
         self._arrived = 0.0  # when the last chunk arrived (monotonic clock)
         self._gap = math.inf  # moving average of the time between chunks
         # single active consumer: whether the broker sends to this one, and
@@ -343,9 +348,15 @@ class Subscription:
         self._buffered -= len(data)
         if flow is None:
             self._return_credit()
-        info, messages = decode_chunk(
-            data, self.next_offset, self.amqp, self.crc_check, self.stream,
-        )
+        try:
+            info, messages = decode_chunk(
+                data, self.next_offset, self.amqp, self.crc_check, self.stream,
+                self.max_uncompressed,
+            )
+        except ChunkCrcError as ex:
+            if not self.skip_bad_crc:
+                raise
+            return self._skipped(data, ex)
         counters = self._counters
         counters.chunks += 1
         counters.chunk_bytes += len(data)
@@ -359,6 +370,27 @@ class Subscription:
         chunk.committed_chunk_id = committed
         if flow is not None:
             self._hold(flow, chunk)
+        return chunk
+
+    def _skipped(self, data: bytes | bytearray | memoryview, error: ChunkCrcError) -> Chunk:
+        """
+        A chunk failed its CRC and the client skips such chunks: none of
+        its messages, a warning, a count; the subscription goes on after
+        it (its header's offsets are the only part used, and only to move
+        past it).
+        """
+        first = int.from_bytes(data[24:32], 'big')
+        records = int.from_bytes(data[4:8], 'big')
+        logger.warning('stream %r: chunk at offset %d skipped (%d records): %s',
+                       self.stream, first, records, error)
+        self._counters.chunks_skipped += 1
+        if data[1] == 0:
+            self.next_offset = max(self.next_offset, first + records)
+        chunk = Chunk()
+        chunk.stream = self.stream
+        chunk.first_offset = first
+        chunk.timestamp = 0.0
+        chunk.committed_chunk_id = None
         return chunk
 
     def _hold(self, flow: FlowStrategy, chunk: Chunk) -> None:

@@ -8,17 +8,20 @@ import json
 import os
 import re
 import subprocess
+import typing as tp
 from pathlib import Path
 
 import pytest
 
 from rbfly.amqp import MessageCtx
+from rbfly.error import ChunkTooLarge
 from rbfly.types import AMQPAppProperties
 from rbfly.streams import (
     MessageFilter,
     Offset,
     PublisherBatchFast,
     StreamsClient,
+    SubEntryBatch,
     streams_client,
 )
 
@@ -111,3 +114,34 @@ async def test_match_unfiltered(client4: StreamsClient, stream: str, unfiltered:
         received.append(body)
     expected = [i for i in range(90) if i % 3 == 1 or (unfiltered and i % 3 == 2)]
     assert received == expected
+
+async def test_decompression_cap(url: str, stream: str) -> None:
+    """
+    A gzip sub-entry batch decompressing past the subscriber's cap ends its
+    subscription with ChunkTooLarge naming the cap; the client goes on.
+    """
+    client = streams_client(url, max_chunk_uncompressed=100 * 1024)
+    async with client:
+        await client.create_stream(stream)
+        try:
+            async with client.publisher(stream) as publisher:
+                await publisher.send(SubEntryBatch([b'\x00' * 2**20, b'end'], 'gzip'))
+            with pytest.raises(ChunkTooLarge, match='102400 bytes') as info:
+                async for _ in client.subscribe(stream, offset=Offset.FIRST, amqp=False):
+                    pass
+            assert info.value.limit == 100 * 1024
+            async with client.publisher(stream) as publisher:
+                await publisher.send(b'fine')
+            async for body in client.subscribe(stream, offset=Offset.offset(2)):
+                assert body == b'fine'
+                break
+        finally:
+            await client.delete_stream(stream)
+
+@pytest.mark.parametrize('options, error', [
+    ({'crc_failure': 'ignore'}, "crc_failure must be 'fail' or 'skip'"),
+    ({'max_chunk_uncompressed': 0}, 'max_chunk_uncompressed'),
+])
+def test_bad_limits(url: str, options: dict[str, tp.Any], error: str) -> None:
+    with pytest.raises(ValueError, match=error):
+        streams_client(url, **options)

@@ -235,6 +235,7 @@ class Connections:
             subscriptions=len(subscriptions),
             outstanding_confirms=sum(len(p._unconfirmed) for p in publishers),
             buffered_chunks=sum(s.buffered_chunks for s in subscriptions),
+            chunks_skipped=c.chunks_skipped,
             buffered_bytes=sum(s.buffered_bytes for s in subscriptions),
             consumer_lag=sum(s.lag for s in subscriptions),
         )

@@ -17,6 +17,7 @@ from ..aio.records import Kind
 from ..backoff import Backoff
 from ..events import ConnectionEvent
 from ..oauth2 import DEFAULT_REFRESH_RATIO, TokenProvider
+from ..protocol._chunk import DEFAULT_MAX_CHUNK_UNCOMPRESSED
 from ..protocol.connection import MECHANISMS
 from ..protocol.constants import DEFAULT_FRAME_MAX, DEFAULT_HEARTBEAT
 
@@ -145,6 +146,23 @@ class ClientOptions:
     connection (TLS, or TCP's own checksums) and saves the time of the
     check, about 0.2 ms per MB here.
     """
+    crc_failure: tp.Literal['fail', 'skip'] = 'fail'
+    """
+    What a chunk failing its CRC does: ``fail`` ends the subscription
+    with :py:class:`~rbfly.error.ChunkCrcError` (after the chunks before
+    it); ``skip`` drops the chunk, logs a warning, counts it
+    (``chunks_skipped`` of the metrics), and goes on after it (as the
+    .NET client allows). Never are a corrupted chunk's messages handed
+    out.
+    """
+    max_chunk_uncompressed: int = DEFAULT_MAX_CHUNK_UNCOMPRESSED
+    """
+    Bytes the compressed sub-batches of one chunk may decompress to, in
+    all (256 MiB; the Java client's ``maxUncompressedSizePerChunk``); past
+    it the subscription ends with :py:class:`~rbfly.error.ChunkTooLarge`
+    naming the cap, nothing past it allocated (each sub-batch is also at
+    most 64 MiB).
+    """
     oauth2: TokenProvider | None = None
     """
     Where OAuth 2 tokens come from, e.g.
@@ -210,6 +228,11 @@ class ClientOptions:
         _check_int(self, 'heartbeat', 0, 0xffffffff, ' (0: none)')
         _check_int(self, 'credit', 1, 0xffff)
         _check_int(self, 'buffer_bytes', 1, None)
+        _check_int(self, 'max_chunk_uncompressed', 1, None)
+        if self.crc_failure not in ('fail', 'skip'):
+            raise ValueError("crc_failure must be 'fail' or 'skip', got {!r}".format(
+                self.crc_failure,
+            ))
         _check_int(self, 'publishers_per_connection', 1, 256)
         _check_int(self, 'subscriptions_per_connection', 1, 256)
         _check_seconds('connect_timeout', self.connect_timeout)

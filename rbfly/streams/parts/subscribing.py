@@ -178,6 +178,7 @@ class Subscribing:
         sub = Subscription(
             stream, spec, start, amqp, flow[0], properties, flow[1], options.spin,
             self._counters, options.crc_check, flow[2],
+            options.crc_failure == 'skip', options.max_chunk_uncompressed,
         )
         if single_active:
             sub.activation = functools.partial(self._activation, stream, offset, consumer_update)

@@ -14,10 +14,13 @@ class ChunkInfo:
     @property
     def next_offset(self) -> int: ...
 
+DEFAULT_MAX_CHUNK_UNCOMPRESSED: int
+
 def decode_chunk(
     chunk: bytes | bytearray | memoryview,
     start_offset: int = 0,
     amqp: bool = True,
     check_crc: bool = True,
     stream: str | None = None,
+    max_uncompressed: int = ...,
 ) -> tuple[ChunkInfo, list[MessageCtx]]: ...

@@ -44,7 +44,7 @@ from ..._wire._buffer cimport Reader, r_take, rbfly_load_u16, rbfly_load_u32, rb
 from ...amqp._message cimport MessageCtx
 from ...amqp._sections cimport dec_message
 
-from ...error import AMQPDecodeError, ChunkError
+from ...error import AMQPDecodeError, ChunkCrcError, ChunkError, ChunkTooLarge
 
 cdef enum:
     HEADER_SIZE = 48
@@ -55,6 +55,12 @@ cdef enum:
 
 # decompression bomb guard, as in the Java client (64 MiB per sub-batch)
 cdef Py_ssize_t MAX_UNCOMPRESSED = 64 * 1024 * 1024
+
+DEFAULT_MAX_CHUNK_UNCOMPRESSED = 256 * 1024 * 1024
+"""
+Bytes all compressed sub-batches of one chunk may decompress to, unless the
+client says otherwise (``max_chunk_uncompressed``).
+"""
 
 cdef class ChunkInfo:
     """
@@ -97,6 +103,22 @@ cdef class _Decoder:
     cdef double timestamp
     cdef bint amqp
     cdef object stream
+    # uncompressed bytes the chunk's compressed sub-batches may still take
+    cdef Py_ssize_t budget
+    cdef Py_ssize_t limit
+
+    cdef int spend(self, uint32_t uncompressed, Py_ssize_t at) except -1:
+        """Take a sub-batch's declared size from the chunk's budget, before decompressing."""
+        if uncompressed > MAX_UNCOMPRESSED:
+            chunk_error('sub-batch declares {} uncompressed bytes'.format(uncompressed), at)
+        if uncompressed > self.budget:
+            raise ChunkTooLarge(
+                'chunk sub-batches decompress past max_chunk_uncompressed ({} bytes)'.format(
+                    self.limit,
+                ), at, self.limit,
+            )
+        self.budget -= uncompressed
+        return 0
 
     cdef int record(self, const unsigned char *data, Py_ssize_t size) except -1:
         cdef MessageCtx msg
@@ -133,8 +155,7 @@ cdef class _Decoder:
             sub.data = body
             sub.end = length
         elif compression == COMPRESSION_GZIP:
-            if uncompressed > MAX_UNCOMPRESSED:
-                chunk_error('sub-batch declares {} uncompressed bytes'.format(uncompressed), at)
+            self.spend(uncompressed, at)
             try:
                 d = zlib.decompressobj(wbits=31)
                 data = d.decompress(
@@ -149,8 +170,7 @@ cdef class _Decoder:
             sub.data = <const unsigned char*> PyBytes_AS_STRING(data)
             sub.end = uncompressed
         else:  # a codec registered by the application
-            if uncompressed > MAX_UNCOMPRESSED:
-                chunk_error('sub-batch declares {} uncompressed bytes'.format(uncompressed), at)
+            self.spend(uncompressed, at)
             try:
                 data = codec_decompress(
                     compression, PyBytes_FromStringAndSize(<const char*> body, length),
@@ -183,6 +203,7 @@ def decode_chunk(
         amqp: bool = True,
         check_crc: bool = True,
         stream: str | None = None,
+        max_uncompressed: int = DEFAULT_MAX_CHUNK_UNCOMPRESSED,
 ) -> tuple[ChunkInfo, list[MessageCtx]]:
     """
     Decode a chunk into messages.
@@ -194,8 +215,13 @@ def decode_chunk(
         is the record's raw bytes.
     :param check_crc: Verify the CRC32 of the chunk's data.
     :param stream: Stream name set on each message (``MessageCtx.stream``).
+    :param max_uncompressed: Bytes the chunk's compressed sub-batches may
+        decompress to, in all (each also at most 64 MiB).
 
-    :raises rbfly.error.ChunkError: When the chunk is malformed.
+    :raises rbfly.error.ChunkError: When the chunk is malformed (a
+        :py:class:`~rbfly.error.ChunkCrcError` when its CRC does not
+        match, :py:class:`~rbfly.error.ChunkTooLarge` past
+        ``max_uncompressed``).
     :raises rbfly.error.AMQPDecodeError: When a record is not a valid AMQP
         message.
     """
@@ -237,7 +263,9 @@ def decode_chunk(
         if check_crc:
             actual = zlib.crc32(memoryview(chunk)[HEADER_SIZE:HEADER_SIZE + data_len])
             if actual != crc:
-                chunk_error('chunk CRC mismatch: 0x{:08x} != 0x{:08x}'.format(actual, crc), 32)
+                raise ChunkCrcError(
+                    'chunk CRC mismatch: 0x{:08x} != 0x{:08x}'.format(actual, crc), 32,
+                )
         dec.messages = []
         if info.chunk_type != CHUNK_USER:
             return info, dec.messages
@@ -246,6 +274,7 @@ def decode_chunk(
         dec.timestamp = info.timestamp
         dec.amqp = amqp
         dec.stream = stream
+        dec.budget = dec.limit = max_uncompressed
         data_end = r.end = HEADER_SIZE + data_len
         for _ in range(info.num_entries):
             at = r.pos
