@@ -7,6 +7,7 @@ Every stream argument ``create_stream`` names, read back from the broker
 import json
 import os
 import re
+import socket
 import subprocess
 import typing as tp
 from pathlib import Path
@@ -144,4 +145,38 @@ async def test_decompression_cap(url: str, stream: str) -> None:
 ])
 def test_bad_limits(url: str, options: dict[str, tp.Any], error: str) -> None:
     with pytest.raises(ValueError, match=error):
+        streams_client(url, **options)
+
+async def test_client_properties_and_buffers(url43: str) -> None:
+    """Client properties reach the broker; the socket buffers are set on the connection."""
+    client = streams_client(
+        url43, client_properties={'team': 'billing', 'product': 'invoicer'},
+        receive_buffer=256 * 1024, send_buffer=128 * 1024, connection_name='rbfly-props',
+    )
+    async with client:
+        await client.stream_exists('rbfly-any')  # connected
+        out = subprocess.run(
+            [SCRIPT, 'ctl', '43', 'rabbitmqctl', '-q', 'list_stream_connections',
+             'client_properties'],
+            capture_output=True, text=True, check=True,
+        ).stdout
+        ours = [line for line in out.splitlines() if 'rbfly-props' in line]
+        assert len(ours) == 1
+        assert '{<<"team">>,longstr,<<"billing">>}' in ours[0]
+        assert '{<<"product">>,longstr,<<"invoicer">>}' in ours[0]  # over rbfly's own
+        protocol = client._connections.own.protocol
+        assert protocol is not None and protocol.transport is not None
+        sock = protocol.transport.get_extra_info('socket')
+        # Linux doubles the size asked for (its bookkeeping)
+        assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF) >= 256 * 1024
+        assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF) >= 128 * 1024
+
+@pytest.mark.parametrize('options, error', [
+    ({'client_properties': {'k': 1}}, 'client_properties must map'),
+    ({'client_properties': {'': 'v'}}, 'client_properties must map'),
+    ({'receive_buffer': 10}, 'receive_buffer'),
+    ({'send_buffer': 2**31}, 'send_buffer'),
+])
+def test_bad_connection_options(url: str, options: dict[str, tp.Any], error: str) -> None:
+    with pytest.raises((TypeError, ValueError), match=error):
         streams_client(url, **options)

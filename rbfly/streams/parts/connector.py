@@ -163,6 +163,7 @@ class Connector:
         try:
             protocol = await open_connection(
                 info.host, info.port, core, ssl=info.ssl, timeout=options.connect_timeout,
+                buffers=(options.receive_buffer, options.send_buffer),
             )
         except AuthenticationFailure:
             credentials.refused()
@@ -199,6 +200,7 @@ class Connector:
         name = self._options.connection_name
         if name is not None:
             props['connection_name'] = name
+        props.update(self._options.client_properties or {})
         return props
 
 __all__ = ['NODE_ATTEMPTS', 'Connector', 'Node', 'Where', 'node_of']

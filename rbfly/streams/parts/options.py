@@ -102,6 +102,23 @@ class ClientOptions:
     Name of the client's connections, shown by the
     broker (management UI, ``rabbitmqctl list_stream_connections``).
     """
+    client_properties: tp.Mapping[str, str] | None = None
+    """
+    More peer properties the client tells the broker at
+    each connection (shown by ``rabbitmqctl list_stream_connections
+    client_properties`` and the management UI), over rbfly's own
+    (``product``, ``platform``, ``information``, ``connection_name``).
+    """
+    receive_buffer: int | None = None
+    """
+    Bytes of each connection's socket receive buffer
+    (``SO_RCVBUF``, set before connecting; ``None``: the system's).
+    """
+    send_buffer: int | None = None
+    """
+    Bytes of each connection's socket send buffer
+    (``SO_SNDBUF``; ``None``: the system's).
+    """
     publishers_per_connection: int = 256
     """
     Publishers one connection holds
@@ -229,6 +246,16 @@ class ClientOptions:
         _check_int(self, 'credit', 1, 0xffff)
         _check_int(self, 'buffer_bytes', 1, None)
         _check_int(self, 'max_chunk_uncompressed', 1, None)
+        for name in ('receive_buffer', 'send_buffer'):
+            if getattr(self, name) is not None:
+                _check_int(self, name, 1024, 2**31 - 1)
+        props = self.client_properties
+        if props is not None:
+            if not isinstance(props, tp.Mapping) or not all(
+                    isinstance(k, str) and k and isinstance(v, str) for k, v in props.items()):
+                raise TypeError('client_properties must map non-empty str keys to str values,'
+                                ' got {!r}'.format(props))
+            object.__setattr__(self, 'client_properties', dict(props))
         if self.crc_failure not in ('fail', 'skip'):
             raise ValueError("crc_failure must be 'fail' or 'skip', got {!r}".format(
                 self.crc_failure,
