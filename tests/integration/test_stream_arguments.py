@@ -4,6 +4,7 @@ Every stream argument ``create_stream`` names, read back from the broker
 ``match_unfiltered`` with messages published without a filter value.
 """
 
+import asyncio
 import json
 import os
 import re
@@ -16,7 +17,6 @@ import pytest
 
 from rbfly.amqp import MessageCtx
 from rbfly.error import ChunkTooLarge
-from rbfly.types import AMQPAppProperties
 from rbfly.streams import (
     MessageFilter,
     Offset,
@@ -25,6 +25,7 @@ from rbfly.streams import (
     SubEntryBatch,
     streams_client,
 )
+from rbfly.types import AMQPAppProperties
 
 SCRIPT = os.environ.get('RBFLY_BROKERS_SCRIPT') or str(
     Path(__file__).resolve().parents[2] / 'scripts' / 'brokers.sh'
@@ -155,11 +156,12 @@ async def test_client_properties_and_buffers(url43: str) -> None:
     )
     async with client:
         await client.stream_exists('rbfly-any')  # connected
-        out = subprocess.run(
-            [SCRIPT, 'ctl', '43', 'rabbitmqctl', '-q', 'list_stream_connections',
-             'client_properties'],
-            capture_output=True, text=True, check=True,
-        ).stdout
+        ctl = await asyncio.create_subprocess_exec(
+            SCRIPT, 'ctl', '43', 'rabbitmqctl', '-q', 'list_stream_connections',
+            'client_properties', stdout=asyncio.subprocess.PIPE,
+        )
+        out = (await ctl.communicate())[0].decode()
+        assert ctl.returncode == 0
         ours = [line for line in out.splitlines() if 'rbfly-props' in line]
         assert len(ours) == 1
         assert '{<<"team">>,longstr,<<"billing">>}' in ours[0]

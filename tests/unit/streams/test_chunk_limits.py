@@ -20,7 +20,7 @@ def test_bomb_refused_before_decompressing() -> None:
     with pytest.raises(ChunkTooLarge, match=r'max_chunk_uncompressed \(102400 bytes\)') as info:
         decode_chunk(chunk([bomb], 1), amqp=False, max_uncompressed=100 * 1024)
     assert info.value.limit == 100 * 1024
-    info_, messages = decode_chunk(chunk([bomb], 1), amqp=False)  # within the default
+    _, messages = decode_chunk(chunk([bomb], 1), amqp=False)  # within the default
     assert len(messages) == 1 and messages[0].body == b'\x00' * 2**20
 
 def test_cap_counts_every_sub_batch() -> None:
