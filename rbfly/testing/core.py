@@ -1,0 +1,710 @@
+"""
+Sans-IO core of the fake broker: frames in, frames out, no sockets and no
+clock.
+
+:py:class:`BrokerCore` owns the :py:class:`~rbfly.testing.store.Store` and
+the sessions; :py:class:`Session` is one client connection. A session
+reads the client's bytes (:py:meth:`Session.receive_data`) and writes its
+answers through the ``write`` callable it was given; a message published on
+one session reaches the subscribers of the others through the core, in the
+same call. The time, for chunk timestamps, comes from the ``clock`` the
+core was given.
+
+The frames are RabbitMQ's, encoded and decoded by rbfly's own codec
+(:py:mod:`rbfly.streams.protocol`), except ``Publish``: its messages may
+be sub-entry batches, which the broker stores as they are, so the core
+reads them itself.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import struct
+import typing as tp
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from ..error import FrameDecodeError
+from ..streams.protocol import codec
+from ..streams.protocol.base import (
+    Broker,
+    CommandVersion,
+    OffsetSpec,
+    PublishingError,
+    StreamMetadata,
+)
+from ..streams.protocol.commands import (
+    Close,
+    CloseResponse,
+    Command,
+    ConsumerUpdate,
+    ConsumerUpdateResponse,
+    Create,
+    CreateResponse,
+    CreateSuperStream,
+    CreateSuperStreamResponse,
+    Credit,
+    CreditResponse,
+    DeclarePublisher,
+    DeclarePublisherResponse,
+    Delete,
+    DeletePublisher,
+    DeletePublisherResponse,
+    DeleteResponse,
+    DeleteSuperStream,
+    DeleteSuperStreamResponse,
+    Deliver,
+    DeliverV2,
+    ExchangeCommandVersions,
+    ExchangeCommandVersionsResponse,
+    Heartbeat,
+    Metadata,
+    MetadataResponse,
+    MetadataUpdate,
+    Open,
+    OpenResponse,
+    Partitions,
+    PartitionsResponse,
+    PeerProperties,
+    PeerPropertiesResponse,
+    PublishConfirm,
+    PublishError,
+    QueryOffset,
+    QueryOffsetResponse,
+    QueryPublisherSequence,
+    QueryPublisherSequenceResponse,
+    ResolveOffsetSpec,
+    ResolveOffsetSpecResponse,
+    Route,
+    RouteResponse,
+    SaslAuthenticate,
+    SaslAuthenticateResponse,
+    SaslHandshake,
+    SaslHandshakeResponse,
+    StoreOffset,
+    StreamStats,
+    StreamStatsResponse,
+    Subscribe,
+    SubscribeResponse,
+    Tune,
+    TuneResponse,
+    Unsubscribe,
+    UnsubscribeResponse,
+)
+from ..streams.protocol.constants import NO_LEADER, Key, OffsetType, ResponseCode
+from ..streams.protocol.frames import FrameReader
+from .store import Chunk, Entry, Store, StreamLog
+
+logger = logging.getLogger('rbfly.testing')
+
+RC = ResponseCode
+
+FRAME_MAX = 1024 * 1024
+"""Largest frame the fake broker takes and offers in ``Tune``, as RabbitMQ's default."""
+
+HEARTBEAT = 60
+"""Heartbeat interval offered in ``Tune``, as RabbitMQ's default."""
+
+_U8 = struct.Struct('>B')
+_U16 = struct.Struct('>H')
+_I16 = struct.Struct('>h')
+_U32 = struct.Struct('>I')
+_U64 = struct.Struct('>Q')
+_SUB_BATCH = struct.Struct('>BHII')
+
+def read_publish(frame: memoryview) -> tuple[int, list[tuple[int, Entry]]]:
+    """
+    Read a ``Publish`` frame (version 1 or 2, key and version included):
+    the publisher id and, for each message, its publishing id and the entry
+    to store. A message is a size-prefixed record or a sub-entry batch
+    (its first bit set), kept as it is.
+
+    :raises FrameDecodeError: When the frame is truncated or has bytes left.
+    """
+    size = len(frame)
+    pos = 0
+
+    def take(n: int, what: str) -> int:
+        nonlocal pos
+        if pos + n > size:
+            raise FrameDecodeError('Publish frame truncated at {}'.format(what), pos)
+        start = pos
+        pos += n
+        return start
+
+    version = _U16.unpack_from(frame, take(2, 'key') + 2)[0]
+    take(2, 'version')
+    publisher_id = _U8.unpack_from(frame, take(1, 'publisher id'))[0]
+    count = _U32.unpack_from(frame, take(4, 'message count'))[0]
+    messages = []
+    for _ in range(count):
+        pid = _U64.unpack_from(frame, take(8, 'publishing id'))[0]
+        filter_value = None
+        if version == 2:
+            n = _I16.unpack_from(frame, take(2, 'filter value'))[0]
+            if n >= 0:
+                filter_value = bytes(frame[take(n, 'filter value'):pos]).decode()
+        if pos < size and frame[pos] & 0x80:
+            start = take(_SUB_BATCH.size, 'sub-entry batch')
+            _, records, _, length = _SUB_BATCH.unpack_from(frame, start)
+            take(length, 'sub-entry batch')
+            entry = Entry(bytes(frame[start:pos]), records, filter_value)
+        else:
+            start = take(4, 'message size')
+            length = _U32.unpack_from(frame, start)[0]
+            take(length, 'message')
+            entry = Entry(bytes(frame[start:pos]), 1, filter_value)
+        messages.append((pid, entry))
+    if pos != size:
+        raise FrameDecodeError('{} bytes left after the Publish messages'.format(size - pos), pos)
+    return publisher_id, messages
+
+@dataclass(eq=False)
+class BrokerSubscription:
+    """
+    A subscription of a session.
+
+    :ivar position: Index of the next chunk to deliver.
+    :ivar active: Whether chunks are delivered (a single active consumer
+        waits for its turn).
+    :ivar group: Name of its single-active-consumer group, if in one.
+    """
+    session: Session
+    subscription_id: int
+    stream: str
+    spec: OffsetSpec
+    credit: int
+    filters: frozenset[str] = frozenset()
+    match_unfiltered: bool = False
+    position: int = 0
+    active: bool = True
+    group: str | None = None
+
+    def wants(self, chunk: Chunk) -> bool:
+        """Whether the subscription's filter takes the chunk (no filter: all)."""
+        if not self.filters:
+            return True
+        return bool(self.filters & chunk.filter_values) or (
+            self.match_unfiltered and chunk.unfiltered
+        )
+
+@dataclass(eq=False)
+class Publisher:
+    publisher_id: int
+    reference: str
+    stream: str
+
+@dataclass(frozen=True)
+class BrokerConfig:
+    """
+    What the fake broker says of itself and whom it lets in.
+
+    :param version: RabbitMQ version in its peer properties; rbfly enables
+        features by it.
+    :param users: User names and passwords SASL PLAIN accepts.
+    :param virtual_hosts: Virtual hosts ``Open`` accepts.
+    :param host: Host advertised in ``Open`` and ``Metadata``.
+    :param port: Port advertised in ``Open`` and ``Metadata``.
+    """
+    version: str = '4.3.0'
+    users: Mapping[str, str] = field(default_factory=lambda: {'guest': 'guest'})
+    virtual_hosts: frozenset[str] = frozenset({'/'})
+    host: str = '127.0.0.1'
+    port: int = 5552
+
+class BrokerCore:
+    """
+    The fake broker: one store, the sessions of its clients, and the
+    single-active-consumer groups.
+
+    :param config: What the broker says of itself and whom it lets in.
+    :param clock: Milliseconds since the Unix epoch, for chunk timestamps.
+    """
+    def __init__(self, config: BrokerConfig, clock: Callable[[], int]) -> None:
+        self.config = config
+        self.clock = clock
+        self.store = Store()
+        self.sessions: set[Session] = set()
+        self.groups: dict[tuple[str, str], list[BrokerSubscription]] = {}
+
+    def open_session(self, write: Callable[[bytes], None], close: Callable[[], None]) -> Session:
+        """
+        A session for a new client connection.
+
+        :param write: Sends bytes to the client.
+        :param close: Closes the connection (after ``write``'s bytes).
+        """
+        session = Session(self, write, close)
+        self.sessions.add(session)
+        return session
+
+    def subscriptions(self, stream: str) -> list[BrokerSubscription]:
+        return [s for session in self.sessions for s in session.subscriptions.values()
+                if s.stream == stream]
+
+    def published(self, stream: str) -> None:
+        """A chunk was written: deliver it to the stream's subscribers."""
+        for sub in self.subscriptions(stream):
+            sub.session.pump(sub)
+
+    def stream_deleted(self, stream: str) -> None:
+        """Tell every session using the stream, and forget their use of it."""
+        for session in list(self.sessions):
+            session.stream_gone(stream)
+        for key in [k for k in self.groups if k[0] == stream]:
+            del self.groups[key]
+
+    def join(self, sub: BrokerSubscription) -> None:
+        """Add a subscription to its group; the first one is active."""
+        assert sub.group is not None
+        members = self.groups.setdefault((sub.stream, sub.group), [])
+        members.append(sub)
+        sub.active = False
+        if len(members) == 1:
+            sub.session.activate(sub)
+
+    def leave(self, sub: BrokerSubscription) -> None:
+        """Remove a subscription from its group; the next one takes over."""
+        key = (sub.stream, tp.cast(str, sub.group))
+        members = self.groups.get(key, [])
+        if sub not in members:
+            return
+        was_first = members[0] is sub
+        members.remove(sub)
+        if not members:
+            del self.groups[key]
+        elif was_first:
+            members[0].session.activate(members[0])
+
+class Session:
+    """
+    One client connection: the handshake, then the client's requests.
+
+    A frame the broker cannot read, or a request before the handshake
+    ends, closes the connection, as RabbitMQ does.
+    """
+    def __init__(
+            self, core: BrokerCore, write: Callable[[bytes], None], close: Callable[[], None],
+    ) -> None:
+        self.core = core
+        self._write = write
+        self._close = close
+        self._reader = FrameReader(FRAME_MAX)
+        self.user: str | None = None
+        self.opened = False
+        self.closed = False
+        self.deliver_version = 1
+        self.publishers: dict[int, Publisher] = {}
+        self.subscriptions: dict[int, BrokerSubscription] = {}
+        self._updates: dict[int, BrokerSubscription] = {}  # ConsumerUpdate sent, by correlation id
+        self._correlation = itertools.count(1)
+
+    #
+    # input
+    #
+    def receive_data(self, data: bytes) -> None:
+        """Take bytes from the client and answer every complete frame."""
+        if self.closed:
+            return
+        self._reader.feed(data)
+        try:
+            for frame in self._reader:
+                self._frame(frame)
+                if self.closed:
+                    return
+        except FrameDecodeError as ex:
+            logger.warning('fake broker: bad frame from the client: %s', ex)
+            self.close(RC.UNKNOWN_FRAME, str(ex))
+
+    def connection_lost(self) -> None:
+        """The client went away: drop its publishers and subscriptions."""
+        self.closed = True
+        for sub in list(self.subscriptions.values()):
+            self._drop(sub)
+        self.publishers.clear()
+        self.core.sessions.discard(self)
+
+    def close(self, code: int, reason: str) -> None:
+        """Send ``Close`` and close the connection."""
+        if not self.closed:
+            self._send(Close(code, reason), next(self._correlation))
+            self.connection_lost()
+            self._close()
+
+    def _frame(self, frame: memoryview) -> None:
+        key = _U16.unpack_from(frame)[0] if len(frame) >= 2 else -1
+        if key == Key.PUBLISH:
+            if not self.opened:
+                raise FrameDecodeError('Publish before the connection is open', 0)
+            self._publish(*read_publish(frame))
+            return
+        decoded = codec.decode_frame(frame)
+        command, corr = decoded.command, decoded.correlation_id
+        handler = _HANDLERS.get(type(command))
+        if handler is None:
+            raise FrameDecodeError('the fake broker does not take {}'.format(
+                type(command).__name__), 0)
+        if not self.opened and type(command) not in _HANDSHAKE:
+            raise FrameDecodeError('{} before the connection is open'.format(
+                type(command).__name__), 0)
+        handler(self, command, corr)
+
+    #
+    # output
+    #
+    def _send(self, command: Command, correlation_id: int | None = None) -> None:
+        if not self.closed:
+            self._write(codec.encode(command, correlation_id))
+
+    #
+    # handshake and connection
+    #
+    def _peer_properties(self, c: PeerProperties, corr: int) -> None:
+        props = {'product': 'rbfly.testing', 'version': self.core.config.version,
+                 'platform': 'Python'}
+        self._send(PeerPropertiesResponse(corr, RC.OK, props))
+
+    def _sasl_handshake(self, c: SaslHandshake, corr: int) -> None:
+        self._send(SaslHandshakeResponse(corr, RC.OK, ['PLAIN']))
+
+    def _sasl_authenticate(self, c: SaslAuthenticate, corr: int) -> None:
+        if c.mechanism != 'PLAIN':
+            self._send(SaslAuthenticateResponse(corr, RC.SASL_MECHANISM_NOT_SUPPORTED, None))
+            return
+        parts = bytes(c.data or b'').split(b'\0')
+        user, password = (parts[1].decode(), parts[2].decode()) if len(parts) == 3 else ('', '')
+        if self.core.config.users.get(user) != password or (
+                self.user is not None and user != self.user):
+            code = RC.AUTHENTICATION_FAILURE if self.user is None or user == self.user \
+                else RC.SASL_CANNOT_CHANGE_USERNAME
+            self._send(SaslAuthenticateResponse(corr, code, None))
+            if self.user is None:
+                self.connection_lost()
+                self._close()
+            return
+        first = self.user is None
+        self.user = user
+        self._send(SaslAuthenticateResponse(corr, RC.OK, None))
+        if first:
+            self._send(Tune(FRAME_MAX, HEARTBEAT))
+
+    def _tune(self, c: TuneResponse, corr: None) -> None:
+        if c.frame_max:
+            self._reader.max_frame_size = c.frame_max
+
+    def _open(self, c: Open, corr: int) -> None:
+        config = self.core.config
+        if self.user is None or c.virtual_host not in config.virtual_hosts:
+            self._send(OpenResponse(corr, RC.VIRTUAL_HOST_ACCESS_FAILURE, {}))
+            self.connection_lost()
+            self._close()
+            return
+        self.opened = True
+        self._send(OpenResponse(corr, RC.OK, {
+            'advertised_host': config.host, 'advertised_port': str(config.port),
+        }))
+
+    def _exchange_versions(self, c: ExchangeCommandVersions, corr: int) -> None:
+        ours = [CommandVersion(Key.PUBLISH, 1, 2), CommandVersion(Key.DELIVER, 1, 2)]
+        for v in c.versions:
+            if v.key == Key.DELIVER and v.max_version >= 2:
+                self.deliver_version = 2
+        self._send(ExchangeCommandVersionsResponse(corr, RC.OK, ours))
+
+    def _heartbeat(self, c: Heartbeat, corr: None) -> None:
+        self._send(Heartbeat())
+
+    def _close_request(self, c: Close, corr: int) -> None:
+        self._send(CloseResponse(corr, RC.OK))
+        self.connection_lost()
+        self._close()
+
+    def _close_response(self, c: CloseResponse, corr: int) -> None:
+        pass
+
+    #
+    # streams
+    #
+    def _log(self, stream: str) -> StreamLog | None:
+        return self.core.store.streams.get(stream)
+
+    def _create(self, c: Create, corr: int) -> None:
+        ok = self.core.store.create(c.stream, dict(c.arguments))
+        self._send(CreateResponse(corr, RC.OK if ok else RC.STREAM_ALREADY_EXISTS))
+
+    def _delete(self, c: Delete, corr: int) -> None:
+        ok = self.core.store.delete(c.stream)
+        self._send(DeleteResponse(corr, RC.OK if ok else RC.STREAM_DOES_NOT_EXIST))
+        if ok:
+            self.core.stream_deleted(c.stream)
+
+    def stream_gone(self, stream: str) -> None:
+        """A stream was deleted: ``MetadataUpdate``, then its items are gone."""
+        pubs = [p for p in self.publishers.values() if p.stream == stream]
+        subs = [s for s in self.subscriptions.values() if s.stream == stream]
+        if pubs or subs:
+            self._send(MetadataUpdate(RC.STREAM_NOT_AVAILABLE, stream))
+        for p in pubs:
+            del self.publishers[p.publisher_id]
+        for s in subs:
+            del self.subscriptions[s.subscription_id]
+
+    def _metadata(self, c: Metadata, corr: int) -> None:
+        config = self.core.config
+        streams = [
+            StreamMetadata(s, RC.OK, 0, []) if self._log(s) is not None
+            else StreamMetadata(s, RC.STREAM_DOES_NOT_EXIST, NO_LEADER, [])
+            for s in c.streams
+        ]
+        self._send(MetadataResponse(corr, [Broker(0, config.host, config.port)], streams))
+
+    def _stream_stats(self, c: StreamStats, corr: int) -> None:
+        log = self._log(c.stream)
+        if log is None:
+            self._send(StreamStatsResponse(corr, RC.STREAM_DOES_NOT_EXIST, {}))
+        else:
+            self._send(StreamStatsResponse(corr, RC.OK, log.stats()))
+
+    def _resolve(self, c: ResolveOffsetSpec, corr: int) -> None:
+        log = self._log(c.stream)
+        if log is None:
+            self._send(ResolveOffsetSpecResponse(corr, RC.STREAM_DOES_NOT_EXIST, 4, 0))
+        else:
+            self._send(ResolveOffsetSpecResponse(
+                corr, RC.OK, OffsetType.OFFSET, log.resolve(c.offset_spec),
+            ))
+
+    #
+    # publishing
+    #
+    def _declare_publisher(self, c: DeclarePublisher, corr: int) -> None:
+        if c.publisher_id in self.publishers:
+            code = RC.PRECONDITION_FAILED
+        elif self._log(c.stream) is None:
+            code = RC.STREAM_DOES_NOT_EXIST
+        elif c.reference and any(
+                p.reference == c.reference and p.stream == c.stream
+                for s in self.core.sessions for p in s.publishers.values()):
+            code = RC.PRECONDITION_FAILED  # one publisher per name and stream
+        else:
+            self.publishers[c.publisher_id] = Publisher(c.publisher_id, c.reference, c.stream)
+            code = RC.OK
+        self._send(DeclarePublisherResponse(corr, code))
+
+    def _delete_publisher(self, c: DeletePublisher, corr: int) -> None:
+        found = self.publishers.pop(c.publisher_id, None)
+        self._send(DeletePublisherResponse(
+            corr, RC.OK if found is not None else RC.PUBLISHER_DOES_NOT_EXIST,
+        ))
+
+    def _query_sequence(self, c: QueryPublisherSequence, corr: int) -> None:
+        if self._log(c.stream) is None:
+            self._send(QueryPublisherSequenceResponse(corr, RC.STREAM_DOES_NOT_EXIST, 0))
+            return
+        seq = self.core.store.sequences.get((c.stream, c.reference), 0)
+        self._send(QueryPublisherSequenceResponse(corr, RC.OK, seq))
+
+    def _publish(self, publisher_id: int, messages: list[tuple[int, Entry]]) -> None:
+        publisher = self.publishers.get(publisher_id)
+        log = None if publisher is None else self._log(publisher.stream)
+        if publisher is None or log is None:
+            code = RC.PUBLISHER_DOES_NOT_EXIST if publisher is None else RC.STREAM_DOES_NOT_EXIST
+            self._send(PublishError(publisher_id, [
+                PublishingError(pid, code) for pid, _ in messages
+            ]))
+            return
+        store = self.core.store
+        key = (publisher.stream, publisher.reference)
+        entries = []
+        for pid, entry in messages:
+            # a named publisher's id at or below the last stored one is a
+            # duplicate: confirmed, not stored (RabbitMQ's deduplication)
+            if publisher.reference:
+                if pid <= store.sequences.get(key, 0):
+                    continue
+                store.sequences[key] = pid
+            entries.append(entry)
+        if entries:
+            log.append(entries, self.core.clock())
+        self._send(PublishConfirm(publisher_id, [pid for pid, _ in messages]))
+        if entries:
+            self.core.published(publisher.stream)
+
+    #
+    # subscribing
+    #
+    def _subscribe(self, c: Subscribe, corr: int) -> None:
+        log = self._log(c.stream)
+        props = dict(c.properties)
+        if c.subscription_id in self.subscriptions:
+            self._send(SubscribeResponse(corr, RC.SUBSCRIPTION_ID_ALREADY_EXISTS))
+            return
+        if log is None:
+            self._send(SubscribeResponse(corr, RC.STREAM_DOES_NOT_EXIST))
+            return
+        filters = frozenset(v for k, v in props.items() if k.startswith('filter.'))
+        sac = props.get('single-active-consumer') == 'true'
+        if sac and not props.get('name'):
+            self._send(SubscribeResponse(corr, RC.PRECONDITION_FAILED))
+            return
+        sub = BrokerSubscription(
+            self, c.subscription_id, c.stream, c.offset_spec, c.credit, filters,
+            props.get('match-unfiltered') == 'true', log.start(c.offset_spec),
+            group=props['name'] if sac else None,
+        )
+        self.subscriptions[c.subscription_id] = sub
+        self._send(SubscribeResponse(corr, RC.OK))
+        if sac:
+            self.core.join(sub)
+        else:
+            self.pump(sub)
+
+    def _credit(self, c: Credit, corr: None) -> None:
+        sub = self.subscriptions.get(c.subscription_id)
+        if sub is None:
+            self._send(CreditResponse(RC.SUBSCRIPTION_ID_DOES_NOT_EXIST, c.subscription_id))
+            return
+        sub.credit += c.credit
+        self.pump(sub)
+
+    def _unsubscribe(self, c: Unsubscribe, corr: int) -> None:
+        sub = self.subscriptions.get(c.subscription_id)
+        if sub is None:
+            self._send(UnsubscribeResponse(corr, RC.SUBSCRIPTION_ID_DOES_NOT_EXIST))
+            return
+        self._drop(sub)
+        self._send(UnsubscribeResponse(corr, RC.OK))
+
+    def _drop(self, sub: BrokerSubscription) -> None:
+        self.subscriptions.pop(sub.subscription_id, None)
+        if sub.group is not None:
+            self.core.leave(sub)
+
+    def pump(self, sub: BrokerSubscription) -> None:
+        """Deliver the chunks the subscription has credit for."""
+        log = self._log(sub.stream)
+        if log is None or not sub.active or self.closed:
+            return
+        chunks = log.chunks
+        while sub.credit > 0 and sub.position < len(chunks):
+            chunk = chunks[sub.position]
+            sub.position += 1
+            if not sub.wants(chunk):
+                continue
+            sub.credit -= 1
+            if self.deliver_version == 2:
+                self._send(DeliverV2(sub.subscription_id, chunks[-1].first_offset, chunk.data))
+            else:
+                self._send(Deliver(sub.subscription_id, chunk.data))
+
+    def activate(self, sub: BrokerSubscription) -> None:
+        """Make a single active consumer active: ask the client where to start."""
+        corr = next(self._correlation)
+        self._updates[corr] = sub
+        self._send(ConsumerUpdate(sub.subscription_id, True), corr)
+
+    def _consumer_update_response(self, c: ConsumerUpdateResponse, corr: int) -> None:
+        sub = self._updates.pop(c.correlation_id, None)
+        log = None if sub is None else self._log(sub.stream)
+        if sub is None or log is None or sub.subscription_id not in self.subscriptions:
+            return
+        spec = sub.spec if c.offset_spec.type == OffsetType.NONE else c.offset_spec
+        sub.position = log.start(spec)
+        sub.active = True
+        self.pump(sub)
+
+    #
+    # offsets
+    #
+    def _store_offset(self, c: StoreOffset, corr: None) -> None:
+        if self._log(c.stream) is not None:
+            self.core.store.offsets[(c.stream, c.reference)] = c.offset
+
+    def _query_offset(self, c: QueryOffset, corr: int) -> None:
+        if self._log(c.stream) is None:
+            self._send(QueryOffsetResponse(corr, RC.STREAM_DOES_NOT_EXIST, 0))
+            return
+        offset = self.core.store.offsets.get((c.stream, c.reference))
+        if offset is None:
+            self._send(QueryOffsetResponse(corr, RC.NO_OFFSET, 0))
+        else:
+            self._send(QueryOffsetResponse(corr, RC.OK, offset))
+
+    #
+    # super streams
+    #
+    def _create_super_stream(self, c: CreateSuperStream, corr: int) -> None:
+        store = self.core.store
+        if len(c.partitions) != len(c.binding_keys) or not c.partitions:
+            code = RC.PRECONDITION_FAILED
+        elif c.name in store.super_streams or any(p in store.streams for p in c.partitions):
+            code = RC.STREAM_ALREADY_EXISTS
+        else:
+            for p in c.partitions:
+                store.create(p, dict(c.arguments))
+            store.super_streams[c.name] = list(zip(c.partitions, c.binding_keys, strict=True))
+            code = RC.OK
+        self._send(CreateSuperStreamResponse(corr, code))
+
+    def _delete_super_stream(self, c: DeleteSuperStream, corr: int) -> None:
+        store = self.core.store
+        bound = store.super_streams.pop(c.name, None)
+        if bound is None:
+            self._send(DeleteSuperStreamResponse(corr, RC.STREAM_DOES_NOT_EXIST))
+            return
+        for partition, _ in bound:
+            if store.delete(partition):
+                self.core.stream_deleted(partition)
+        self._send(DeleteSuperStreamResponse(corr, RC.OK))
+
+    def _partitions(self, c: Partitions, corr: int) -> None:
+        bound = self.core.store.super_streams.get(c.super_stream)
+        if bound is None:
+            self._send(PartitionsResponse(corr, RC.STREAM_DOES_NOT_EXIST, []))
+        else:
+            self._send(PartitionsResponse(corr, RC.OK, [p for p, _ in bound]))
+
+    def _route(self, c: Route, corr: int) -> None:
+        bound = self.core.store.super_streams.get(c.super_stream)
+        if bound is None:
+            self._send(RouteResponse(corr, RC.STREAM_DOES_NOT_EXIST, []))
+        else:
+            self._send(RouteResponse(corr, RC.OK, [p for p, k in bound if k == c.routing_key]))
+
+_Handler: tp.TypeAlias = Callable[[Session, tp.Any, tp.Any], None]
+_HANDLERS: dict[type, _Handler] = {
+    PeerProperties: Session._peer_properties,
+    SaslHandshake: Session._sasl_handshake,
+    SaslAuthenticate: Session._sasl_authenticate,
+    TuneResponse: Session._tune,
+    Open: Session._open,
+    ExchangeCommandVersions: Session._exchange_versions,
+    Heartbeat: Session._heartbeat,
+    Close: Session._close_request,
+    CloseResponse: Session._close_response,
+    Create: Session._create,
+    Delete: Session._delete,
+    Metadata: Session._metadata,
+    StreamStats: Session._stream_stats,
+    ResolveOffsetSpec: Session._resolve,
+    DeclarePublisher: Session._declare_publisher,
+    DeletePublisher: Session._delete_publisher,
+    QueryPublisherSequence: Session._query_sequence,
+    Subscribe: Session._subscribe,
+    Credit: Session._credit,
+    Unsubscribe: Session._unsubscribe,
+    ConsumerUpdateResponse: Session._consumer_update_response,
+    StoreOffset: Session._store_offset,
+    QueryOffset: Session._query_offset,
+    CreateSuperStream: Session._create_super_stream,
+    DeleteSuperStream: Session._delete_super_stream,
+    Partitions: Session._partitions,
+    Route: Session._route,
+}
+_HANDSHAKE = frozenset({
+    PeerProperties, SaslHandshake, SaslAuthenticate, TuneResponse, Open, Heartbeat, Close,
+    CloseResponse,
+})
+
+__all__ = ['BrokerConfig', 'BrokerCore', 'Session', 'read_publish']

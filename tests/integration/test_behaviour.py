@@ -1,0 +1,340 @@
+"""
+Behaviour tests run twice: against RabbitMQ 4.3 and against rbfly's fake
+broker (:py:mod:`rbfly.testing`). They pin down what an application sees
+of a broker (publish, confirm, deduplication, offsets, subscriptions from
+every offset specification, filters, single active consumers, super
+streams, statistics, errors), so that the fake broker is held to what
+RabbitMQ does, and a test an application writes against the fake broker
+means the same against RabbitMQ.
+"""
+
+import asyncio
+import time
+import typing as tp
+import uuid
+from collections.abc import AsyncIterator
+
+import pytest
+
+from rbfly.amqp import MessageCtx
+from rbfly.streams import (
+    MessageFilter,
+    Offset,
+    PublisherBatchFast,
+    PublisherPipelined,
+    StreamsClient,
+    SubEntryBatch,
+    get_message_ctx,
+    streams_client,
+)
+from rbfly.streams.error import (
+    NoOffset,
+    PreconditionFailed,
+    StreamAlreadyExists,
+    StreamDoesNotExist,
+)
+from rbfly.testing import FakeBroker
+
+@pytest.fixture(params=['rabbitmq', 'fake'])
+async def broker_url(request: pytest.FixtureRequest) -> AsyncIterator[str]:
+    """RabbitMQ 4.3, then the fake broker."""
+    if request.param == 'rabbitmq':
+        yield str(request.getfixturevalue('url43'))
+    else:
+        async with FakeBroker() as broker:
+            yield broker.url
+
+@pytest.fixture
+async def client(broker_url: str, stream: str) -> AsyncIterator[StreamsClient]:
+    """A client of each broker, with the test's stream created."""
+    c = streams_client(broker_url)
+    await c.create_stream(stream)
+    try:
+        yield c
+    finally:
+        await c.delete_stream(stream)
+        await c.disconnect()
+
+async def read(
+        client: StreamsClient, stream: str, count: int, offset: Offset = Offset.FIRST,
+        **options: tp.Any,
+) -> list[tuple[int, object]]:
+    """``count`` messages with their offsets (within 10 s)."""
+    got: list[tuple[int, object]] = []
+    if count == 0:
+        return got
+    async with asyncio.timeout(10):
+        async for body in client.subscribe(stream, offset=offset, **options):
+            got.append((get_message_ctx().stream_offset, body))
+            if len(got) == count:
+                break
+    return got
+
+async def publish(client: StreamsClient, stream: str, bodies: list[str]) -> None:
+    async with client.publisher(stream, cls=PublisherBatchFast) as pub:
+        for b in bodies:
+            pub.batch(b)
+        await pub.flush()
+
+async def test_publish_and_read_back(client: StreamsClient, stream: str) -> None:
+    """Messages get consecutive offsets from 0, in the order sent."""
+    async with client.publisher(stream) as pub:
+        for i in range(5):
+            await pub.send('s{}'.format(i))
+    await publish(client, stream, ['b{}'.format(i) for i in range(5)])
+    async with client.publisher(stream, cls=PublisherPipelined) as pipe:
+        for i in range(5):
+            await pipe.send('p{}'.format(i))
+        await pipe.flush()
+    got = await read(client, stream, 15)
+    assert got == list(enumerate(
+        ['s{}'.format(i) for i in range(5)] + ['b{}'.format(i) for i in range(5)]
+        + ['p{}'.format(i) for i in range(5)]
+    ))
+
+async def test_message_sections(client: StreamsClient, stream: str) -> None:
+    """Properties and application properties come back as sent."""
+    async with client.publisher(stream) as pub:
+        await pub.send(MessageCtx(b'bin', app_properties={'k': 'v', 'n': 3}))
+    async with asyncio.timeout(10):
+        async for _ in client.subscribe(stream, offset=Offset.FIRST):
+            ctx = get_message_ctx()
+            break
+    assert (ctx.body, ctx.app_properties) == (b'bin', {'k': 'v', 'n': 3})
+    assert abs(ctx.stream_timestamp - time.time()) < 60
+
+async def test_deduplication(client: StreamsClient, stream: str) -> None:
+    """
+    A named publisher's ids at or below the last stored one are confirmed
+    and dropped; the sequence is kept across publishers of the name.
+    """
+    async with client.publisher(stream, name='dedup', cls=PublisherBatchFast) as pub:
+        for i in range(3):
+            pub.batch('m{}'.format(i))
+        await pub.flush()
+    assert await client.query_publisher_sequence(stream, 'dedup') == 3
+    async with client.publisher(stream, name='dedup') as pub:
+        pub.message_id = 2  # the next message takes id 3: a duplicate
+        await pub.send('again')
+        await pub.send('m3')
+    assert await client.query_publisher_sequence(stream, 'dedup') == 4
+    got = await read(client, stream, 4)
+    assert [b for _, b in got] == ['m0', 'm1', 'm2', 'm3']
+    assert await client.query_publisher_sequence(stream, 'no-such-name') == 0
+
+async def test_two_publishers_of_one_name(client: StreamsClient, stream: str) -> None:
+    """A name is held by one publisher of a stream at a time."""
+    async with client.publisher(stream, name='one'):
+        with pytest.raises(PreconditionFailed):
+            async with client.publisher(stream, name='one'):
+                pass
+    # the name is free again once the first publisher ended
+    async with client.publisher(stream, name='one') as pub:
+        await pub.send('x')
+    assert await client.query_publisher_sequence(stream, 'one') == 1
+
+@pytest.mark.parametrize(('offset', 'expected'), [
+    (Offset.FIRST, 0), (Offset.offset(7), 7), (Offset.offset(0), 0),
+])
+async def test_offset_specs(
+        client: StreamsClient, stream: str, offset: Offset, expected: int,
+) -> None:
+    """A subscription receives from the first message its offset names."""
+    await publish(client, stream, ['a{}'.format(i) for i in range(5)])
+    await publish(client, stream, ['b{}'.format(i) for i in range(5)])
+    got = await read(client, stream, 10 - expected, offset)
+    assert [o for o, _ in got] == list(range(expected, 10))
+
+async def test_offset_last_and_next(client: StreamsClient, stream: str) -> None:
+    """``LAST`` starts at the last chunk; ``NEXT`` waits for new messages."""
+    await publish(client, stream, ['a{}'.format(i) for i in range(5)])
+    await publish(client, stream, ['b{}'.format(i) for i in range(5)])
+    last = await read(client, stream, 5, Offset.LAST)
+    assert [b for _, b in last] == ['b{}'.format(i) for i in range(5)]
+
+    got: list[tuple[int, object]] = []
+
+    async def consume() -> None:
+        got.extend(await read(client, stream, 2, Offset.NEXT))
+
+    task = asyncio.create_task(consume())
+    await asyncio.sleep(0.5)  # subscribed; nothing old is delivered
+    await publish(client, stream, ['n0', 'n1'])
+    await asyncio.wait_for(task, 10)
+    assert got == [(10, 'n0'), (11, 'n1')]
+
+async def test_offset_timestamp(client: StreamsClient, stream: str) -> None:
+    """A timestamp starts at the chunks written at or after it."""
+    await publish(client, stream, ['old'])
+    await asyncio.sleep(1.1)
+    since = time.time()
+    await publish(client, stream, ['new'])
+    got = await read(client, stream, 1, Offset.timestamp(since))
+    assert got == [(1, 'new')]
+
+async def test_stored_offsets(client: StreamsClient, stream: str) -> None:
+    """An offset stored under a reference is read back; none stored is ``NoOffset``."""
+    with pytest.raises(NoOffset):
+        await client.query_offset(stream, 'app')
+    await publish(client, stream, ['a', 'b', 'c'])
+    await client.write_offset(stream, 'app', 1)
+    for _ in range(50):  # StoreOffset has no response
+        try:
+            if await client.query_offset(stream, 'app') == 1:
+                break
+        except NoOffset:
+            pass
+        await asyncio.sleep(0.05)
+    assert await client.query_offset(stream, 'app') == 1
+    got = await read(client, stream, 1, Offset.reference('app'))
+    assert got == [(2, 'c')]
+
+async def test_stream_errors(client: StreamsClient, stream: str) -> None:
+    """Typed errors for streams that do or do not exist."""
+    missing = 'rbfly-missing-{}'.format(uuid.uuid4().hex[:8])
+    with pytest.raises(StreamAlreadyExists):
+        await client.create_stream(stream, exist_ok=False)
+    with pytest.raises(StreamDoesNotExist):
+        await client.delete_stream(missing, missing_ok=False)
+    with pytest.raises(StreamDoesNotExist):
+        async with client.publisher(missing):
+            pass
+    with pytest.raises(StreamDoesNotExist):
+        await read(client, missing, 1)
+    assert await client.stream_exists(stream)
+    assert not await client.stream_exists(missing)
+
+async def test_stream_stats(client: StreamsClient, stream: str) -> None:
+    """Statistics of an empty stream, then of a stream with two chunks."""
+    empty = await client.stream_stats(stream)
+    assert empty['first_chunk_id'] == -1
+    assert empty['committed_chunk_id'] == -1
+    await publish(client, stream, ['a', 'b'])
+    await publish(client, stream, ['c'])
+    stats = await client.stream_stats(stream)
+    assert stats['first_chunk_id'] == 0
+    assert stats['committed_chunk_id'] == 2
+
+async def test_resolve_offset(client: StreamsClient, stream: str) -> None:
+    """Where a subscription would start (RabbitMQ 4.3's ResolveOffsetSpec)."""
+    await publish(client, stream, ['a', 'b'])
+    await publish(client, stream, ['c'])
+    assert await client.resolve_offset(stream, Offset.FIRST) == 0
+    assert await client.resolve_offset(stream, Offset.LAST) == 2
+    assert await client.resolve_offset(stream, Offset.NEXT) == 3
+    assert await client.resolve_offset(stream, Offset.offset(1)) == 1
+
+async def test_stop_at_end(client: StreamsClient, stream: str) -> None:
+    """A bounded replay reads what was there when it started, then ends."""
+    await publish(client, stream, ['a', 'b', 'c'])
+    got = []
+    async with asyncio.timeout(10):
+        async for body in client.subscribe(stream, offset=Offset.FIRST, stop_at_end=True):
+            got.append(body)
+    assert got == ['a', 'b', 'c']
+
+def colour(msg: MessageCtx) -> str | None:
+    value = msg.app_properties.get('colour')
+    return value if isinstance(value, str) else None
+
+async def test_filter(client: StreamsClient, stream: str) -> None:
+    """Only messages of the filter's values, and those without one if asked."""
+    async with client.publisher(stream, cls=PublisherBatchFast, filter_extract=colour) as pub:
+        for c in ('red', 'green', 'red', 'blue'):
+            pub.batch(MessageCtx(c, app_properties={'colour': c}))
+            await pub.flush()
+    async with client.publisher(stream) as plain:
+        await plain.send('none')
+    red = await read(client, stream, 2, filter=MessageFilter(colour, {'red'}))
+    assert red == [(0, 'red'), (2, 'red')]
+    unfiltered = MessageFilter(colour, {'blue'}, match_unfiltered=True)
+    got = await read(client, stream, 2, filter=unfiltered)
+    assert got == [(3, 'blue'), (4, 'none')]
+
+@pytest.mark.parametrize('compression', ['none', 'gzip', 'zstd'])
+async def test_sub_entry_batches(client: StreamsClient, stream: str, compression: str) -> None:
+    """Sub-entry batches, compressed or not, count one offset per message."""
+    async with client.publisher(
+            stream, cls=PublisherBatchFast, sub_entry_size=4, compression=compression) as pub:
+        for i in range(10):
+            pub.batch('z{}'.format(i))
+        await pub.flush()
+    async with client.publisher(stream) as single:
+        await single.send(SubEntryBatch(['a', 'b'], 'gzip'))
+    await publish(client, stream, ['after'])
+    got = await read(client, stream, 13)
+    assert got == list(enumerate(['z{}'.format(i) for i in range(10)] + ['a', 'b', 'after']))
+
+async def test_single_active_consumer(
+        broker_url: str, client: StreamsClient, stream: str,
+) -> None:
+    """The second consumer of a group waits; it takes over when the first ends."""
+    await publish(client, stream, ['m{}'.format(i) for i in range(10)])
+    other = streams_client(broker_url)
+    first: list[object] = []
+    second: list[object] = []
+
+    async def consume_second() -> None:
+        async for body in other.subscribe(
+                stream, name='group', single_active=True, offset=Offset.reference('group')):
+            second.append(body)
+            if len(second) == 5:
+                return
+    try:
+        async with asyncio.timeout(15):
+            async for body in client.subscribe(
+                    stream, name='group', single_active=True, offset=Offset.FIRST):
+                first.append(body)
+                if len(first) == 1:
+                    task = asyncio.create_task(consume_second())
+                    await asyncio.sleep(0.5)
+                if len(first) == 5:
+                    await client.write_offset(stream, 'group')
+                    for _ in range(50):
+                        try:
+                            if await client.query_offset(stream, 'group') == 4:
+                                break
+                        except NoOffset:
+                            pass
+                        await asyncio.sleep(0.05)
+                    break
+            assert not second
+            await task
+    finally:
+        await other.disconnect()
+    assert first == ['m{}'.format(i) for i in range(5)]
+    assert second == ['m{}'.format(i) for i in range(5, 10)]
+
+async def test_super_stream(broker_url: str) -> None:
+    """Partitions, key routing, and each message on the partition of its key."""
+    name = 'rbfly-super-{}'.format(uuid.uuid4().hex[:8])
+    client = streams_client(broker_url)
+    try:
+        partitions = await client.create_super_stream(name, binding_keys=['eu', 'us'])
+        assert partitions == ['{}-eu'.format(name), '{}-us'.format(name)]
+        assert await client.super_stream_partitions(name) == partitions
+        assert await client.route(name, 'us') == [partitions[1]]
+        assert await client.route(name, 'asia') == []
+        with pytest.raises(StreamAlreadyExists):
+            await client.create_super_stream(name, binding_keys=['eu'], exist_ok=False)
+
+        def region(msg: MessageCtx) -> str:
+            return tp.cast(str, msg.app_properties['region'])
+
+        async with client.super_stream_publisher(name, region, routing='key') as pub:
+            for i, r in enumerate(['eu', 'us', 'eu']):
+                await pub.send(MessageCtx(i, app_properties={'region': r}))
+        assert await read(client, partitions[0], 2) == [(0, 0), (1, 2)]
+        assert await read(client, partitions[1], 1) == [(0, 1)]
+    finally:
+        await client.delete_super_stream(name)
+        await client.disconnect()
+    assert not await client.super_stream_exists(name)
+
+async def test_precondition_failed_on_duplicate_subscription_group(
+        client: StreamsClient, stream: str,
+) -> None:
+    """A single active consumer needs a name: refused before the broker sees it."""
+    with pytest.raises((ValueError, PreconditionFailed)):
+        async for _ in client.subscribe(stream, single_active=True):
+            pass

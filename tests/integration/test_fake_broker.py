@@ -1,0 +1,138 @@
+"""
+What only the fake broker (:py:mod:`rbfly.testing`) does: lose every
+connection on demand, claim another RabbitMQ version, take other users,
+and show what it stores. What it shares with RabbitMQ is tested in
+``test_behaviour.py``.
+"""
+
+import asyncio
+import typing as tp
+
+import pytest
+
+from rbfly.streams import (
+    FeatureNotSupported,
+    Offset,
+    PublisherPipelined,
+    get_message_ctx,
+    streams_client,
+)
+from rbfly.streams.error import ConnectionLost
+from rbfly.testing import FakeBroker
+
+async def test_recovery_after_connections_dropped() -> None:
+    """
+    Every connection dropped while a named publisher sends: the client
+    reconnects, sends its unconfirmed messages again, and the broker's
+    deduplication keeps each message once, in order.
+    """
+    async with FakeBroker() as broker:
+        client = streams_client(broker.url)
+        try:
+            await client.create_stream('s')
+            n = 3000
+            async with client.publisher('s', name='p', cls=PublisherPipelined) as pub:
+                for i in range(n):
+                    await pub.send(i)
+                    if i == 1000:
+                        assert broker.drop_connections() == 1
+                    if i == 2000:  # once back: all before confirmed, then again
+                        await pub.flush()
+                        assert broker.drop_connections() == 1
+                await pub.flush()
+            log = broker.store.streams['s']
+            assert log.next_offset == n
+            got: list[int] = []
+            async with asyncio.timeout(20):
+                async for body in client.subscribe('s', offset=Offset.FIRST):
+                    got.append(tp.cast(int, body))
+                    assert get_message_ctx().stream_offset == len(got) - 1
+                    if len(got) == n:
+                        break
+            assert got == list(range(n))
+        finally:
+            await client.disconnect()
+
+async def test_subscription_resumes_after_drop() -> None:
+    """A subscription continues after its connection was dropped, with no gap or repeat."""
+    async with FakeBroker() as broker:
+        client = streams_client(broker.url)
+        try:
+            await client.create_stream('s')
+            async with client.publisher('s') as pub:
+                for i in range(10):
+                    await pub.send(i)
+            got: list[object] = []
+            async with asyncio.timeout(20):
+                async for body in client.subscribe('s', offset=Offset.FIRST):
+                    got.append(body)
+                    if len(got) == 5:
+                        broker.drop_connections()
+                        async with client.publisher('s') as pub:
+                            for i in range(10, 15):
+                                await pub.send(i)
+                    if len(got) == 15:
+                        break
+            assert got == list(range(15))
+        finally:
+            await client.disconnect()
+
+async def test_claimed_version() -> None:
+    """Features are enabled by the version the broker claims, as with RabbitMQ."""
+    async with FakeBroker(version='3.10.0') as broker:
+        client = streams_client(broker.url)
+        try:
+            await client.create_stream('s')
+            with pytest.raises(FeatureNotSupported, match=r'3\.11'):
+                await client.stream_stats('s')
+        finally:
+            await client.disconnect()
+
+async def test_users_and_virtual_hosts() -> None:
+    """The login and the virtual host are checked; a wrong one is a typed error."""
+    async with FakeBroker(users={'app': 's3cret'}, virtual_hosts=['prod']) as broker:
+        assert broker.url == 'rabbitmq-stream://app:s3cret@127.0.0.1:{}/'.format(broker.port)
+        good = streams_client(broker.url + 'prod')
+        wrong_vhost = streams_client(broker.url)
+        wrong_password = streams_client(
+            'rabbitmq-stream://app:nope@127.0.0.1:{}/prod'.format(broker.port),
+        )
+        try:
+            await good.create_stream('s')
+            assert await good.stream_exists('s')
+            for client in (wrong_vhost, wrong_password):
+                with pytest.raises((ConnectionLost, Exception)) as info:
+                    await client.create_stream('s')
+                assert type(info.value).__module__.startswith('rbfly.')
+        finally:
+            for client in (good, wrong_vhost, wrong_password):
+                await client.disconnect()
+
+async def test_store_contents() -> None:
+    """Streams, chunks, sequences and offsets are there for a test to read."""
+    async with FakeBroker() as broker:
+        client = streams_client(broker.url)
+        try:
+            await client.create_stream('s', max_age='1h')
+            async with client.publisher('s', name='p') as pub:
+                await pub.send('a')
+                await pub.send('b')
+            await client.write_offset('s', 'app', 1)
+            await client.query_publisher_sequence('s', 'p')  # StoreOffset has been read
+            store = broker.store
+            assert store.streams['s'].arguments == {'max-age': '1h'}
+            assert store.streams['s'].next_offset == 2
+            assert len(store.streams['s'].chunks) == 2
+            assert store.sequences == {('s', 'p'): 2}
+            assert store.offsets == {('s', 'app'): 1}
+        finally:
+            await client.disconnect()
+
+async def test_not_started() -> None:
+    """Using a broker that is not running is a clear error."""
+    broker = FakeBroker()
+    with pytest.raises(RuntimeError, match='not started'):
+        broker.url  # noqa: B018
+    async with broker:
+        with pytest.raises(RuntimeError, match='running already'):
+            await broker.start()
