@@ -128,6 +128,8 @@ class ChildRunner:
 
 API = {
     'rbfly': 'async for body in client.subscribe(stream, offset=Offset.FIRST)',
+    'rbfly-spin': 'streams_client(spin=0.0005): async for body in client.subscribe(...),'
+                  ' polling the loop up to 0.5 ms for the next chunk (busy-waiting)',
     'rbfly-chunks': 'async for chunk in client.subscribe_chunks(stream, offset=Offset.FIRST)',
     BASELINE: 'async for body in client.subscribe(stream, offset=Offset.FIRST)',
     'rstream': 'Consumer.subscribe(stream, callback, decoder=amqp_decoder,'
@@ -154,6 +156,14 @@ def make_runner(name: str, args: argparse.Namespace) -> Runner:
             )
         return LocalRunner(
             name, version, functools.partial(consume_rbfly, url, chunks=chunks),
+            API[name], args.profile,
+        )
+    if name == 'rbfly-spin':
+        version, _ = rbfly_module_info()
+        if version is None:
+            raise SkipImplementation('rbfly is not importable; pip install -e .')
+        return LocalRunner(
+            name, version, functools.partial(consume_rbfly, url, chunks=False, spin=0.0005),
             API[name], args.profile,
         )
     if name == 'rstream':

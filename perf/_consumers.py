@@ -48,10 +48,18 @@ class Received:
 # rbfly (this version or 0.10; the same code runs in the child process)
 #
 
-async def consume_rbfly(url: str, stream: str, count: int, chunks: bool) -> JsonDict:
+async def consume_rbfly(
+        url: str, stream: str, count: int, chunks: bool, spin: float | None = None,
+) -> JsonDict:
+    """
+    Read a stream with rbfly (``async for``, or the chunk API with
+    ``chunks``); with ``spin``, the subscription polls for the next chunk
+    that far (``streams_client(spin=...)``; rbfly's default is no spin).
+    """
     from rbfly.streams import Offset, get_message_ctx, streams_client
 
-    client = streams_client(url)   # RbFly 0.10 clients are no context managers
+    # RbFly 0.10 clients are no context managers; it has no spin option
+    client = streams_client(url) if spin is None else streams_client(url, spin=spin)
     watch = Stopwatch()
     received = Received()
     try:

@@ -91,6 +91,8 @@ class LocalRunner:
                 return str(ex)
         if self.name == 'rbfly-subentry' and case.scenario == 'single':
             return 'a sub-entry batch of one message is a single message'
+        if self.name == 'rbfly-spin' and case.scenario != 'single':
+            return 'the spin pays off only when each confirmation is awaited'
         if self.name == 'rbfly-anonymous' and case.scenario == 'single':
             return 'single messages wait for the round trip, not the broker\'s tracking'
         if self.name == 'aiokafka' and case.fmt != 'amqp':
@@ -174,6 +176,9 @@ class ChildRunner:
         return result
 
 
+SPIN = 0.0005
+"""Seconds ``rbfly-spin`` polls for the next confirmation or chunk (the former default)."""
+
 RBFLY_API = {
     'single': 'Publisher.send (amqp), PublisherBin.send (binary)',
     'batch': 'PublisherBatchFast.batch x 100 + await flush() (amqp),'
@@ -184,6 +189,11 @@ RBFLY_ANONYMOUS_API = {
     'batch': 'publisher(dedup=False), PublisherBatchFast.batch x 100 + await flush()',
     'pipelined': 'publisher(dedup=False), PublisherPipelined: await send(m) for each,'
                  ' await flush()',
+}
+
+RBFLY_SPIN_API = {
+    'single': 'streams_client(spin=0.0005): Publisher.send, polling the loop up to'
+              ' 0.5 ms for each confirmation (busy-waiting: its own CPU cost)',
 }
 
 RBFLY_SUBENTRY_API = {
@@ -231,17 +241,18 @@ def make_runner(name: str, args: argparse.Namespace, admin: StreamAdmin) -> Runn
         )
         return runner
     variants = {
-        'rbfly-anonymous': (False, True, RBFLY_ANONYMOUS_API),
-        'rbfly-subentry': (True, False, RBFLY_SUBENTRY_API),
+        'rbfly-anonymous': (False, True, None, RBFLY_ANONYMOUS_API),
+        'rbfly-subentry': (True, False, None, RBFLY_SUBENTRY_API),
+        'rbfly-spin': (False, False, SPIN, RBFLY_SPIN_API),
     }
     if name in variants:
-        sub_entry, anonymous, api = variants[name]
+        sub_entry, anonymous, spin, api = variants[name]
         version, _ = rbfly_module_info()
         if version is None:
             raise SkipImplementation('rbfly is not importable; pip install -e .')
         return LocalRunner(
             name, version, admin, functools.partial(
-                publish_rbfly, url, sub_entry=sub_entry, anonymous=anonymous,
+                publish_rbfly, url, sub_entry=sub_entry, anonymous=anonymous, spin=spin,
             ),
             api, args.profile,
         )

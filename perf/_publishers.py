@@ -66,13 +66,15 @@ def rbfly_class(case: Case) -> Any:
 
 async def publish_rbfly(
         url: str, stream: str, case: Case, sub_entry: bool = False, anonymous: bool = False,
+        spin: float | None = None,
 ) -> JsonDict:
     """
     Publish a case with rbfly; with ``sub_entry``, as sub-entry batches of
     ``case.batch`` messages (batch: ``sub_entry_size`` of the batch
     publisher; pipelined: a :py:class:`SubEntryBatch` per send, the window
     counting batches); with ``anonymous``, declared without a name
-    (``dedup=False``).
+    (``dedup=False``); with ``spin``, the client polls for a confirmation
+    that far (``streams_client(spin=...)``; rbfly's default is no spin).
     """
     from rbfly.streams import streams_client
 
@@ -88,7 +90,8 @@ async def publish_rbfly(
         kw['sub_entry_size'] = case.batch
     elif sub_entry and case.scenario == 'pipelined':
         kw['window'] = max(1, (case.window or 10_000) // case.batch)
-    client = streams_client(url)   # RbFly 0.10 clients are no context managers
+    # RbFly 0.10 clients are no context managers; it has no spin option
+    client = streams_client(url) if spin is None else streams_client(url, spin=spin)
     try:
         async with client.publisher(stream, **kw) as p:
             if sub_entry and case.scenario == 'pipelined':

@@ -21,6 +21,11 @@ Implementations (``--impl``), each decoding the AMQP messages:
 ``rbfly-chunks``
     ``async for chunk in client.subscribe_chunks(stream, offset=Offset.FIRST)``
     (a list of decoded messages per chunk; the loop adds ``len(chunk)``)
+``rbfly-spin``
+    ``async for`` with ``streams_client(spin=0.0005)``: the subscription
+    polls the event loop for up to 0.5 ms for the next chunk instead of
+    sleeping (busy-waiting; rbfly's default is no spin). A separate line
+    with its own CPU cost.
 ``rbfly-0.10``
     RbFly 0.10.0's ``async for`` in ``perf/.venv-rbfly010``, this script run
     there as a child process per round (``--impl rbfly --child``)
@@ -116,7 +121,7 @@ from _streams import (
 )
 
 BENCHMARK = 'consume'
-IMPLEMENTATIONS = ('rbfly', 'rbfly-chunks', BASELINE, 'rstream', 'java', CEILING)
+IMPLEMENTATIONS = ('rbfly', 'rbfly-chunks', 'rbfly-spin', BASELINE, 'rstream', 'java', CEILING)
 VARIANTS = CONSUME_VARIANTS
 COUNT = CONSUME_COUNT
 QUICK_COUNT = CONSUME_QUICK_COUNT

@@ -57,6 +57,12 @@ Implementations (``--impl``):
     gets a generated name and deduplicates, as RbFly 0.10's default name
     does; the ceiling and the other clients' publishers are anonymous).
     Batches and pipelined only. A separate line.
+``rbfly-spin``
+    rbfly with ``streams_client(spin=0.0005)``: while it awaits a
+    confirmation right after the last one, the client polls the event loop
+    for up to 0.5 ms instead of sleeping (busy-waiting). Single messages
+    only; a separate line with its own CPU cost, never the headline
+    (rbfly's default is no spin).
 ``aiokafka``
     ``AIOKafkaProducer`` with ``acks='all'`` (see ``scripts/kafka.sh``),
     one topic with one partition per round; skipped when no Kafka broker
@@ -159,7 +165,8 @@ from _streams import (
 
 BENCHMARK = 'publish'
 IMPLEMENTATIONS = (
-    'rbfly', BASELINE, 'rstream', 'aiokafka', 'rbfly-subentry', 'rbfly-anonymous', 'java',
+    'rbfly', BASELINE, 'rstream', 'aiokafka', 'rbfly-subentry', 'rbfly-anonymous', 'rbfly-spin',
+    'java',
     CEILING,
 )
 SCENARIOS = PUBLISH_SCENARIOS

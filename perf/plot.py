@@ -49,6 +49,7 @@ COLOURS = {
     'rbfly-chunks': '#17becf',
     'rbfly-subentry': '#aec7e8',
     'rbfly-anonymous': '#9edae5',
+    'rbfly-spin': '#c5b0d5',
     'rbfly-0.10': '#7f7f7f',
     'rstream': '#ff7f0e',
     'aiokafka': '#2ca02c',

@@ -36,8 +36,8 @@ scripts/setup.sh perf,doc
 scripts/brokers.sh start 310
 eval "$(scripts/brokers.sh env)"
 mkdir -p perf/results doc/perf
-impls=(rbfly rbfly-anonymous rbfly-subentry rbfly-0.10 rstream ceiling)
-consume_impls=(rbfly rbfly-chunks rbfly-0.10 rstream ceiling)
+impls=(rbfly rbfly-anonymous rbfly-subentry rbfly-spin rbfly-0.10 rstream ceiling)
+consume_impls=(rbfly rbfly-chunks rbfly-spin rbfly-0.10 rstream ceiling)
 runs() { case ",$only," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 for b in codec publish consume; do
   if ! runs "$b"; then

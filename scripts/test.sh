@@ -41,7 +41,7 @@ export RBFLY_BROKERS_SCRIPT="$PWD/scripts/brokers.sh"
 java=()  # the Java stream client harness too, where java and mvn are installed
 if scripts/java-perf.sh --prepare >/dev/null 2>&1; then java=(java); fi
 "$VENV/bin/python" perf/bench_publish.py --quick --url "$RBFLY_URL" \
-  --impl rbfly rbfly-0.10 rstream rbfly-subentry ceiling "${java[@]}" >/dev/null
+  --impl rbfly rbfly-0.10 rstream rbfly-subentry rbfly-spin ceiling "${java[@]}" >/dev/null
 "$VENV/bin/python" perf/bench_consume.py --quick --url "$RBFLY_URL" \
-  --impl rbfly rbfly-chunks rbfly-0.10 rstream ceiling "${java[@]}" >/dev/null
+  --impl rbfly rbfly-chunks rbfly-spin rbfly-0.10 rstream ceiling "${java[@]}" >/dev/null
 echo "benchmarks: quick mode ran"

@@ -30,10 +30,12 @@ DEFAULT_CREDIT = 16
 DEFAULT_BUFFER_BYTES = 8 * 1024 * 1024
 """Bytes of chunks a subscription may hold (bounds its memory)."""
 
-DEFAULT_SPIN = 0.0005
+DEFAULT_SPIN = 0.0
 """
 Seconds a subscription receiving chunks in quick succession polls for the
-next one before its task sleeps (see :py:mod:`rbfly.streams.subscriber`).
+next one before its task sleeps, and a publisher polls for a confirmation
+(see :py:attr:`ClientOptions.spin`): none by default, since polling keeps a
+core busy.
 """
 
 DEFAULT_REQUEST_TIMEOUT = 30.0
@@ -79,10 +81,12 @@ class ClientOptions:
     Seconds a subscription whose chunks come in quick
     succession keeps polling for the next chunk before its task sleeps,
     and a publisher awaiting a confirmation right after its last one
-    polls for it (0: never). Waking a sleeping task costs more than a
-    chunk's worth of time when reading a stream of small chunks, and
-    most of a confirmation's round trip; a consumer at the live end of
-    a quiet stream, or a publisher sending now and then, never spins.
+    polls for it (0, the default: never). Polling is busy-waiting: it
+    buys latency and throughput on streams of small chunks and on
+    messages sent one at a time, at the cost of a busy core (see the
+    trade-off measured in the performance report); opt in with e.g.
+    ``spin=0.0005``. A consumer at the live end of a quiet stream, or a
+    publisher sending now and then, never spins.
     """
     connect_timeout: float = 30
     """

@@ -168,3 +168,9 @@ def test_facade_builds_options() -> None:
     assert (options.credit, options.replicas_only) == (4, True)
     assert options.address_resolver is resolver
     assert options.reconnect == Backoff(attempts=2)
+
+def test_no_busy_waiting_by_default() -> None:
+    """Polling for chunks and confirmations (``spin``) is opt-in: it keeps a core busy."""
+    assert ClientOptions().spin == 0
+    assert streams_client('rabbitmq-stream://localhost')._options.spin == 0
+    assert streams_client('rabbitmq-stream://localhost', spin=0.0005)._options.spin == 0.0005
