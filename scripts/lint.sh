@@ -45,7 +45,7 @@ EOF
 }
 
 status=0
-"$VENV/bin/ruff" check rbfly tests perf examples fuzz || status=1
+"$VENV/bin/ruff" check rbfly tests perf examples fuzz soak || status=1
 "$VENV/bin/mypy" || status=1
 # the .pyi stubs of all the Cython modules must match what the modules export
 modules=$(cython_modules) || status=1

@@ -45,3 +45,10 @@ if scripts/java-perf.sh --prepare >/dev/null 2>&1; then java=(java); fi
 "$VENV/bin/python" perf/bench_consume.py --quick --url "$RBFLY_URL" \
   --impl rbfly rbfly-chunks rbfly-spin rbfly-0.10 rstream ceiling "${java[@]}" >/dev/null
 echo "benchmarks: quick mode ran"
+# two minutes of publishing and consuming under faults (connection cuts, a
+# broker restart, node kills on the cluster): nothing lost or duplicated
+mkdir -p .soak
+if ! scripts/soak.sh --ci --json .soak/ci.json >.soak/ci.log 2>&1; then
+  cat .soak/ci.log; echo "soak: FAILED" >&2; exit 1
+fi
+tail -n 1 .soak/ci.log
