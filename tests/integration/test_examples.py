@@ -71,6 +71,17 @@ def test_consume_resume(url: str) -> None:
     out = _example('consume_resume.py', RBFLY_URL=url)
     assert 'second run resumed at offset 60, invoice 60' in out
 
+def test_fake_broker_unit_test() -> None:
+    """An application's unit test on the fake broker: pytest passes it, no RabbitMQ."""
+    result = _run(
+        [sys.executable, '-m', 'pytest', '-q', '-s', '-p', 'no:cacheprovider',
+         str(EXAMPLES / 'fake_broker_test.py')],
+        _env(),
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert 'ok: big orders forwarded once each' in result.stdout
+    assert '1 passed' in result.stdout
+
 def test_single_active(url4: str) -> None:
     out = _example('single_active.py', RBFLY_URL4=url4)
     assert out.splitlines()[:6] == [
