@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Callable
 
 class Proxy:
     """
@@ -28,6 +29,8 @@ class Proxy:
         self._flowing = asyncio.Event()
         self._flowing.set()
         self._hold_key: int | None = None
+        self.mangle: Callable[[bytes], bytes] | None = None
+        """Applied to what the broker sends, e.g. to corrupt it (``None``: as is)."""
 
     async def start(self) -> None:
         self._server = await asyncio.start_server(self._accept, '127.0.0.1', 0)
@@ -56,6 +59,8 @@ class Proxy:
             while data := await src.read(65536):
                 if held:
                     await self._flowing.wait()
+                    if self.mangle is not None:
+                        data = self.mangle(data)
                 elif self._hold_key is not None:
                     pending = self._watch(pending + data)
                 dst.write(data)
