@@ -25,7 +25,7 @@ from time import monotonic
 from ..amqp import MessageCtx
 from ..error import RbFlyError
 from ._confirm import Confirmation, confirm, explicit_ids, track
-from .error import ConfirmTimeout, ConnectionLost, MessageRejected, NotRetried
+from .error import ConfirmTimeout, ConnectionLost, MessageRejected, NotRetried, PublisherError
 from .lifecycle import Lifecycle, ResourceState, StateListener
 from .protocol._publish import PublishEncoder
 from .protocol.constants import ResponseCode
@@ -316,7 +316,7 @@ class PublisherTrait:
             if self._error is not None:
                 raise self._error
             if self._closed:
-                raise RbFlyError('publisher for stream {!r} is closed'.format(self.stream))
+                raise PublisherError('publisher for stream {!r} is closed'.format(self.stream))
             protocol = self.protocol
             if protocol is not None and protocol.is_open:
                 return protocol

@@ -55,6 +55,7 @@ from .parts.subscribing import (
     ConsumerUpdateCallback,
     ResumeCallback,
     Subscribing,
+    check_timeout,
     filter_properties,
 )
 from .parts.superstreams import SuperStreams
@@ -468,6 +469,7 @@ class StreamsClient:
             the last chunk).
         """
         check_name('stream', stream)
+        check_timeout(timeout)
         subscribing = self._subscribing
         flows = subscribing.flow(credit, buffer_bytes, flow)
         sub = await subscribing.new(
@@ -629,6 +631,7 @@ class StreamsClient:
         The other parameters are those of :py:meth:`subscribe_chunks`
         (``resume`` is called with the partition).
         """
+        check_timeout(timeout)
         subscribing = self._subscribing
         flows = subscribing.flow(credit, buffer_bytes, flow)
         subs = await self._super_streams.subscriptions(

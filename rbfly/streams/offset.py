@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses as dtc
 import enum
+import math
 import typing as tp
 
 class OffsetType(enum.IntEnum):
@@ -51,7 +52,7 @@ class Offset:
             if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v < 2 ** 64:
                 raise ValueError('offset must be an integer 0..2**64-1, got {!r}'.format(v))
         elif t == OffsetType.TIMESTAMP:
-            if not isinstance(v, (int, float)) or isinstance(v, bool):
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
                 raise ValueError('timestamp must be seconds since epoch, got {!r}'.format(v))
         elif t == OffsetType.REFERENCE:
             if not isinstance(v, str) or not v:

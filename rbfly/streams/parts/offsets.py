@@ -85,6 +85,8 @@ class Offsets:
             except LookupError:
                 logger.debug('no message processed; offset of %r not stored', reference)
                 return
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise TypeError('offset must be an int, got {!r}'.format(type(value).__name__))
         if not 0 <= value < 2 ** 64:
             raise ValueError('offset must be 0..2**64-1, got {}'.format(value))
         protocol = await self._connections.get()

@@ -50,6 +50,13 @@ one kept by the application), or ``None`` to keep it.
 Flow: tp.TypeAlias = tuple[int, int, FlowStrategy | None]
 """A subscription's credit, buffer size and flow strategy."""
 
+def check_timeout(timeout: float) -> None:
+    """A subscription's idle timeout: seconds, 0 for none."""
+    if not isinstance(timeout, int | float) or isinstance(timeout, bool) \
+            or not 0 <= timeout < float('inf'):
+        raise ValueError('timeout must be 0 (none) or a number of seconds, got {!r}'.format(
+            timeout))
+
 def filter_properties(filter: MessageFilter) -> dict[str, str]:
     """
     Subscription properties of a filter: its values, and whether messages
@@ -151,6 +158,11 @@ class Subscribing:
             stop_at_end: bool = False,
     ) -> Subscription:
         """Check the options of a subscription against the broker and build it."""
+        if not isinstance(offset, Offset):
+            raise TypeError('offset must be an Offset, got {!r}'.format(type(offset).__name__))
+        if filter is not None and not isinstance(filter, MessageFilter):
+            raise TypeError('filter must be a MessageFilter, got {!r}'.format(
+                type(filter).__name__))
         protocol = await self._connections.get()
         properties: dict[str, str] = {}
         if filter is not None:

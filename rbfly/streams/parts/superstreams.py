@@ -95,6 +95,9 @@ class SuperStreams:
 
     async def route(self, super_stream: str, routing_key: str) -> list[str]:
         """The partitions the broker binds a routing key to (RabbitMQ 3.11+)."""
+        if not isinstance(routing_key, str):
+            raise TypeError('routing_key must be a str, got {!r}'.format(
+                type(routing_key).__name__))
         await self._checked(super_stream, (3, 11), 'super streams')
         response = await self._connections.call(
             Route(routing_key, super_stream),
