@@ -518,7 +518,8 @@ async def main(args: argparse.Namespace) -> int:
         'minutes': args.minutes, 'seed': args.seed, 'phases': results,
         'faults': dict(stats.faults), 'errors raised by publishing calls': dict(stats.errors),
         'rss KiB': {'start': rss_before, 'max': max(stats.rss, default=0),
-                    'final': rss_kib(), 'samples': len(stats.rss)},
+                    'final': rss_kib(), 'samples': len(stats.rss),
+                    'per minute': stats.rss[::30]},
         'tasks': {'before': tasks_before, 'after': len(leftover) + 1,
                   'left over': [repr(t.get_coro()) for t in leftover]},
         'file descriptors': {
@@ -543,7 +544,8 @@ async def main(args: argparse.Namespace) -> int:
     print('soak: {:g} min, {:,} messages sent, {} faults ({}), lost {}, duplicated {},'
           ' max RSS {:.1f} MiB (start {:.1f}, final {:.1f}), tasks {} -> {}, fds {} -> {}'.format(
               args.minutes, sum(r['messages sent'] for r in results),
-              sum(v for k, v in stats.faults.items() if k != 'connections cut'),
+              sum(v for k, v in stats.faults.items()
+                  if k not in ('connections cut', 'leader kills')),  # parts of others
               ', '.join('{} {}'.format(v, k) for k, v in stats.faults.items()),
               sum(r['lost (confirmed, not stored)'] for r in results),
               sum(r['duplicated (stored twice)'] for r in results),
