@@ -147,16 +147,21 @@ class StreamsProtocol(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         step = self.core.state.value  # of the handshake, when not open yet
+        partial = self.core.buffered  # bytes of a frame cut short
         self.core.connection_lost()
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
         if self.opened.done():
             what = 'connection to broker lost'
-        elif step == 'peer-properties':
+        elif step == 'peer-properties' and not partial:
             what = 'the server closed the connection without answering (a stream port?)'
+        elif step == 'peer-properties':
+            what = 'the server closed the connection'
         else:
             what = 'connection to broker lost during the handshake ({})'.format(step)
+        if partial:
+            what += ' in the middle of a frame ({} bytes of it)'.format(partial)
         error = self._error or ConnectionLost(what + (': {}'.format(exc) if exc else ''))
         self._error = error
         if not self.opened.done():

@@ -261,6 +261,11 @@ class ConnectionCore:
     def state(self) -> CoreState:
         return self._state
 
+    @property
+    def buffered(self) -> int:
+        """Bytes received of a frame not complete yet."""
+        return self._reader.buffered
+
     def _set_state(self, state: CoreState) -> None:
         if state not in TRANSITIONS[self._state]:
             raise ConnectionStateError(
@@ -483,6 +488,15 @@ class ConnectionCore:
             return None
         if type(command) is Close:
             return self._closed_by_broker(command, correlation_id, now)
+        if correlation_id is not None and correlation_id != self._correlation_id:
+            # one request at a time during the handshake: the answer to
+            # anything else is not the broker's answer to it
+            return self._fail(ProtocolError(
+                '{} for correlation id {}, not requested; the client asked with {}'
+                ' (connection handshake: {})'.format(
+                    type(command).__name__, correlation_id, self._correlation_id, state.value,
+                )
+            ))
         code = getattr(command, 'code', ResponseCode.OK)
         if code != ResponseCode.OK:
             return self._fail(error_for_code(code, 'connection handshake ({})'.format(

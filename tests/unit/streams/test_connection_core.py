@@ -2,10 +2,12 @@
 The sans-IO connection core against a fake broker: no sockets, no clock.
 """
 
+import dataclasses
 import typing as tp
 
 import pytest
 
+from rbfly.error import ProtocolError
 from rbfly.streams.error import AuthenticationFailure, SaslMechanismNotSupported
 from rbfly.streams.protocol import (
     Close,
@@ -133,6 +135,46 @@ def test_trailing_partial_frame() -> None:
     data = encode(PublishConfirm(1, [7])) * 2
     assert core.receive_data(data[:-3], 0) == [PublishConfirm(1, (7,))]
     assert core.receive_data(data[-3:], 0) == [PublishConfirm(1, (7,))]
+
+def test_partial_frame_counted() -> None:
+    """The bytes of a frame not complete yet are counted (named when the peer goes)."""
+    core = make_core()
+    handshake(core)
+    assert core.buffered == 0
+    core.receive_data(encode(PublishConfirm(1, [7]))[:-3], 0)
+    assert core.buffered == len(encode(PublishConfirm(1, [7]))) - 3
+
+HANDSHAKE_STEPS = ['peer-properties', 'sasl-handshake', 'sasl-authenticate']
+
+@pytest.mark.parametrize('step', range(3))
+def test_handshake_unrequested_correlation_id(step: int) -> None:
+    """
+    An answer of the handshake with a correlation id the client did not
+    ask with (one request at a time then) ends the handshake with a
+    ProtocolError naming both ids; nothing more is sent.
+    """
+    answers = [
+        PeerPropertiesResponse(1, OK, {}),
+        SaslHandshakeResponse(2, OK, ['PLAIN']),
+        SaslAuthenticateResponse(3, OK, None),
+    ]
+    core = make_core()
+    core.start(0)
+    for answer in answers[:step]:
+        assert core.receive_data(encode(answer), 0) == []
+    sent(core)
+    wrong = dataclasses.replace(answers[step], correlation_id=step + 41)
+    [event] = core.receive_data(encode(wrong), 0)
+    assert isinstance(event, HandshakeFailed)
+    assert type(event.error) is ProtocolError
+    assert str(event.error) == (
+        '{} for correlation id {}, not requested; the client asked with {}'
+        ' (connection handshake: {})'.format(
+            type(wrong).__name__, step + 41, step + 1, HANDSHAKE_STEPS[step],
+        )
+    )
+    assert core.state is CoreState.CLOSED
+    assert sent(core) == []
 
 def test_authentication_failure() -> None:
     """Refused credentials end the handshake with a typed error."""
