@@ -153,7 +153,7 @@ def test_handshake_unrequested_correlation_id(step: int) -> None:
     ask with (one request at a time then) ends the handshake with a
     ProtocolError naming both ids; nothing more is sent.
     """
-    answers = [
+    answers: list[PeerPropertiesResponse | SaslHandshakeResponse | SaslAuthenticateResponse] = [
         PeerPropertiesResponse(1, OK, {}),
         SaslHandshakeResponse(2, OK, ['PLAIN']),
         SaslAuthenticateResponse(3, OK, None),
