@@ -127,7 +127,7 @@ HANDSHAKE_CASES: dict[str, tuple[bytes, bool, str]] = {
                 'stream protocol'),
     'http': (b'HTTP/1.1 400 Bad Request\r\n\r\n', True, 'stream protocol'),
     'truncated frame': (struct.pack('>IHH', 40, 0x8011, 1) + b'\0\0', True,
-                        'closed the connection without answering'),
+                        'in the middle of a frame'),
     'absurd frame size': (struct.pack('>I', 0xFFFFFFF0) + b'\x80\x11', False,
                           'stream protocol'),
     'frame size 0': (struct.pack('>I', 0) * 4, False, 'stream protocol'),
