@@ -133,8 +133,7 @@ def read_publish(frame: memoryview) -> tuple[int, list[tuple[int, Entry]]]:
         pos += n
         return start
 
-    version = _U16.unpack_from(frame, take(2, 'key') + 2)[0]
-    take(2, 'version')
+    version = _U16.unpack_from(frame, take(4, 'key and version') + 2)[0]
     publisher_id = _U8.unpack_from(frame, take(1, 'publisher id'))[0]
     count = _U32.unpack_from(frame, take(4, 'message count'))[0]
     messages = []
@@ -144,7 +143,12 @@ def read_publish(frame: memoryview) -> tuple[int, list[tuple[int, Entry]]]:
         if version == 2:
             n = _I16.unpack_from(frame, take(2, 'filter value'))[0]
             if n >= 0:
-                filter_value = bytes(frame[take(n, 'filter value'):pos]).decode()
+                raw = bytes(frame[take(n, 'filter value'):pos])
+                try:
+                    filter_value = raw.decode()
+                except UnicodeDecodeError as ex:
+                    raise FrameDecodeError('filter value is not UTF-8: {!r}'.format(raw), pos) \
+                        from ex
         if pos < size and frame[pos] & 0x80:
             start = take(_SUB_BATCH.size, 'sub-entry batch')
             _, records, _, length = _SUB_BATCH.unpack_from(frame, start)
@@ -315,6 +319,14 @@ class Session:
                     return
         except FrameDecodeError as ex:
             logger.warning('fake broker: bad frame from the client: %s', ex)
+            # the frame reader refuses a frame over the negotiated size
+            # before reading it, as RabbitMQ does with FRAME_TOO_LARGE
+            too_large = 'exceeds the maximum' in str(ex)
+            self.close(RC.FRAME_TOO_LARGE if too_large else RC.UNKNOWN_FRAME, str(ex))
+        except (struct.error, UnicodeDecodeError, ValueError) as ex:
+            # a backstop: whatever a decoder let through closes the
+            # connection as a bad frame, never escapes to the event loop
+            logger.warning('fake broker: bad frame from the client: %s', ex)
             self.close(RC.UNKNOWN_FRAME, str(ex))
 
     def connection_lost(self) -> None:
@@ -373,7 +385,11 @@ class Session:
             self._send(SaslAuthenticateResponse(corr, RC.SASL_MECHANISM_NOT_SUPPORTED, None))
             return
         parts = bytes(c.data or b'').split(b'\0')
-        user, password = (parts[1].decode(), parts[2].decode()) if len(parts) == 3 else ('', '')
+        try:
+            user, password = (parts[1].decode(), parts[2].decode()) \
+                if len(parts) == 3 else ('', '')
+        except UnicodeDecodeError:
+            user, password = '', ''  # no such user: refused
         if self.core.config.users.get(user) != password or (
                 self.user is not None and user != self.user):
             code = RC.AUTHENTICATION_FAILURE if self.user is None or user == self.user \
@@ -390,8 +406,7 @@ class Session:
             self._send(Tune(FRAME_MAX, HEARTBEAT))
 
     def _tune(self, c: TuneResponse, corr: None) -> None:
-        if c.frame_max:
-            self._reader.max_frame_size = c.frame_max
+        self._reader.max_frame_size = min(c.frame_max or FRAME_MAX, FRAME_MAX)
 
     def _open(self, c: Open, corr: int) -> None:
         config = self.core.config
@@ -430,6 +445,9 @@ class Session:
         return self.core.store.streams.get(stream)
 
     def _create(self, c: Create, corr: int) -> None:
+        if c.stream.startswith('amq.'):  # reserved, as RabbitMQ's queue names
+            self._send(CreateResponse(corr, RC.PRECONDITION_FAILED))
+            return
         ok = self.core.store.create(c.stream, dict(c.arguments))
         self._send(CreateResponse(corr, RC.OK if ok else RC.STREAM_ALREADY_EXISTS))
 
@@ -449,6 +467,7 @@ class Session:
             del self.publishers[p.publisher_id]
         for s in subs:
             del self.subscriptions[s.subscription_id]
+            self._forget_updates(s)
 
     def _metadata(self, c: Metadata, corr: int) -> None:
         config = self.core.config
@@ -485,8 +504,10 @@ class Session:
             code = RC.STREAM_DOES_NOT_EXIST
         elif c.reference and any(
                 p.reference == c.reference and p.stream == c.stream
-                for s in self.core.sessions for p in s.publishers.values()):
-            code = RC.PRECONDITION_FAILED  # one publisher per name and stream
+                for p in self.publishers.values()):
+            # one publisher per name and stream on a connection (RabbitMQ
+            # 4.3 takes one on another connection)
+            code = RC.PRECONDITION_FAILED
         else:
             self.publishers[c.publisher_id] = Publisher(c.publisher_id, c.reference, c.stream)
             code = RC.OK
@@ -521,7 +542,8 @@ class Session:
             # a named publisher's id at or below the last stored one is a
             # duplicate: confirmed, not stored (RabbitMQ's deduplication)
             if publisher.reference:
-                if pid <= store.sequences.get(key, 0):
+                last = store.sequences.get(key)  # none stored: nothing is a duplicate
+                if last is not None and pid <= last:
                     continue
                 store.sequences[key] = pid
             entries.append(entry)
@@ -578,8 +600,13 @@ class Session:
 
     def _drop(self, sub: BrokerSubscription) -> None:
         self.subscriptions.pop(sub.subscription_id, None)
+        self._forget_updates(sub)
         if sub.group is not None:
             self.core.leave(sub)
+
+    def _forget_updates(self, sub: BrokerSubscription) -> None:
+        for corr in [k for k, v in self._updates.items() if v is sub]:
+            del self._updates[corr]
 
     def pump(self, sub: BrokerSubscription) -> None:
         """Deliver the chunks the subscription has credit for."""
@@ -607,8 +634,8 @@ class Session:
     def _consumer_update_response(self, c: ConsumerUpdateResponse, corr: int) -> None:
         sub = self._updates.pop(c.correlation_id, None)
         log = None if sub is None else self._log(sub.stream)
-        if sub is None or log is None or sub.subscription_id not in self.subscriptions:
-            return
+        if sub is None or log is None or self.subscriptions.get(sub.subscription_id) is not sub:
+            return  # an answer for a subscription gone meanwhile
         spec = sub.spec if c.offset_spec.type == OffsetType.NONE else c.offset_spec
         sub.position = log.start(spec)
         sub.active = True
@@ -637,6 +664,8 @@ class Session:
     def _create_super_stream(self, c: CreateSuperStream, corr: int) -> None:
         store = self.core.store
         if len(c.partitions) != len(c.binding_keys) or not c.partitions:
+            code = RC.PRECONDITION_FAILED
+        elif any(p.startswith('amq.') for p in c.partitions):
             code = RC.PRECONDITION_FAILED
         elif c.name in store.super_streams or any(p in store.streams for p in c.partitions):
             code = RC.STREAM_ALREADY_EXISTS

@@ -18,10 +18,13 @@ from .core import BrokerConfig, BrokerCore, Session
 from .store import Store
 
 class _Connection(asyncio.Protocol):
-    def __init__(self, core: BrokerCore) -> None:
+    def __init__(self, core: BrokerCore, live: set[_Connection]) -> None:
         self._core = core
+        self._live = live
         self._transport: asyncio.Transport | None = None
         self._session: Session | None = None
+        self.closed = asyncio.get_running_loop().create_future()
+        live.add(self)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self._transport = tp.cast(asyncio.Transport, transport)
@@ -34,6 +37,9 @@ class _Connection(asyncio.Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         if self._session is not None:
             self._session.connection_lost()
+        self._live.discard(self)
+        if not self.closed.done():
+            self.closed.set_result(None)
 
 class FakeBroker:
     """
@@ -74,6 +80,7 @@ class FakeBroker:
         )
         self._core: BrokerCore | None = None
         self._server: asyncio.Server | None = None
+        self._connections: set[_Connection] = set()
 
     @property
     def port(self) -> int:
@@ -97,7 +104,8 @@ class FakeBroker:
             raise RuntimeError('the fake broker is running already')
         loop = asyncio.get_running_loop()
         holder: list[BrokerCore] = []
-        server = await loop.create_server(lambda: _Connection(holder[0]), '127.0.0.1', 0)
+        live = self._connections
+        server = await loop.create_server(lambda: _Connection(holder[0], live), '127.0.0.1', 0)
         port = server.sockets[0].getsockname()[1]
         config = BrokerConfig(
             self._config.version, self._config.users, self._config.virtual_hosts,
@@ -117,6 +125,11 @@ class FakeBroker:
         for session in list(core.sessions):
             session.connection_lost()
             session._close()
+        # the transports are closed once their buffers are written; wait
+        # for that, so that nothing of the broker outlives stop()
+        closing = [c.closed for c in self._connections]
+        if closing:
+            await asyncio.wait(closing, timeout=5)
         await server.wait_closed()
 
     def drop_connections(self) -> int:

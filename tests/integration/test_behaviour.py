@@ -133,6 +133,28 @@ async def test_two_publishers_of_one_name(client: StreamsClient, stream: str) ->
         await pub.send('x')
     assert await client.query_publisher_sequence(stream, 'one') == 1
 
+async def test_name_on_another_connection(
+        broker_url: str, client: StreamsClient, stream: str,
+) -> None:
+    """Another connection may declare a publisher of a name in use (RabbitMQ 4.3 allows it)."""
+    other = streams_client(broker_url)
+    try:
+        async with client.publisher(stream, name='shared'), \
+                other.publisher(stream, name='shared') as pub:
+            await pub.send('x')
+    finally:
+        await other.disconnect()
+    assert await client.query_publisher_sequence(stream, 'shared') == 1
+
+async def test_first_publishing_id_zero(client: StreamsClient, stream: str) -> None:
+    """A named publisher's first message may take id 0: stored, not a duplicate."""
+    async with client.publisher(stream, name='zero') as pub:
+        pub.message_id = -1  # the next message takes id 0
+        await pub.send('id0')
+        await pub.send('id1')
+    assert await client.query_publisher_sequence(stream, 'zero') == 1
+    assert [b for _, b in await read(client, stream, 2)] == ['id0', 'id1']
+
 @pytest.mark.parametrize(('offset', 'expected'), [
     (Offset.FIRST, 0), (Offset.offset(7), 7), (Offset.offset(0), 0),
 ])
@@ -194,6 +216,8 @@ async def test_stream_errors(client: StreamsClient, stream: str) -> None:
     missing = 'rbfly-missing-{}'.format(uuid.uuid4().hex[:8])
     with pytest.raises(StreamAlreadyExists):
         await client.create_stream(stream, exist_ok=False)
+    with pytest.raises(PreconditionFailed):  # reserved names
+        await client.create_stream('amq.rbfly-{}'.format(uuid.uuid4().hex[:8]))
     with pytest.raises(StreamDoesNotExist):
         await client.delete_stream(missing, missing_ok=False)
     with pytest.raises(StreamDoesNotExist):

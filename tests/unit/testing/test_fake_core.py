@@ -21,6 +21,7 @@ from rbfly.streams.protocol import (
     DeclarePublisher,
     DeclarePublisherResponse,
     Deliver,
+    FrameReader,
     OffsetSpec,
     Publish,
     PublishConfirm,
@@ -28,13 +29,23 @@ from rbfly.streams.protocol import (
     QueryOffset,
     QueryOffsetResponse,
     ResponseCode,
+    SaslAuthenticate,
+    SaslAuthenticateResponse,
     StoreOffset,
     Subscribe,
     SubscribeResponse,
+    Unsubscribe,
+    decode,
     encode,
 )
 from rbfly.streams.protocol._chunk import decode_chunk
-from rbfly.streams.protocol.connection import ConnectionCore, CoreState, HandshakeFailed, Opened
+from rbfly.streams.protocol.connection import (
+    ConnectionCore,
+    ConsumerUpdateRequested,
+    CoreState,
+    HandshakeFailed,
+    Opened,
+)
 from rbfly.testing.core import BrokerConfig, BrokerCore, Session, read_publish
 from rbfly.testing.store import Entry, StreamLog
 
@@ -218,3 +229,79 @@ def test_close_from_client(broker: BrokerCore) -> None:
     pair.open()
     pair.session.receive_data(encode(Close(RC.OK, 'bye'), 9))
     assert pair.closed and pair.session not in broker.sessions
+
+def test_first_publishing_id_zero_is_stored(broker: BrokerCore) -> None:
+    """A named publisher's first id 0 is no duplicate (RabbitMQ stores it)."""
+    pair = Pair(broker)
+    pair.open()
+    c = pair.client
+    c.request(Create('s', {}), 0.0)
+    c.request(DeclarePublisher(1, 'p', 's'), 0.0)
+    c.send(Publish(1, [(0, message(0)), (0, message(0)), (1, message(1))]), 0.0)
+    pair.run()
+    assert broker.store.streams['s'].next_offset == 2
+    assert broker.store.sequences[('s', 'p')] == 1
+
+def test_publisher_name_per_connection(broker: BrokerCore) -> None:
+    """One publisher per name and stream on a connection; another connection may take it."""
+    one, two = Pair(broker), Pair(broker)
+    one.open()
+    two.open()
+    one.client.request(Create('s', {}), 0.0)
+    one.client.request(DeclarePublisher(1, 'p', 's'), 0.0)
+    one.client.request(DeclarePublisher(2, 'p', 's'), 0.0)
+    two.client.request(DeclarePublisher(1, 'p', 's'), 0.0)
+    codes = [getattr(e, 'code', None) for e in one.run() + two.run()]
+    assert codes == [RC.OK, RC.OK, RC.PRECONDITION_FAILED, RC.OK]
+
+@pytest.mark.parametrize(('frame', 'code'), [
+    (struct.pack('>HH', 2, 1)[:3], RC.UNKNOWN_FRAME),  # Publish cut inside its version
+    (struct.pack('>HHBIQh', 2, 2, 1, 1, 1, 2) + b'\xff\xfe', RC.UNKNOWN_FRAME),  # not UTF-8
+    (bytes(2 * 1024 * 1024), RC.FRAME_TOO_LARGE),
+])
+def test_bad_frames_close(broker: BrokerCore, frame: bytes, code: int) -> None:
+    """A bad frame closes the connection with a Close naming the cause, never an exception."""
+    pair = Pair(broker)
+    pair.open()
+    pair.session.receive_data(struct.pack('>I', len(frame)) + frame)
+    assert pair.closed and pair.session not in broker.sessions
+    events = pair.client.receive_data(bytes(pair.to_client), 0.0)
+    assert [type(e).__name__ for e in events] == ['ConnectionClosed']
+    assert getattr(events[0], 'code', code) == code
+
+def test_sasl_not_utf8(broker: BrokerCore) -> None:
+    """Credentials that are not UTF-8 are refused, not an exception."""
+    pair = Pair(broker)
+    pair.session.receive_data(encode(SaslAuthenticate('PLAIN', b'\0\xff\0\xfe'), 1))
+    assert pair.closed and pair.session.user is None
+    frames = FrameReader()
+    frames.feed(bytes(pair.to_client))
+    response = decode(next(iter(frames)))
+    assert isinstance(response, SaslAuthenticateResponse)
+    assert response.code == RC.AUTHENTICATION_FAILURE
+
+def test_late_consumer_update_answer(broker: BrokerCore) -> None:
+    """
+    An answer to a ConsumerUpdate of a subscription gone meanwhile starts
+    nothing, even when a new subscription took its id.
+    """
+    pair = Pair(broker)
+    pair.open()
+    c = pair.client
+    c.request(Create('s', {}), 0.0)
+    sac = {'single-active-consumer': 'true', 'name': 'g'}
+    c.request(Subscribe(0, 's', OffsetSpec.first(), 10, sac), 0.0)
+    events = pair.run()
+    update = next(e for e in events if isinstance(e, ConsumerUpdateRequested))
+    c.request(Unsubscribe(0), 0.0)
+    c.request(Subscribe(1, 's', OffsetSpec.first(), 10, sac), 0.0)  # active now
+    c.request(Subscribe(0, 's', OffsetSpec.first(), 10, sac), 0.0)  # waits
+    pair.run()
+    old = broker.groups[('s', 'g')][1]
+    assert not old.active
+    c.answer_consumer_update(update.correlation_id, OffsetSpec.first(), 0.0)
+    pair.run()
+    assert not old.active
+    assert not pair.session._updates or all(
+        v is not old for v in pair.session._updates.values()
+    )
