@@ -11,7 +11,6 @@ import contextvars
 from operator import index as _index
 
 from cpython.contextvars cimport PyContextVar_Set
-from libc.stdint cimport uint64_t
 
 cimport cython
 
