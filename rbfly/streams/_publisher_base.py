@@ -311,6 +311,21 @@ class PublisherTrait:
     # sending
     #
 
+    def _close(self) -> None:
+        """
+        The publisher's context ended: every later call raises
+        :py:class:`~rbfly.streams.error.PublisherError` (unless it failed
+        for good before, then with that error). Set as its error, also the
+        pipelined publisher's per-message path (which checks only the
+        error) refuses a message at once, rather than buffering it for a
+        publisher that will never send it.
+        """
+        self._closed = True
+        if self._error is None:
+            self._error = PublisherError('publisher for stream {!r} is closed'.format(
+                self.stream,
+            ))
+
     async def _connection(self) -> StreamsProtocol:
         while True:
             if self._error is not None:

@@ -663,6 +663,10 @@ def streams_client(
     """
     if isinstance(uri, str):
         return StreamsClient(parse_uri(uri, ssl), **options)
+    if not isinstance(uri, tp.Sequence) or not all(isinstance(u, str) for u in uri):
+        raise TypeError('uri must be a str or a sequence of str, got {!r}'.format(
+            type(uri).__name__,
+        ))
     return StreamsClient([parse_uri(u, ssl) for u in uri], **options)
 
 __all__ = [

@@ -18,6 +18,11 @@ import enum
 import math
 import typing as tp
 
+from .names import check_name
+
+MAX_TIMESTAMP = (2 ** 63 - 1) // 1000
+"""Latest (and, negated, earliest) timestamp of an offset, in seconds: int64 milliseconds."""
+
 class OffsetType(enum.IntEnum):
     """
     Offset specification type; values 1-5 are the protocol's.
@@ -52,11 +57,14 @@ class Offset:
             if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v < 2 ** 64:
                 raise ValueError('offset must be an integer 0..2**64-1, got {!r}'.format(v))
         elif t == OffsetType.TIMESTAMP:
-            if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
+            # sent as int64 milliseconds
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) \
+                    or not -MAX_TIMESTAMP <= v <= MAX_TIMESTAMP:
                 raise ValueError('timestamp must be seconds since epoch, got {!r}'.format(v))
         elif t == OffsetType.REFERENCE:
             if not isinstance(v, str) or not v:
                 raise ValueError('offset reference must be a non-empty str, got {!r}'.format(v))
+            check_name('offset reference', v)
         elif v is not None:
             raise ValueError('offset {} takes no value, got {!r}'.format(t.name, v))
 
@@ -95,4 +103,4 @@ Offset.FIRST = Offset(OffsetType.FIRST)
 Offset.LAST = Offset(OffsetType.LAST)
 Offset.NEXT = Offset(OffsetType.NEXT)
 
-__all__ = ['Offset', 'OffsetType']
+__all__ = ['MAX_TIMESTAMP', 'Offset', 'OffsetType']

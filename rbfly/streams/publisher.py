@@ -108,8 +108,17 @@ class PublisherBatchLimit(PublisherBatchTrait):
     async def batch(self, message: AMQPBody | MessageCtx, *, max_len: int) -> None:
         """
         Add a message to the batch; flush first when the batch is full.
+
+        :raises ValueError: When ``max_len`` is not a positive int (checked
+            when it decides, at no cost per message).
         """
-        if len(self._data) >= max_len:
+        try:
+            full = len(self._data) >= max_len
+        except TypeError:
+            full = True
+        if full:
+            if isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 1:
+                raise ValueError('max_len must be a positive int, got {!r}'.format(max_len))
             await self.flush()
         self._data.append(message)
 

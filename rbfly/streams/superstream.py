@@ -102,9 +102,17 @@ def partition_names(
 
     :raises ValueError: When neither is given, a count below 1, or keys
         that are empty or, without a count, not unique.
+    :raises TypeError: When the count is not an int, or the keys not a
+        sequence of str (a str alone would be taken for its characters).
     """
     if partitions is None and binding_keys is None:
         raise ValueError('give the number of partitions or the binding keys')
+    if partitions is not None and (isinstance(partitions, bool) or not isinstance(partitions, int)):
+        raise TypeError('partitions must be an int, got {!r}'.format(partitions))
+    if binding_keys is not None and (
+            isinstance(binding_keys, str | bytes) or not isinstance(binding_keys, Sequence)
+            or not all(isinstance(k, str) for k in binding_keys)):
+        raise TypeError('binding_keys must be a sequence of str, got {!r}'.format(binding_keys))
     if partitions is not None and binding_keys is not None:
         keys = list(binding_keys)
         if len(keys) != partitions or not all(keys):

@@ -33,6 +33,15 @@ class MessageFilter:
     match_unfiltered: bool = False
 
     def __post_init__(self) -> None:
+        if not callable(self.extract):
+            raise TypeError('message filter extract must be a function of a message,'
+                            ' got {!r}'.format(self.extract))
+        # a str would be taken for its characters, and the subscription
+        # would wait for messages that never match
+        if isinstance(self.values, str | bytes) or not isinstance(self.values, tp.Collection):
+            raise TypeError('message filter values must be a set of str, got {!r}'.format(
+                self.values,
+            ))
         if not self.values:
             raise ValueError('message filter needs at least one value')
         for value in self.values:

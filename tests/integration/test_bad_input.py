@@ -8,13 +8,21 @@ message, to show it is still usable.
 Plain argument errors are ``TypeError`` and ``ValueError`` (Python's
 convention); broker refusals and state errors are rbfly's own
 (:py:mod:`rbfly.streams.error`).
+
+The cases run on RabbitMQ 3.10, but for those that need a feature of 3.11+
+(filtering, super streams), which run on the 4.x broker (``broker='4'``).
+Where a case found a confusing error (an ``AttributeError``, a type
+comparison, an ``OverflowError``, an error at the first iteration or
+send rather than at the call, a hang, a connection the broker closed),
+the library was fixed and the case stays as its regression test.
 """
 
 import asyncio
+import contextlib
 import math
 import typing as tp
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
 import pytest
@@ -22,11 +30,14 @@ import pytest
 from rbfly.amqp import MessageCtx
 from rbfly.error import AMQPEncodeError
 from rbfly.streams import (
+    CreditOnTake,
     FeatureNotSupported,
     MessageFilter,
     Offset,
     PublisherBatchFast,
+    PublisherBatchLimit,
     PublisherBin,
+    PublisherPipelined,
     StreamsClient,
     streams_client,
 )
@@ -34,6 +45,7 @@ from rbfly.streams.error import (
     ConnectionLost,
     PreconditionFailed,
     PublisherError,
+    StreamAlreadyExists,
     StreamDoesNotExist,
 )
 
@@ -47,9 +59,14 @@ def missing() -> str:
 
 @dataclass(frozen=True)
 class Case:
+    """
+    A bad call, the error it raises at the call, a regular expression its
+    message matches, and the broker it needs (``'3.10'`` or ``'4'``).
+    """
     call: Call
     error: type[BaseException]
     match: str
+    broker: tp.Literal['3.10', '4'] = '3.10'
 
 async def sync(f: Callable[[], object]) -> object:
     return f()
@@ -76,6 +93,25 @@ async def foreign_publisher(client: StreamsClient, stream: str) -> None:
             await pub.send('after its client disconnected')
     finally:
         await other.disconnect()
+
+async def pipelined_after_context(client: StreamsClient, stream: str) -> None:
+    """
+    The pipelined publisher's send, a C path checking only the
+    publisher's error: once it buffered the message of a closed
+    publisher, never to send it (and its flush waited for ever).
+    """
+    async with client.publisher(stream, cls=PublisherPipelined) as pub:
+        pass
+    await pub.send('late')
+
+async def batch_max_len(client: StreamsClient, stream: str, max_len: Any) -> None:
+    async with client.publisher(stream, cls=PublisherBatchLimit) as pub:
+        await pub.batch('x', max_len=max_len)
+
+async def after_disconnect(client: StreamsClient, stream: str) -> None:
+    """The client used after disconnect(): it connects again, and errors stay typed."""
+    await client.disconnect()
+    await client.create_stream(stream, exist_ok=False)
 
 def bad(value: object) -> Any:
     """A value of the wrong type, past mypy."""
@@ -190,17 +226,143 @@ CASES: dict[str, Case] = {
     'super stream no keys': Case(lambda c, s: c.create_super_stream(missing(), binding_keys=[]),
                                  ValueError, 'binding keys'),
     'route key type': Case(lambda c, s: c.route(s, bad(5)), TypeError, 'routing_key'),
+
+    # more of the client and its options
+    'url type': Case(lambda c, s: sync(lambda: streams_client(bad(5552))), TypeError, 'uri'),
+    'url list of bytes': Case(lambda c, s: sync(lambda: streams_client(bad([b'rabbitmq']))),
+                              TypeError, 'uri'),
+    'url port negative': Case(lambda c, s: sync(lambda: streams_client('rabbitmq-stream://h:-1/')),
+                              ValueError, '(?i)port'),
+    'request_timeout negative': Case(
+        lambda c, s: sync(lambda: streams_client(URL, request_timeout=-0.5)),
+        ValueError, 'request_timeout'),
+    'frame_max type': Case(lambda c, s: sync(lambda: streams_client(URL, frame_max=bad('1M'))),
+                           ValueError, 'frame_max'),
+    'sasl_mechanism': Case(lambda c, s: sync(lambda: streams_client(URL, sasl_mechanism='MD5')),
+                           ValueError, 'sasl_mechanism'),
+    'on_connection not callable': Case(
+        lambda c, s: sync(lambda: streams_client(URL, on_connection=bad(1))),
+        TypeError, 'on_connection'),
+    # more stream arguments; the broker closed the connection on a malformed max-age
+    'arguments not a mapping': Case(lambda c, s: c.create_stream(missing(), arguments=bad('x')),
+                                    TypeError, 'arguments'),
+    'argument value type': Case(
+        lambda c, s: c.create_stream(missing(), arguments=bad({'max-age': 7})),
+        TypeError, 'arguments'),
+    'max-age argument malformed': Case(
+        lambda c, s: c.create_stream(missing(), arguments={'max-age': 'a week'}),
+        ValueError, "'max-age'"),
+    'max-length-bytes argument malformed': Case(
+        lambda c, s: c.create_stream(missing(), arguments={'max-length-bytes': '1GB'}),
+        ValueError, "'max-length-bytes'"),
+    'max_length_bytes type': Case(
+        lambda c, s: c.create_stream(missing(), max_length_bytes=bad(1.5)),
+        ValueError, 'max_length_bytes'),
+    'filter_size out of range': Case(lambda c, s: c.create_stream(missing(), filter_size=8),
+                                     ValueError, 'filter_size'),
+    'leader_locator unknown': Case(
+        lambda c, s: c.create_stream(missing(), leader_locator='nearest'),
+        ValueError, 'leader_locator'),
+    'stream exists': Case(lambda c, s: c.create_stream(s, exist_ok=False),
+                          StreamAlreadyExists, 'rbfly-test'),
+    'metadata of a missing stream': Case(lambda c, s: c.stream_metadata(missing()),
+                                         StreamDoesNotExist, 'rbfly-missing'),
+    'client after disconnect': Case(after_disconnect, StreamAlreadyExists, 'rbfly-test'),
+    # more publishers
+    'publisher class not a class': Case(lambda c, s: publish(c, s, 'x', cls='Publisher'),
+                                        TypeError, 'cls'),
+    'dedup not a bool': Case(lambda c, s: publish(c, s, 'x', dedup='no'), TypeError, 'dedup'),
+    'filter_extract not callable': Case(lambda c, s: publish(c, s, 'x', filter_extract='k'),
+                                        TypeError, 'filter_extract'),
+    'sub_entry_size type': Case(
+        lambda c, s: publish(c, s, 'x', cls=PublisherBatchFast, sub_entry_size='5'),
+        ValueError, 'sub_entry_size'),
+    'window 0': Case(lambda c, s: publish(c, s, 'x', cls=PublisherPipelined, window=0),
+                     ValueError, 'window'),
+    'window of a Publisher': Case(lambda c, s: publish(c, s, 'x', window=10),
+                                  ValueError, 'PublisherPipelined'),
+    'confirm_timeout negative': Case(lambda c, s: publish(c, s, 'x', confirm_timeout=-1),
+                                     ValueError, 'confirm_timeout'),
+    'body integer out of range': Case(lambda c, s: publish(c, s, 2 ** 70), AMQPEncodeError,
+                                      'range'),
+    'publishing id negative': Case(
+        lambda c, s: publish(c, s, MessageCtx('x', stream_publish_id=-1)),
+        ValueError, 'stream_publish_id'),
+    'filter value type': Case(lambda c, s: publish(c, s, 'x', filter_extract=lambda m: bad(5)),
+                              TypeError, 'filter value', broker='4'),
+    'pipelined after its context': Case(pipelined_after_context, PublisherError, 'closed'),
+    'batch max_len 0': Case(lambda c, s: batch_max_len(c, s, 0), ValueError, 'max_len'),
+    'batch max_len type': Case(lambda c, s: batch_max_len(c, s, 'ten'), ValueError, 'max_len'),
+    # more subscriptions
+    'timestamp past int64': Case(
+        lambda c, s: iterate(c.subscribe(s, offset=Offset.timestamp(1e30))),
+        ValueError, 'timestamp'),
+    'offset reference too long': Case(
+        lambda c, s: iterate(c.subscribe(s, offset=Offset.reference('r' * 256))),
+        ValueError, '255'),
+    'filter values a str': Case(
+        lambda c, s: iterate(c.subscribe(s, filter=MessageFilter(lambda m: None, bad('red')))),
+        TypeError, 'values'),
+    'filter extract not callable': Case(
+        lambda c, s: iterate(c.subscribe(s, filter=MessageFilter(bad('key'), {'red'}))),
+        TypeError, 'extract'),
+    'flow type': Case(lambda c, s: iterate(c.subscribe(s, flow=bad(2))), TypeError, 'flow'),
+    'flow with credit': Case(
+        lambda c, s: iterate(c.subscribe(s, flow=CreditOnTake(), credit=4)),
+        ValueError, 'credit'),
+    'buffer_bytes 0': Case(lambda c, s: iterate(c.subscribe(s, buffer_bytes=0)),
+                           ValueError, 'buffer_bytes'),
+    'store_every without name': Case(lambda c, s: iterate(c.subscribe(s, store_every=10)),
+                                     ValueError, 'name'),
+    'resolve_offset type': Case(lambda c, s: c.resolve_offset(s, bad(5)), TypeError, 'offset'),
+    # more super streams
+    'super stream partitions type': Case(lambda c, s: c.create_super_stream(missing(), bad('3')),
+                                         TypeError, 'partitions'),
+    'super stream keys a str': Case(
+        lambda c, s: c.create_super_stream(missing(), binding_keys=bad('abc')),
+        TypeError, 'binding_keys'),
+    'super stream argument malformed': Case(
+        lambda c, s: c.create_super_stream(missing(), 2, arguments={'max-age': '-1D'}),
+        ValueError, "'max-age'", broker='4'),
+    'super stream on 3.10': Case(lambda c, s: c.create_super_stream(missing(), 2),
+                                 FeatureNotSupported, '3.13'),
+    'super stream missing': Case(lambda c, s: c.super_stream_partitions(missing()),
+                                 StreamDoesNotExist, 'rbfly-missing', broker='4'),
+    'super stream publisher routing': Case(
+        lambda c, s: c.super_stream_publisher(missing(), str, routing=bad('round-robin'))
+        .__aenter__(),
+        ValueError, 'routing', broker='4'),
 }
 
+@contextlib.asynccontextmanager
+async def connected(url: str, stream: str) -> AsyncIterator[StreamsClient]:
+    """A client of a broker with the test's stream, deleted at the end."""
+    async with streams_client(url) as client:
+        await client.create_stream(stream)
+        try:
+            yield client
+        finally:
+            await client.delete_stream(stream)
+
 @pytest.mark.parametrize('case', CASES)
-async def test_bad_input(client310: StreamsClient, stream: str, case: str) -> None:
-    """The typed error at the call, naming the cause; the client usable after it."""
+async def test_bad_input(request: pytest.FixtureRequest, stream: str, case: str) -> None:
+    """
+    The typed error at the call, naming the cause; the client usable after
+    it: it publishes a message and reads it back (from a stream of the
+    test's own, created by the client fixture).
+    """
     c = CASES[case]
-    async with asyncio.timeout(20):
+    # the URL fixture of the case's broker (it skips when the 4.x one is absent)
+    url = request.getfixturevalue('url' if c.broker == '3.10' else 'url4')
+    async with connected(url, stream) as client, asyncio.timeout(20):
         with pytest.raises(c.error, match=c.match):
-            await c.call(client310, stream)
-        async with client310.publisher(stream) as pub:
+            await c.call(client, stream)
+        async with client.publisher(stream) as pub:
             await pub.send('still usable')
-        async for body in client310.subscribe(stream, offset=Offset.FIRST):
+        async for body in client.subscribe(stream, offset=Offset.FIRST):
             assert body == 'still usable'
             break
+
+def test_table_size() -> None:
+    """The table covers at least 40 cases of bad input (issue 16, item 5)."""
+    assert len(CASES) >= 40

@@ -76,9 +76,17 @@ def publisher_options(
 
     :raises ValueError: When an option is out of range, or does not apply
         to the publisher class.
+    :raises TypeError: When ``cls`` is not a publisher class, ``dedup`` not
+        a bool, or ``filter_extract`` not callable.
     """
-    if not issubclass(cls, PublisherTrait):
+    if not isinstance(cls, type) or not issubclass(cls, PublisherTrait):
         raise TypeError('cls must be a publisher class, got {!r}'.format(cls))
+    if not isinstance(dedup, bool):  # dedup='no' would be true
+        raise TypeError('dedup must be True or False, got {!r}'.format(dedup))
+    if filter_extract is not None and not callable(filter_extract):
+        raise TypeError('filter_extract must be a function of a message, got {!r}'.format(
+            filter_extract,
+        ))
     if name is not None:
         check_name('publisher', name)
         if not dedup:
@@ -98,8 +106,9 @@ def publisher_options(
         if not issubclass(cls, PublisherBatchTrait):
             raise ValueError('sub_entry_size is an option of the batch publishers;'
                              ' other publishers can send SubEntryBatch messages')
-        if not 1 <= sub_entry_size <= 0xffff:
-            raise ValueError('sub_entry_size must be 1..65535, got {}'.format(sub_entry_size))
+        if isinstance(sub_entry_size, bool) or not isinstance(sub_entry_size, int) \
+                or not 1 <= sub_entry_size <= 0xffff:
+            raise ValueError('sub_entry_size must be 1..65535, got {!r}'.format(sub_entry_size))
         if filter_extract is not None:
             raise ValueError('sub-entry batches cannot have filter values')
         options['sub_entry_size'] = sub_entry_size
@@ -190,7 +199,7 @@ class Publishing:
             await publisher._finish()
         finally:
             publisher._send_pending()  # before DeletePublisher: frames keep their order
-            publisher._closed = True
+            publisher._close()
             publisher._stop_timer()
             publisher.lifecycle.move(ResourceState.CLOSED, 'closed by the application')
             closing = self._placer.release_publisher(publisher)

@@ -66,6 +66,43 @@ def check_stream_arguments(named: tp.Mapping[str, object]) -> None:
             ', '.join(LEADER_LOCATORS), locator,
         ))
 
+_DIGITS = re.compile(r'^[0-9]+$')
+
+def check_arguments(arguments: object) -> dict[str, str]:
+    """
+    Check the stream arguments given by the broker's names (``arguments``
+    of ``create_stream`` and ``create_super_stream``); return them as a
+    dict.
+
+    The broker closes the connection on a malformed value of an argument
+    it knows (RabbitMQ 4.0, ``max-age: xx``): those named by
+    :py:data:`STREAM_ARGUMENTS` are checked as their options are.
+
+    :raises TypeError: When ``arguments`` is not a mapping of non-empty str
+        names to str values.
+    :raises ValueError: Naming the argument with a malformed value.
+    """
+    if arguments is None:
+        return {}
+    if not isinstance(arguments, tp.Mapping) or not all(
+            isinstance(k, str) and k and isinstance(v, str) for k, v in arguments.items()):
+        raise TypeError('arguments must map non-empty str names to str values, got {!r}'.format(
+            arguments,
+        ))
+    args = dict(arguments)
+    for option, argument in STREAM_ARGUMENTS.items():
+        value = args.get(argument)
+        if value is None:
+            continue
+        named: object = value
+        if option not in ('max_age', 'leader_locator'):
+            named = int(value) if _DIGITS.match(value) else value
+        try:
+            check_stream_arguments({option: named})
+        except ValueError as ex:
+            raise ValueError('stream argument {!r}: {}'.format(argument, ex)) from None
+    return args
+
 class Streams:
     """
     Stream management of a client.
@@ -85,7 +122,7 @@ class Streams:
         """Create a stream with the arguments ``named`` by their option name, and others."""
         check_name('stream', stream)
         check_stream_arguments(named)
-        args: dict[str, str] = dict(arguments or {})
+        args = check_arguments(arguments)
         for option, value in named.items():
             if value is not None:
                 args[STREAM_ARGUMENTS[option]] = str(value)
@@ -138,4 +175,4 @@ class Streams:
         )
         return max(int(response.offset), start)
 
-__all__ = ['STREAM_ARGUMENTS', 'Streams']
+__all__ = ['STREAM_ARGUMENTS', 'Streams', 'check_arguments']

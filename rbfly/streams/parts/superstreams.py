@@ -23,6 +23,7 @@ from ..superstream import RoutingKey, RoutingStrategy, SuperStreamPublisher, par
 from ..types import MessageFilter
 from .connections import Connections
 from .publishing import Publishing
+from .streams import check_arguments
 from .subscribing import ConsumerUpdateCallback, Flow, ResumeCallback, Subscribing
 
 class SuperStreams:
@@ -55,10 +56,11 @@ class SuperStreams:
         names, keys = partition_names(super_stream, partitions, binding_keys)
         for name in names:
             check_name('partition', name)
+        args = check_arguments(arguments)
         await self._checked(super_stream, (3, 13), 'creating super streams')
         try:
             await self._connections.call(
-                CreateSuperStream(super_stream, names, keys, dict(arguments or {})),
+                CreateSuperStream(super_stream, names, keys, args),
                 'super stream {!r}'.format(super_stream),
             )
         except StreamAlreadyExists:

@@ -212,6 +212,10 @@ cdef class PublishEncoder:
                     if fv is None:
                         rbfly_store_u16(w_take(&w, 2), 0xffff)
                     else:
+                        if type(fv) is not str:
+                            raise TypeError(
+                                'filter value must be a str or None, got {!r}'.format(fv)
+                            )
                         fb = fv.encode('utf-8')
                         if len(fb) > 0x7fff:
                             raise RbFlyError('filter value longer than 32767 bytes')
