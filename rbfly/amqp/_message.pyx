@@ -8,9 +8,9 @@ The sections are encoded and decoded by :py:mod:`rbfly.amqp._sections`.
 """
 
 import contextvars
-from operator import index as _index
 
 from cpython.contextvars cimport PyContextVar_Set
+from libc.stdint cimport uint64_t
 
 cimport cython
 
@@ -118,21 +118,6 @@ cdef class AMQPProperties:
 cdef inline object empty_none(object d):
     return None if not d else d
 
-cdef object _u64(str name, object value):
-    """
-    An unsigned 64-bit field of a message given by the application:
-    checked here, as the OverflowError of the C conversion would not name
-    it (the decoder sets the fields directly).
-    """
-    if type(value) is not int:
-        try:
-            value = _index(value)
-        except TypeError:
-            raise TypeError('{} must be an int, got {!r}'.format(name, value)) from None
-    if not 0 <= value < 2 ** 64:
-        raise ValueError('{} must be 0..2**64-1, got {!r}'.format(name, value))
-    return value
-
 @cython.freelist(64)
 cdef class MessageCtx:
     """
@@ -161,9 +146,9 @@ cdef class MessageCtx:
             object app_properties=None,
             object footer=None,
             *,
-            object stream_offset=0,
+            uint64_t stream_offset=0,
             double stream_timestamp=0,
-            object stream_publish_id=0,
+            uint64_t stream_publish_id=0,
             object stream=None,
     ) -> None:
         self.body = body
@@ -173,9 +158,9 @@ cdef class MessageCtx:
         self._properties = properties
         self._app_properties = app_properties
         self._footer = footer
-        self.stream_offset = _u64('stream_offset', stream_offset)
+        self.stream_offset = stream_offset
         self.stream_timestamp = stream_timestamp
-        self.stream_publish_id = _u64('stream_publish_id', stream_publish_id)
+        self.stream_publish_id = stream_publish_id
         self.stream = stream
 
     @property

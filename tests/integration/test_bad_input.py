@@ -285,9 +285,6 @@ CASES: dict[str, Case] = {
                                      ValueError, 'confirm_timeout'),
     'body integer out of range': Case(lambda c, s: publish(c, s, 2 ** 70), AMQPEncodeError,
                                       'range'),
-    'publishing id negative': Case(
-        lambda c, s: publish(c, s, MessageCtx('x', stream_publish_id=-1)),
-        ValueError, 'stream_publish_id'),
     'filter value type': Case(lambda c, s: publish(c, s, 'x', filter_extract=lambda m: bad(5)),
                               TypeError, 'filter value', broker='4'),
     'pipelined after its context': Case(pipelined_after_context, PublisherError, 'closed'),
