@@ -50,8 +50,8 @@ class RecoveryHooks(tp.Protocol):
     def node_lost(self, manager: ConnectionManager) -> None:
         """A connection to a node was lost: place what it held anew."""
 
-    def metadata_update(self, update: MetadataUpdate) -> None:
-        """The broker says a stream changed."""
+    def metadata_update(self, protocol: StreamsProtocol, update: MetadataUpdate) -> None:
+        """The broker says on a connection that a stream changed."""
 
 class Connections:
     """
@@ -261,8 +261,8 @@ class Connections:
         self.forget(manager)
         self.hooks.node_lost(manager)
 
-    def _metadata_update(self, update: MetadataUpdate) -> None:
-        self.hooks.metadata_update(update)
+    def _metadata_update(self, protocol: StreamsProtocol, update: MetadataUpdate) -> None:
+        self.hooks.metadata_update(protocol, update)
 
     def _notify(
             self, manager: ConnectionManager, state: ConnectionState,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses as dtc
+import functools
 import logging
 import platform
 import typing as tp
@@ -32,7 +33,7 @@ Node: tp.TypeAlias = tuple[str, int]
 Where: tp.TypeAlias = Node | None
 """Where a connection goes: a node, or ``None`` for the client's own broker."""
 
-OnUpdate: tp.TypeAlias = tp.Callable[[MetadataUpdate], None]
+OnUpdate: tp.TypeAlias = tp.Callable[[StreamsProtocol, MetadataUpdate], None]
 
 NODE_ATTEMPTS = 20
 """
@@ -171,7 +172,9 @@ class Connector:
         credentials.opened()
         protocol.address = (info.host, info.port)
         protocol.request_timeout = options.request_timeout
-        protocol.on_metadata_update = on_update
+        # the connection that received it: the broker forgot what that
+        # connection held of the stream, and nothing else
+        protocol.on_metadata_update = functools.partial(on_update, protocol)
         if protocol.broker_version >= (3, 11):
             try:
                 await protocol.request(ExchangeCommandVersions([

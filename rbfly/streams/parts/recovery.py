@@ -12,10 +12,16 @@ connection was lost, and when the broker says a stream changed
 - A node's connection is not reopened: what it held is placed anew with
   the stream's members of the moment, asking again with the client's
   reconnection delays while none can be reached.
-- A changed stream: what node connections hold of it is placed anew; what
-  the client's connection holds is declared again once the stream has a
-  leader (or ended when it was deleted, or has none for
-  :py:data:`STREAM_RECOVERY_TIMEOUT` seconds).
+- A changed stream: what the connection that received the MetadataUpdate
+  held of it at that moment, which the broker forgot, and only that: on a
+  node's connection it is placed anew; on the client's connection it is
+  declared again once the stream has a leader (or ended when it was
+  deleted, or has none for :py:data:`STREAM_RECOVERY_TIMEOUT` seconds),
+  unless that connection was lost meanwhile (its recovery declares
+  everything again). A publisher or subscription declared after the
+  MetadataUpdate is not declared a second time (RabbitMQ refuses a second
+  publisher of one name on a connection: a soak run in CI failed so when
+  a leader was killed while the client's connection recovered).
 
 Every retry takes its delays from a :py:class:`~rbfly.streams.Backoff`.
 """
@@ -44,6 +50,8 @@ from .tasks import Background
 if tp.TYPE_CHECKING:
     from ..publisher import PublisherTrait
     from ..subscriber import Subscription
+
+    Held: tp.TypeAlias = PublisherTrait | Subscription
 
 logger = logging.getLogger('rbfly.streams.client')
 
@@ -81,7 +89,8 @@ class Recovery:
         self._declarer = declarer
         self._offsets = offsets
         self._tasks = tasks
-        self._changing: set[str] = set()  # streams whose leader is being waited for
+        # streams whose leader is being waited for, by connection
+        self._changing: set[tuple[str, StreamsProtocol]] = set()
 
     #
     # the connections' hooks
@@ -140,17 +149,25 @@ class Recovery:
             let_go(publisher)
             self.relocate_publisher(publisher)
 
-    def metadata_update(self, update: MetadataUpdate) -> None:
+    def metadata_update(self, protocol: StreamsProtocol, update: MetadataUpdate) -> None:
         """
-        The broker says a stream is not available any more (deleted, or its
-        leader moved): end or restore its publishers and subscriptions.
+        The broker says on a connection that a stream is not available any
+        more (deleted, or its leader moved): end or restore the publishers
+        and subscriptions of the stream that connection holds now.
         """
         logger.info('metadata update: stream %r, code %d', update.stream, update.code)
-        self._tasks.spawn(self._stream_changed(update.stream))
+        stream = update.stream
+        held: list[Held] = []
+        for m in self._connections.managers():
+            held.extend(p for p in m.publishers if p.stream == stream and p.protocol is protocol)
+            held.extend(s for s in m.subscriptions if s.stream == stream and s.protocol is protocol)
+        self._tasks.spawn(self._stream_changed(stream, protocol, held))
 
     def publisher_unknown(self, publisher: PublisherTrait) -> None:
         """The broker does not know a publisher any more: declare it again."""
-        self._tasks.spawn(self._stream_changed(publisher.stream))
+        protocol = publisher.protocol
+        if protocol is not None:  # else it is being declared again already
+            self._tasks.spawn(self._stream_changed(publisher.stream, protocol, [publisher]))
 
     #
     # placing anew
@@ -223,23 +240,27 @@ class Recovery:
     # a changed stream
     #
 
-    async def _stream_changed(self, stream: str) -> None:
-        if stream in self._changing:
+    async def _stream_changed(
+            self, stream: str, protocol: StreamsProtocol, held: list[Held],
+    ) -> None:
+        key = (stream, protocol)
+        if key in self._changing:
             return  # being restored already
-        self._changing.add(stream)
+        self._changing.add(key)
         try:
-            self._move_stream(stream)
-            await self._restore_stream(stream)
+            self._move_stream(stream, protocol, held)
+            await self._restore_stream(stream, protocol, held)
         finally:
-            self._changing.discard(stream)
+            self._changing.discard(key)
 
-    def _move_stream(self, stream: str) -> None:
+    def _move_stream(self, stream: str, changed_on: StreamsProtocol, held: list[Held]) -> None:
         """
-        Place the publishers and subscriptions of a changed stream held on
-        node connections anew.
+        Place the publishers and subscriptions of a changed stream that a
+        node connection held anew.
         """
         for manager in self._connections.node_managers():
-            for sub in [s for s in manager.subscriptions if s.stream == stream]:
+            for sub in [s for s in manager.subscriptions
+                        if s in held and s.protocol is changed_on]:
                 sub.lifecycle.lost(ConnectionLost('stream {!r} moved'.format(stream)))
                 let_go(sub)
                 protocol = sub.protocol
@@ -248,17 +269,22 @@ class Recovery:
                 else:
                     detach(sub)
                 self.relocate_subscription(sub)
-            for publisher in [p for p in manager.publishers if p.stream == stream]:
+            for publisher in [p for p in manager.publishers
+                              if p in held and p.protocol is changed_on]:
                 let_go(publisher)
                 detach(publisher)
                 publisher.on_connection_lost(ConnectionLost('stream {!r} moved'.format(stream)))
                 self.relocate_publisher(publisher)
 
-    async def _restore_stream(self, stream: str) -> None:
+    async def _restore_stream(
+            self, stream: str, changed_on: StreamsProtocol, held: list[Held],
+    ) -> None:
         """
-        Declare the publishers and subscriptions of a stream held by the
-        client's connection again after the broker said it is not available
-        (its leader died or moved, or it is being deleted).
+        Declare the publishers and subscriptions of a stream that the
+        client's connection held (``held``, on ``changed_on``) again after
+        the broker said there it is not available (its leader died or
+        moved, or it is being deleted). One that cannot be declared again
+        ends with the broker's error; the others are declared still.
 
         While the stream elects a leader, the broker answers "not
         available", Metadata names no leader, and a replica restarting
@@ -274,13 +300,18 @@ class Recovery:
         own = self._connections.own
         done: set[object] = set()
         error: StreamsError = StreamNotAvailable('stream {!r}'.format(stream))
+        def ours(item: Held) -> bool:
+            # held by the client's connection, and not declared again since
+            # (detached here: not yet)
+            return item in held and item not in done and item.owner is own \
+                and item.protocol in (changed_on, None)
+
         while True:
             protocol = own.protocol
-            if protocol is None or not protocol.is_open:
+            if protocol is not changed_on or not protocol.is_open:
                 return  # the connection's recovery declares them again
-            publishers = [p for p in own.publishers if p.stream == stream and p not in done]
-            subscriptions = [s for s in own.subscriptions
-                             if s.stream == stream and s not in done]
+            publishers = [p for p in own.publishers if ours(p)]
+            subscriptions = [s for s in own.subscriptions if ours(s)]
             if not publishers and not subscriptions:
                 return
             try:
@@ -288,12 +319,14 @@ class Recovery:
                     for p in publishers:
                         detach(p)
                         p.on_connection_lost(ConnectionLost('stream {!r} moved'.format(stream)))
-                        await self.recover_publisher(protocol, p)
+                        await self._restore_one(
+                            p, self.recover_publisher(protocol, p), p._fail,
+                        )
                         done.add(p)
                     for s in subscriptions:
                         s.lifecycle.lost(ConnectionLost('stream {!r} moved'.format(stream)))
                         detach(s)
-                        await self.restore_subscription(protocol, s)
+                        await self._restore_one(s, self.restore_subscription(protocol, s), s.fail)
                         done.add(s)
                     return
             except ConnectionLost:
@@ -309,6 +342,24 @@ class Recovery:
                 return
             logger.info('stream %r not available yet; asking again in %.1fs', stream, delay)
             await asyncio.sleep(delay)
+
+    @staticmethod
+    async def _restore_one(
+            item: Held, restore: tp.Awaitable[None], fail: tp.Callable[[Exception], None],
+    ) -> None:
+        """
+        Await ``restore``; a refusal of the broker other than the stream's
+        state (which the caller handles) ends ``item`` with it.
+        """
+        try:
+            await restore
+        except (ConnectionLost, StreamDoesNotExist, StreamNotAvailable):
+            raise
+        except StreamsError as ex:
+            logger.warning('cannot restore %s of %r: %s', item.kind[:-1], item.stream, ex)
+            let_go(item)
+            detach(item)
+            fail(ex)
 
     @staticmethod
     async def _stream_ready(protocol: StreamsProtocol, stream: str) -> bool:

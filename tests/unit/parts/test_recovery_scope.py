@@ -1,0 +1,142 @@
+"""
+Which publishers and subscriptions a MetadataUpdate restores
+(:py:class:`~rbfly.streams.parts.recovery.Recovery`): those the connection
+that received it held of the stream at that moment, which the broker
+forgot, and nothing else.
+
+RabbitMQ refuses a second publisher of one name on a connection
+(PRECONDITION_FAILED): a soak run in CI declared the client connection's
+publisher of a stream again after a MetadataUpdate of that stream received
+on another connection, while the broker still had it; the restore failed
+and the subscription of the stream after it was never restored. No
+sockets, no broker: the declarations are recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import typing as tp
+
+from rbfly.streams.parts.recovery import Recovery
+from rbfly.streams.parts.tasks import Background
+from rbfly.streams.protocol.commands import MetadataUpdate
+
+STREAM = 'orders'
+
+
+class Item:
+    """A publisher or subscription, as the recovery sees it."""
+
+    def __init__(self, kind: str, stream: str, owner: Manager, protocol: Protocol) -> None:
+        self.kind = kind
+        self.stream = stream
+        self.owner: Manager | None = owner
+        self.protocol: Protocol | None = protocol
+        self.ident = 0
+        (owner.publishers if kind == 'publishers' else owner.subscriptions).add(self)
+
+
+class Protocol:
+    is_open = True
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    async def request(self, *args: object) -> object:
+        raise AssertionError('{}: no request expected: {}'.format(self.name, args))
+
+
+class Manager:
+    def __init__(self, protocol: Protocol) -> None:
+        self.protocol = protocol
+        self.publishers: set[Item] = set()
+        self.subscriptions: set[Item] = set()
+
+
+class Connections:
+    def __init__(self, own: Manager, nodes: list[Manager]) -> None:
+        self.own = own
+        self.nodes = nodes
+
+    def node_managers(self) -> list[Manager]:
+        return list(self.nodes)
+
+    def managers(self) -> list[Manager]:
+        return [self.own, *self.nodes]
+
+
+class Declarer:
+    def __init__(self) -> None:
+        self.declared: list[Item] = []
+
+    async def restore_publisher(self, protocol: Protocol, item: Item) -> None:
+        self.declared.append(item)
+
+
+def recovery(connections: Connections, declarer: Declarer, tasks: Background) -> Recovery:
+    options = tp.cast(tp.Any, type('Options', (), {'publishers_on_leader': False}))
+    return Recovery(
+        options, tp.cast(tp.Any, connections), tp.cast(tp.Any, None),
+        tp.cast(tp.Any, declarer), tp.cast(tp.Any, None), tasks,
+    )
+
+
+async def settle() -> None:
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+async def test_update_of_another_connection() -> None:
+    """
+    A MetadataUpdate received on a node's connection leaves what the
+    client's own connection holds of the stream alone: the broker still
+    has it there.
+    """
+    own = Manager(Protocol('own'))
+    node = Manager(Protocol('node'))
+    publisher = Item('publishers', STREAM, own, own.protocol)
+    sub = Item('subscriptions', STREAM, own, own.protocol)
+    declarer = Declarer()
+    tasks = Background()
+    recovery(Connections(own, [node]), declarer, tasks).metadata_update(
+        tp.cast(tp.Any, node.protocol), MetadataUpdate(6, STREAM),
+    )
+    await settle()
+    await tasks.wait()
+    assert declarer.declared == []
+    assert publisher.protocol is own.protocol and publisher.owner is own
+    assert sub.protocol is own.protocol and sub.owner is own
+
+
+async def test_update_of_a_connection_replaced() -> None:
+    """
+    A MetadataUpdate of the client's connection that was replaced since
+    (lost and reconnected: its recovery declares everything again) is not
+    acted on a second time.
+    """
+    old = Protocol('old')
+    own = Manager(Protocol('new'))
+    publisher = Item('publishers', STREAM, own, old)
+    declarer = Declarer()
+    tasks = Background()
+    r = recovery(Connections(own, []), declarer, tasks)
+    r.metadata_update(tp.cast(tp.Any, old), MetadataUpdate(6, STREAM))
+    await settle()
+    await tasks.wait()
+    assert declarer.declared == []
+    assert publisher.protocol is old and publisher.owner is own
+
+
+async def test_update_of_another_stream() -> None:
+    """Items of other streams on the connection are not touched."""
+    own = Manager(Protocol('own'))
+    other = Item('publishers', 'other', own, own.protocol)
+    declarer = Declarer()
+    tasks = Background()
+    recovery(Connections(own, []), declarer, tasks).metadata_update(
+        tp.cast(tp.Any, own.protocol), MetadataUpdate(6, STREAM),
+    )
+    await settle()
+    await tasks.wait()
+    assert declarer.declared == []
+    assert other.protocol is own.protocol
