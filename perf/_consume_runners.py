@@ -22,7 +22,7 @@ from _common import (
 )
 from _consumers import consume_ceiling, consume_rbfly, consume_rstream
 from _java import CONSUME_API as JAVA_API
-from _java import JavaConsumeRunner
+from _java import WARMUP_SECONDS, JavaConsumeRunner
 from _streams import (
     BASELINE,
     BASELINE_VERSION,
@@ -174,7 +174,9 @@ def make_runner(name: str, args: argparse.Namespace) -> Runner:
             name, version, functools.partial(consume_rstream, url), API[name], args.profile,
         )
     if name == 'java':
-        return JavaConsumeRunner(url, _streams.BROKER_PID)
+        return JavaConsumeRunner(
+            url, _streams.BROKER_PID, warmup_seconds=0 if args.quick else WARMUP_SECONDS,
+        )
     if name == CEILING:
         if not url.startswith('rabbitmq-stream:'):
             raise SkipImplementation('the ceiling consumer has no TLS')

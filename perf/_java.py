@@ -9,9 +9,9 @@ which ``scripts/java-perf.sh`` builds (resolving the client with Maven into
 module (:py:class:`JavaPublishRunner`, :py:class:`JavaConsumeRunner`) run
 one JVM per round, the harness with ``--rounds 1 --stream NAME`` on the
 stream the benchmark created (publishing) or published (consuming); the
-harness warms the JVM up first (:py:data:`WARMUP_PERCENT` of the messages,
-untimed, publishing to a fresh stream of its own, or reading the first
-messages of the stream).
+harness warms the JVM up first (runs of :py:data:`WARMUP_PERCENT` of the
+messages for :py:data:`WARMUP_SECONDS`, untimed, publishing to a fresh
+stream of its own, or reading the first messages of the stream).
 """
 
 from __future__ import annotations
@@ -39,20 +39,21 @@ IMPL = 'java'
 SCRIPT = Path(__file__).resolve().parent.parent / 'scripts' / 'java-perf.sh'
 TIMEOUT = 3600
 PREPARE_TIMEOUT = 1800   # first use: Maven resolves the client, javac compiles
-WARMUP_PERCENT = 10      # JVM warm-up of every child of the runners
+WARMUP_PERCENT = 10      # JVM warm-up of every child of the runners: runs of 10%
+WARMUP_SECONDS = 10.0    # of the messages, repeated for 10 s (0 with --quick)
 TOOLS = ('java', 'javac', 'mvn')
 
 WARMUP_NOTE = (
-    'one JVM per round (scripts/java-perf.sh --rounds 1), warmed up first by an untimed'
-    ' run of {}% of the messages ({}) so the JIT has compiled the hot paths; then the'
-    ' timed run'
+    'one JVM per round (scripts/java-perf.sh --rounds 1), warmed up first by untimed'
+    ' runs of {}% of the messages for {:g} s ({}) so the JIT has compiled the hot paths;'
+    ' then the timed run'
 )
 PUBLISH_WARMUP = 'to a fresh stream of its own'
 CONSUME_WARMUP = 'reading the first messages of the same stream'
 CONSUME_API = (
     'Environment.consumerBuilder().offset(OffsetSpecification.first())'
     '.messageHandler(h): h counts the messages, the body of the count-th is checked; '
-    + WARMUP_NOTE.format(WARMUP_PERCENT, CONSUME_WARMUP)
+    + WARMUP_NOTE.format(WARMUP_PERCENT, WARMUP_SECONDS, CONSUME_WARMUP)
 )
 
 
@@ -77,7 +78,8 @@ def java_uri(url: str) -> str:
 
 def harness_args(
         url: str, scenario: str, fmt: str, count: int, *, rounds: int = 1,
-        warmup: int = WARMUP_PERCENT, batch: int = BATCH_SIZE, window: int | None = None,
+        warmup: int = WARMUP_PERCENT, warmup_seconds: float = WARMUP_SECONDS,
+        batch: int = BATCH_SIZE, window: int | None = None,
         broker_pid: int | None = None, stream: str | None = None,
         json_out: Path | None = None,
 ) -> list[str]:
@@ -85,7 +87,7 @@ def harness_args(
     cmd = [
         str(SCRIPT), '--uri', java_uri(url), '--scenario', scenario, '--format', fmt,
         '--count', str(count), '--batch', str(batch), '--rounds', str(rounds),
-        '--warmup', str(warmup),
+        '--warmup', str(warmup), '--warmup-seconds', str(warmup_seconds),
     ]
     if window is not None:
         cmd.extend(['--window', str(window)])
@@ -137,6 +139,7 @@ def prepare() -> str:
 async def run_round(
         url: str, scenario: str, fmt: str, count: int, stream: str, *,
         batch: int = BATCH_SIZE, window: int | None = None, broker_pid: int | None = None,
+        warmup_seconds: float = WARMUP_SECONDS,
 ) -> JsonDict:
     """
     One round in a JVM of its own (warm-up, then one timed run of
@@ -149,7 +152,7 @@ async def run_round(
         out = Path(tmp) / 'java.json'
         cmd = harness_args(
             url, scenario, fmt, count, batch=batch, window=window, broker_pid=broker_pid,
-            stream=stream, json_out=out,
+            stream=stream, json_out=out, warmup_seconds=warmup_seconds,
         )
         try:
             proc = await asyncio.create_subprocess_exec(
@@ -186,6 +189,7 @@ def round_result(doc: JsonDict) -> JsonDict:
     warm = doc.get('warmup')
     run['jvm_warmup'] = None if warm is None else {
         'count': warm['count'], 'seconds': warm['seconds'], 'rate': warm['rate'],
+        'runs': warm.get('runs', 1),
     }
     return run
 
@@ -226,7 +230,9 @@ class _JavaRunner:
 
     name = IMPL
 
-    def __init__(self, url: str, broker_pid: int | None) -> None:
+    def __init__(
+            self, url: str, broker_pid: int | None, *, warmup_seconds: float = WARMUP_SECONDS,
+    ) -> None:
         try:
             java_uri(url)
         except HarnessError as ex:
@@ -234,6 +240,7 @@ class _JavaRunner:
         self.version = prepare()
         self.url = url
         self.broker_pid = broker_pid
+        self.warmup_seconds = warmup_seconds
         self._info: JsonDict = {'version': self.version, 'process': 'child'}
 
     async def _round(
@@ -242,7 +249,7 @@ class _JavaRunner:
     ) -> JsonDict:
         doc = await run_round(
             self.url, scenario, fmt, count, stream, batch=batch, window=window,
-            broker_pid=self.broker_pid,
+            broker_pid=self.broker_pid, warmup_seconds=self.warmup_seconds,
         )
         if doc['version'] != self.version:
             raise VerificationError('{}: the harness ran stream-client {}, expected {}'.format(
@@ -252,6 +259,7 @@ class _JavaRunner:
             self._info.update({
                 'client': doc['client'], 'java': doc['java'],
                 'warmup_percent': doc['warmup_percent'],
+                'warmup_seconds': doc.get('warmup_seconds'),
             })
         return doc
 
@@ -262,8 +270,11 @@ class _JavaRunner:
 class JavaPublishRunner(_JavaRunner):
     """The ``java`` implementation of ``bench_publish.py`` (a ``Runner``)."""
 
-    def __init__(self, url: str, broker_pid: int | None, admin: StreamAdmin) -> None:
-        super().__init__(url, broker_pid)
+    def __init__(
+            self, url: str, broker_pid: int | None, admin: StreamAdmin, *,
+            warmup_seconds: float = WARMUP_SECONDS,
+    ) -> None:
+        super().__init__(url, broker_pid, warmup_seconds=warmup_seconds)
         self.admin: Admin = JavaStreamAdmin(admin)
         self._api: dict[str, str] = {}
         self._info['api'] = self._api
@@ -276,7 +287,9 @@ class JavaPublishRunner(_JavaRunner):
             case.scenario, case.fmt, case.count, target, batch=case.batch, window=case.window,
         )
         self._api[case.scenario] = '{}; {}'.format(
-            doc['api'], WARMUP_NOTE.format(doc['warmup_percent'], PUBLISH_WARMUP),
+            doc['api'], WARMUP_NOTE.format(
+                doc['warmup_percent'], self.warmup_seconds, PUBLISH_WARMUP,
+            ),
         )
         return round_result(doc)
 
@@ -284,8 +297,10 @@ class JavaPublishRunner(_JavaRunner):
 class JavaConsumeRunner(_JavaRunner):
     """The ``java`` implementation of ``bench_consume.py`` (a ``Runner``)."""
 
-    def __init__(self, url: str, broker_pid: int | None) -> None:
-        super().__init__(url, broker_pid)
+    def __init__(
+            self, url: str, broker_pid: int | None, *, warmup_seconds: float = WARMUP_SECONDS,
+    ) -> None:
+        super().__init__(url, broker_pid, warmup_seconds=warmup_seconds)
         self._info['api'] = CONSUME_API
 
     async def run(self, stream: str, count: int) -> JsonDict:

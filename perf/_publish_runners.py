@@ -20,7 +20,7 @@ from _common import (
     JsonDict,
     package_version,
 )
-from _java import JavaPublishRunner
+from _java import WARMUP_SECONDS, JavaPublishRunner
 from _publishers import (
     Admin,
     StreamAdmin,
@@ -273,7 +273,9 @@ def make_runner(name: str, args: argparse.Namespace, admin: StreamAdmin) -> Runn
             functools.partial(publish_aiokafka, args.kafka), AIOKAFKA_API, args.profile,
         )
     if name == 'java':
-        return JavaPublishRunner(url, _streams.BROKER_PID, admin)
+        return JavaPublishRunner(
+            url, _streams.BROKER_PID, admin, warmup_seconds=0 if args.quick else WARMUP_SECONDS,
+        )
     if name == CEILING:
         if not url.startswith('rabbitmq-stream:'):
             raise SkipImplementation('the ceiling publisher has no TLS')

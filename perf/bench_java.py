@@ -46,9 +46,10 @@ binary``: the 10 bytes as they are, publishing only):
     rbfly's: their sizes are recorded)
 
 Every round uses a fresh stream (created, measured, checked, deleted).
-Before the rounds of a scenario the JVM is warmed up with an unmeasured run
-of ``--warmup`` percent of the messages (default 10), so the JIT compiler
-has compiled the hot paths.  The client's CPU time is the JVM's (all
+Before the rounds of a scenario the JVM is warmed up with unmeasured runs
+of ``--warmup`` percent of the messages (default 10), one after the other
+for ``--warmup-seconds`` (default 10; 0 with ``--quick``), so the JIT
+compiler has compiled the hot paths.  The client's CPU time is the JVM's (all
 threads: Netty, JIT compiler, garbage collector).
 
 Examples::
@@ -78,7 +79,15 @@ from _common import (
     read_json,
     write_json,
 )
-from _java import IMPL, SCRIPT, TIMEOUT, HarnessError, harness_args, java_uri
+from _java import (
+    IMPL,
+    SCRIPT,
+    TIMEOUT,
+    WARMUP_SECONDS,
+    HarnessError,
+    harness_args,
+    java_uri,
+)
 from _publish_report import JAVA_SINGLE_RATE, TITLES
 from _scenarios import BATCH_SIZE, FORMATS, PUBLISH_SCENARIOS, all_counts
 from _streams import (
@@ -110,7 +119,8 @@ def run_harness(
         out = Path(tmp) / 'java.json'
         cmd = harness_args(
             args.url, scenario, fmt, count, rounds=args.rounds, warmup=args.warmup,
-            window=args.window, broker_pid=broker_pid, json_out=out,
+            warmup_seconds=args.warmup_seconds, window=args.window, broker_pid=broker_pid,
+            json_out=out,
         )
         try:
             # the harness's progress lines and the client's warnings go to stderr
@@ -255,6 +265,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
              ' messages warms the JVM up (default: %(default)s, --quick too)',
     )
     parser.add_argument(
+        '--warmup-seconds', type=float, default=WARMUP_SECONDS, metavar='S',
+        help='repeat the warm-up runs for S seconds (default: %(default)s; 0 with --quick)',
+    )
+    parser.add_argument(
         '--window', type=int,
         help='unconfirmed messages of pipelined publishing (default: the client\'s'
              ' maxUnconfirmedMessages, {:,})'.format(CLIENT_WINDOW),
@@ -277,6 +291,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.quick:
         args.rounds = 1
+        args.warmup_seconds = 0.0
+    if not args.warmup_seconds >= 0:
+        parser.error('--warmup-seconds must not be negative')
     if args.rounds < 1 or (args.count is not None and args.count < 1):
         parser.error('--rounds and --count must be positive')
     if not 0 <= args.warmup <= 100:
@@ -342,8 +359,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         params: JsonDict = {
             'scenarios': args.scenarios, 'formats': args.format, 'rounds': args.rounds,
             'quick': args.quick, 'window': args.window, 'warmup_percent': args.warmup,
+            'warmup_seconds': args.warmup_seconds,
             'batch': BATCH_SIZE, 'url': redact_url(args.url), 'impl': IMPL,
-            'message': "String.format(\"%010d\", i) (amqp: AMQP data section;"
+            'message': "i zero-padded to 10 ASCII digits (amqp: AMQP data section;"
                        " binary: the bytes)",
             'schedule': 'one JVM per scenario: a warm-up run, then the rounds;'
                         ' fresh stream per run, checked and deleted afterwards',

@@ -30,6 +30,11 @@
 #                                      sub-entry batches for the interoperability tests
 #   scripts/java-perf.sh --trace-interop ARGS  perf/java/TraceInterop.java: publish
 #                                      or read a traced message (tracing interop tests)
+#   scripts/java-perf.sh --official ARGS  the Java client's own perf tool,
+#                                      StreamPerfTest, as bundled with stream-client
+#                                      $OFFICIAL_VERSION (its --help for ARGS): the
+#                                      reference the harness's figures are held against
+#                                      (perf/bench_official.py runs it per scenario)
 #
 # Environment (defaults in brackets):
 #   JAVA_PERF_DIR [perf/.java]   cache: Maven repository, jars, classes
@@ -61,6 +66,17 @@ COMPRESSION_JARS=(org.apache.commons:commons-compress:1.28.0 com.github.luben:zs
 # the SDK of the OpenTelemetry version the bridge depends on
 TRACING_JARS=(io.micrometer:micrometer-tracing-bridge-otel:1.7.2
               io.opentelemetry:opentelemetry-sdk-trace:1.62.0)
+
+# the Java client's own perf tool (StreamPerfTest, bundled with the client
+# until 0.13; later versions ship it apart, as a jar the registry may not
+# serve) and the optional dependencies of the client it needs
+OFFICIAL_VERSION=0.13.0
+OFFICIAL_JARS=(com.rabbitmq:stream-client:$OFFICIAL_VERSION info.picocli:picocli:4.7.5
+               ch.qos.logback:logback-classic:1.2.12 io.dropwizard.metrics:metrics-core:4.2.20
+               io.micrometer:micrometer-core:1.11.4
+               io.micrometer:micrometer-registry-prometheus:1.11.4
+               com.google.guava:guava:32.1.2-jre com.rabbitmq:amqp-client:5.19.0
+               com.swiftmq:swiftmq-client:12.2.2)
 
 LOG_TAG='java-perf'
 # shellcheck source=lib/common.sh
@@ -129,7 +145,27 @@ compile() {  # sets CLASSES and CLIENT_VERSION (the client it was compiled again
   [ -n "$CLIENT_VERSION" ] || die "no client version in $CLASSES/versions"
 }
 
+# run_official ARGS: StreamPerfTest with its own defaults, logging warnings
+# only (logback's default is every debug line on the console)
+run_official() {
+  local libs=$JAVA_PERF_DIR/official-$OFFICIAL_VERSION conf=$JAVA_PERF_DIR/official-conf
+  maven_resolve --transitive "$JAVA_PERF_DIR" "$libs" "${OFFICIAL_JARS[@]}"
+  mkdir -p "$conf"
+  cat > "$conf/logback.xml" <<'EOF'
+<configuration>
+  <appender name="ERR" class="ch.qos.logback.core.ConsoleAppender">
+    <target>System.err</target>
+    <encoder><pattern>%d{HH:mm:ss.SSS} %-5level %logger{36} - %msg%n</pattern></encoder>
+  </appender>
+  <root level="warn"><appender-ref ref="ERR" /></root>
+</configuration>
+EOF
+  # shellcheck disable=SC2086  # JAVA_PERF_OPTS holds several options
+  exec java $JAVA_PERF_OPTS -cp "$conf:$libs/*" com.rabbitmq.stream.perf.StreamPerfTest "$@"
+}
+
 mkdir -p "$JAVA_PERF_DIR"
+if [ "${1:-}" = --official ]; then shift; run_official "$@"; fi
 resolve_jars
 compile
 CP="$CLASSES:$LIBS/*"

@@ -1,0 +1,333 @@
+#!/usr/bin/env python3
+"""
+The Java stream client measured two ways on the same broker, one after
+the other: by its own perf tool (``StreamPerfTest``, bundled with
+``com.rabbitmq:stream-client`` 0.13.0; ``scripts/java-perf.sh --official``)
+and by rbfly's harness (``perf/java/StreamPerf.java``, the client of
+``scripts/java-perf.sh``), which the report's Java lines come from.
+
+A harness figure more than 10% below the tool's on the same scenario is a
+defect of the harness, not a property of the client: this script is how
+such a defect is found (it exits with 1 when a ratio falls below
+``--tolerance``).
+
+Scenarios the tool can run:
+
+``pipelined``
+    one producer, 10-byte messages, the tool's defaults (AMQP messages by
+    its default codec, batches of 100, 10,000 unconfirmed); the harness's
+    ``pipelined`` scenario, AMQP messages, the client's defaults
+``single``
+    one message at a time, each confirmed before the next (the tool with
+    ``--confirms 1 --batch-size 1``); the harness's ``single``
+``consume``
+    a consumer from the first offset of a stream the tool filled first
+    (for ``--fill-seconds``); the tool reads it in a few seconds, so its
+    steady state starts at second 2 and ends before the last second of
+    reading; the harness's ``consume`` (it publishes its own stream). The
+    tool decodes every message (it reads a timestamp from each body for its
+    latency figures), the harness counts them and checks the last one's
+    body, so the two differ by that work
+
+The tool runs for ``--seconds`` (default 25) and prints a line a second;
+its figure is the steady state: the mean of seconds ``--from`` (default 6)
+to the end, after the JIT has compiled the hot paths, as the client's
+authors read it, next to the tool's own summary, which includes the
+warm-up. Its client CPU per message is that of the JVM over the same
+seconds (``/proc/PID/stat`` sampled at each line). The harness warms its
+JVM up for ``--warmup-seconds`` (default 10), then times ``--rounds``
+runs of ``--count`` messages; its figure is the median rate.
+
+Examples::
+
+    python perf/bench_official.py
+    python perf/bench_official.py --scenarios pipelined --seconds 25
+    python perf/bench_official.py --quick      # a few seconds each, CI
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from _common import JsonDict, env_metadata, format_table, log, median, read_json, write_json
+from _java import SCRIPT, java_missing, java_uri, prepare
+from _streams import (
+    EXIT_USAGE,
+    broker_info,
+    default_url,
+    find_broker,
+    redact_url,
+    run_async,
+    source_info,
+)
+
+SCENARIOS = ('pipelined', 'single', 'consume')
+TOLERANCE = 0.9
+CLK_TCK = os.sysconf('SC_CLK_TCK')
+COUNTS = {'pipelined': 5_000_000, 'single': 50_000, 'consume': 5_000_000}
+QUICK_COUNTS = {'pipelined': 100_000, 'single': 2_000, 'consume': 100_000}
+TOOL_ARGS = {
+    'pipelined': ['--producers', '1', '--consumers', '0'],
+    'single': ['--producers', '1', '--consumers', '0', '--confirms', '1', '--batch-size', '1'],
+    'consume': ['--producers', '0', '--consumers', '1', '--offset', 'first'],
+}
+# "12, published 749643 msg/s, confirmed 749543 msg/s, consumed 0 msg/s, ..."
+LINE = re.compile(
+    r'^(\d+), published (\d+) msg/s, confirmed (\d+) msg/s, consumed (\d+) msg/s',
+)
+SUMMARY = re.compile(r'^Summary: published (\d+) msg/s, confirmed (\d+) msg/s, consumed (\d+)')
+
+
+def proc_cpu(pid: int) -> float | None:
+    """User and system CPU seconds of a process, or ``None``."""
+    try:
+        with open('/proc/{}/stat'.format(pid)) as f:
+            fields = f.read().rsplit(')', 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def steady_state(
+        per_second: Sequence[int], cpu: Mapping[int, float], start: int, *, consuming: bool,
+) -> JsonDict:
+    """
+    The tool's steady state from its per-second rates (``per_second[k]``:
+    second ``k + 1``) and the JVM's CPU seconds when it printed the line of
+    second ``k`` (``cpu[k]``): the mean rate of seconds ``start`` to the
+    end, its maximum, and the CPU per message over the same seconds.
+    Consuming, the stream ends: the seconds after the last one with
+    messages, and that one (a partial second), do not count.
+    """
+    counted = list(per_second)
+    if consuming:
+        busy = [i for i, v in enumerate(counted) if v > 0]
+        counted = counted[:busy[-1]] if len(busy) > 1 else counted[:1]
+    steady = counted[start - 1:] or counted
+    first, last = start - 1, len(counted)
+    cpu_us = None
+    messages = sum(counted[first:last])
+    if first in cpu and last in cpu and messages:
+        cpu_us = (cpu[last] - cpu[first]) / messages * 1e6
+    return {
+        'rate': sum(steady) / len(steady) if steady else 0.0,
+        'seconds': [min(start, len(counted)), len(counted)],
+        'max': max(steady, default=0),
+        'cpu_us_per_msg': cpu_us,
+    }
+
+
+def run_tool(url: str, scenario: str, seconds: int, start: int, stream: str) -> JsonDict:
+    """
+    Run the official tool for ``seconds``; its steady state from second
+    ``start`` on: mean rate (confirmed or consumed messages a second) and
+    the JVM's CPU per message over those seconds.
+    """
+    cmd = [
+        str(SCRIPT), '--official', '--uris', java_uri(url), '--streams', stream,
+        '--time', str(seconds), *TOOL_ARGS[scenario],
+    ]
+    # confirmed messages a second, or consumed ones
+    key = 4 if scenario == 'consume' else 3
+    per_second: list[int] = []
+    cpu: dict[int, float] = {}
+    summary = None
+    with subprocess.Popen(
+            cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+            text=True,
+    ) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            m = LINE.match(line)
+            if m:
+                second = int(m.group(1))
+                per_second.append(int(m.group(key)))
+                value = proc_cpu(proc.pid)   # java-perf.sh execs the JVM
+                if value is not None:
+                    cpu[second] = value
+                continue
+            m = SUMMARY.match(line)
+            if m:
+                summary = int(m.group(key - 1))
+        proc.wait(timeout=60)
+    if proc.returncode != 0 or not per_second:
+        raise RuntimeError('the official tool failed (exit {}): {}'.format(
+            proc.returncode, ' '.join(cmd),
+        ))
+    return {
+        **steady_state(per_second, cpu, start, consuming=scenario == 'consume'),
+        'summary_rate': summary,
+        'per_second': per_second,
+        'command': ' '.join(cmd[1:]).replace(java_uri(url), redact_url(url)),
+    }
+
+
+def fill_stream(url: str, stream: str, seconds: int) -> None:
+    """Publish to ``stream`` with the tool for ``seconds`` (for ``consume``)."""
+    subprocess.run(
+        [str(SCRIPT), '--official', '--uris', java_uri(url), '--streams', stream,
+         '--time', str(seconds), *TOOL_ARGS['pipelined']],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        check=True, timeout=seconds + 120,
+    )
+
+
+def delete_stream(url: str, stream: str) -> None:
+    """Delete a stream the tool left (its own --delete-streams logs a shutdown race)."""
+    from rbfly.streams import streams_client
+
+    async def delete() -> None:
+        client = streams_client(url)
+        async with client:
+            await client.delete_stream(stream)
+
+    run_async(delete, 'asyncio')
+
+
+def run_harness(args: argparse.Namespace, scenario: str, broker_pid: int | None) -> JsonDict:
+    """rbfly's harness on the scenario, all rounds in one warmed-up JVM."""
+    count = (QUICK_COUNTS if args.quick else COUNTS)[scenario]
+    with tempfile.TemporaryDirectory(prefix='rbfly-official-') as tmp:
+        out = Path(tmp) / 'java.json'
+        cmd = [
+            str(SCRIPT), '--uri', java_uri(args.url), '--scenario', scenario,
+            '--format', 'amqp', '--count', str(count), '--rounds', str(args.rounds),
+            '--warmup-seconds', str(args.warmup_seconds), '--json-out', str(out),
+        ]
+        if broker_pid is not None:
+            cmd.extend(['--broker-pid', str(broker_pid)])
+        subprocess.run(cmd, stdin=subprocess.DEVNULL, check=True, timeout=3600)
+        doc = read_json(out)
+    runs = doc['runs']
+    return {
+        'rate': median([r['rate'] for r in runs]),
+        'cpu_us_per_msg': median([r['cpu_us_per_msg'] for r in runs]),
+        'rates': [r['rate'] for r in runs],
+        'count': count,
+        'version': doc['version'],
+        'warmup': doc.get('warmup'),
+    }
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description='The Java stream client by its own perf tool and by rbfly\'s harness',
+    )
+    parser.add_argument('--scenarios', nargs='+', choices=SCENARIOS, default=list(SCENARIOS))
+    parser.add_argument('--seconds', type=int, default=25, help='tool run time (default: 25)')
+    parser.add_argument(
+        '--from', dest='start', type=int, default=6,
+        help='first second of the tool\'s steady state (default: 6)',
+    )
+    parser.add_argument(
+        '--fill-seconds', type=int, default=20,
+        help='consume: the tool publishes the stream it reads for this long first'
+             ' (default: 20; much longer streams made its per-second lines read 0)',
+    )
+    parser.add_argument('--rounds', type=int, default=3, help='harness rounds (default: 3)')
+    parser.add_argument(
+        '--warmup-seconds', type=float, default=10.0,
+        help='harness JVM warm-up (default: 10)',
+    )
+    parser.add_argument(
+        '--tolerance', type=float, default=TOLERANCE,
+        help='lowest harness/tool ratio accepted (default: %(default)s)',
+    )
+    parser.add_argument('--quick', action='store_true', help='seconds, not minutes (CI)')
+    parser.add_argument('--url', default=default_url(), help='broker (rabbitmq-stream://)')
+    parser.add_argument('--json', metavar='PATH', help='write the results to PATH')
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.seconds, args.start, args.rounds, args.warmup_seconds = 4, 2, 1, 1.0
+        args.fill_seconds = 2
+    if args.seconds < 1 or not 1 <= args.start <= args.seconds or args.rounds < 1:
+        parser.error('--seconds and --rounds must be positive, --from within --seconds')
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    reason = java_missing()
+    if reason is not None:
+        log('error: {}'.format(reason))
+        return EXIT_USAGE
+    prepare()
+    broker = run_async(lambda: broker_info(args.url), 'asyncio')
+    broker_pid = find_broker(args.url)
+    log('broker: {} {} at {}'.format(broker['product'], broker['version'], broker['url']))
+    results: dict[str, JsonDict] = {}
+    for scenario in args.scenarios:
+        stream = 'rbfly-official-{}-{}'.format(scenario, uuid.uuid4().hex[:8])
+        try:
+            if scenario == 'consume':
+                log('official: filling {} for {} s'.format(stream, args.fill_seconds))
+                fill_stream(args.url, stream, args.fill_seconds)
+            log('official {}: {} s'.format(scenario, args.seconds))
+            # the tool reads a stream in a few seconds: from its second on
+            start = min(args.start, 2) if scenario == 'consume' else args.start
+            tool = run_tool(args.url, scenario, args.seconds, start, stream)
+        finally:
+            delete_stream(args.url, stream)
+        log('harness {}: {} round(s) after {:g} s of warm-up'.format(
+            scenario, args.rounds, args.warmup_seconds,
+        ))
+        time.sleep(1)
+        harness = run_harness(args, scenario, broker_pid)
+        results[scenario] = {
+            'official': tool, 'harness': harness,
+            'ratio': harness['rate'] / tool['rate'] if tool['rate'] else None,
+        }
+
+    rows = []
+    for scenario, r in results.items():
+        tool, harness = r['official'], r['harness']
+        rows.append([
+            scenario, '{}-{}'.format(*tool['seconds']),
+            '{:,.0f}'.format(tool['rate']), '{:,.0f}'.format(tool['summary_rate'] or 0),
+            '-' if tool['cpu_us_per_msg'] is None else '{:.2f}'.format(tool['cpu_us_per_msg']),
+            '{:,.0f}'.format(harness['rate']), '{:.2f}'.format(harness['cpu_us_per_msg']),
+            '-' if r['ratio'] is None else '{:.2f}x'.format(r['ratio']),
+        ])
+    print(format_table(
+        ['scenario', 'tool seconds', 'tool msg/s', 'tool summary', 'tool CPU us/msg',
+         'harness msg/s', 'harness CPU us/msg', 'harness/tool'],
+        rows,
+    ))
+    print('tool: StreamPerfTest (stream-client 0.13.0), {} s runs, mean of the seconds'
+          ' shown; summary: its own average, warm-up included'.format(args.seconds))
+    print('harness: perf/java/StreamPerf.java (stream-client {}), median of {} round(s)'
+          ' after {:g} s of warm-up'.format(
+              next(iter(results.values()))['harness']['version'] if results else '?',
+              args.rounds, args.warmup_seconds))
+    low = [s for s, r in results.items() if r['ratio'] is None or r['ratio'] < args.tolerance]
+    if args.json:
+        env = env_metadata()
+        env['source'] = source_info()
+        env['broker'] = broker
+        write_json(args.json, {
+            'benchmark': 'java-official',
+            'params': {
+                'seconds': args.seconds, 'from': args.start, 'rounds': args.rounds,
+                'warmup_seconds': args.warmup_seconds, 'quick': args.quick,
+                'url': redact_url(args.url), 'tolerance': args.tolerance,
+            },
+            'env': env, 'results': results,
+        })
+        log('results written to {}'.format(args.json))
+    if low and not args.quick:
+        log('harness below {:.0%} of the tool: {}'.format(args.tolerance, ', '.join(low)))
+        return 1
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
