@@ -36,7 +36,13 @@ from ..aio.manager import ConnectionManager
 from ..aio.protocol import StreamsProtocol
 from ..aio.records import detach, let_go
 from ..backoff import Backoff
-from ..error import ConnectionLost, StreamDoesNotExist, StreamNotAvailable, StreamsError
+from ..error import (
+    ConnectionLost,
+    RequestTimeout,
+    StreamDoesNotExist,
+    StreamNotAvailable,
+    StreamsError,
+)
 from ..lifecycle import ResourceState
 from ..protocol.commands import MetadataUpdate
 from . import metadata
@@ -89,8 +95,9 @@ class Recovery:
         self._declarer = declarer
         self._offsets = offsets
         self._tasks = tasks
-        # streams whose leader is being waited for, by connection
-        self._changing: set[tuple[str, StreamsProtocol]] = set()
+        # what is to be restored of a changed stream, by stream and the
+        # connection whose MetadataUpdate said so (one task each)
+        self._changing: dict[tuple[str, StreamsProtocol], set[Held]] = {}
 
     #
     # the connections' hooks
@@ -157,17 +164,17 @@ class Recovery:
         """
         logger.info('metadata update: stream %r, code %d', update.stream, update.code)
         stream = update.stream
-        held: list[Held] = []
+        held: set[Held] = set()
         for m in self._connections.managers():
-            held.extend(p for p in m.publishers if p.stream == stream and p.protocol is protocol)
-            held.extend(s for s in m.subscriptions if s.stream == stream and s.protocol is protocol)
-        self._tasks.spawn(self._stream_changed(stream, protocol, held))
+            held.update(p for p in m.publishers if p.stream == stream and p.protocol is protocol)
+            held.update(s for s in m.subscriptions if s.stream == stream and s.protocol is protocol)
+        self._stream_changed(stream, protocol, held)
 
     def publisher_unknown(self, publisher: PublisherTrait) -> None:
         """The broker does not know a publisher any more: declare it again."""
         protocol = publisher.protocol
         if protocol is not None:  # else it is being declared again already
-            self._tasks.spawn(self._stream_changed(publisher.stream, protocol, [publisher]))
+            self._stream_changed(publisher.stream, protocol, {publisher})
 
     #
     # placing anew
@@ -240,20 +247,33 @@ class Recovery:
     # a changed stream
     #
 
-    async def _stream_changed(
-            self, stream: str, protocol: StreamsProtocol, held: list[Held],
-    ) -> None:
+    def _stream_changed(self, stream: str, protocol: StreamsProtocol, held: set[Held]) -> None:
+        """
+        Restore ``held`` (what ``protocol`` held of ``stream`` when the
+        broker said it changed there). While a restore of the stream on that
+        connection runs, it takes them over: again those it declared
+        already (the broker forgot them a second time), once more those it
+        has still to declare.
+        """
         key = (stream, protocol)
-        if key in self._changing:
-            return  # being restored already
-        self._changing.add(key)
-        try:
-            self._move_stream(stream, protocol, held)
-            await self._restore_stream(stream, protocol, held)
-        finally:
-            self._changing.discard(key)
+        pending = self._changing.get(key)
+        if pending is not None:
+            pending.update(held)
+            return
+        self._changing[key] = pending = set(held)
+        self._tasks.spawn(self._restore_changed(key, pending))
 
-    def _move_stream(self, stream: str, changed_on: StreamsProtocol, held: list[Held]) -> None:
+    async def _restore_changed(
+            self, key: tuple[str, StreamsProtocol], pending: set[Held],
+    ) -> None:
+        stream, protocol = key
+        try:
+            self._move_stream(stream, protocol, pending)
+            await self._restore_stream(stream, protocol, pending)
+        finally:
+            del self._changing[key]
+
+    def _move_stream(self, stream: str, changed_on: StreamsProtocol, held: set[Held]) -> None:
         """
         Place the publishers and subscriptions of a changed stream that a
         node connection held anew.
@@ -261,6 +281,7 @@ class Recovery:
         for manager in self._connections.node_managers():
             for sub in [s for s in manager.subscriptions
                         if s in held and s.protocol is changed_on]:
+                held.discard(sub)
                 sub.lifecycle.lost(ConnectionLost('stream {!r} moved'.format(stream)))
                 let_go(sub)
                 protocol = sub.protocol
@@ -271,20 +292,22 @@ class Recovery:
                 self.relocate_subscription(sub)
             for publisher in [p for p in manager.publishers
                               if p in held and p.protocol is changed_on]:
+                held.discard(publisher)
                 let_go(publisher)
                 detach(publisher)
                 publisher.on_connection_lost(ConnectionLost('stream {!r} moved'.format(stream)))
                 self.relocate_publisher(publisher)
 
     async def _restore_stream(
-            self, stream: str, changed_on: StreamsProtocol, held: list[Held],
+            self, stream: str, changed_on: StreamsProtocol, pending: set[Held],
     ) -> None:
         """
         Declare the publishers and subscriptions of a stream that the
-        client's connection held (``held``, on ``changed_on``) again after
-        the broker said there it is not available (its leader died or
-        moved, or it is being deleted). One that cannot be declared again
-        ends with the broker's error; the others are declared still.
+        client's connection held (``pending``, on ``changed_on``; each is
+        taken out once declared, and may be put back by a later update)
+        again after the broker said there it is not available (its leader
+        died or moved, or it is being deleted). One that cannot be declared
+        again ends with the broker's error; the others are declared still.
 
         While the stream elects a leader, the broker answers "not
         available", Metadata names no leader, and a replica restarting
@@ -298,13 +321,12 @@ class Recovery:
         deadline = loop.time() + STREAM_RECOVERY_TIMEOUT
         delays = STREAM_BACKOFF.delays()
         own = self._connections.own
-        done: set[object] = set()
         error: StreamsError = StreamNotAvailable('stream {!r}'.format(stream))
+
         def ours(item: Held) -> bool:
-            # held by the client's connection, and not declared again since
-            # (detached here: not yet)
-            return item in held and item not in done and item.owner is own \
-                and item.protocol in (changed_on, None)
+            # held by the client's connection on the connection that changed
+            # (or detached here, not declared again yet)
+            return item in pending and item.owner is own and item.protocol in (changed_on, None)
 
         while True:
             protocol = own.protocol
@@ -317,43 +339,62 @@ class Recovery:
             try:
                 if await self._stream_ready(protocol, stream):
                     for p in publishers:
+                        pending.discard(p)
                         detach(p)
                         p.on_connection_lost(ConnectionLost('stream {!r} moved'.format(stream)))
                         await self._restore_one(
-                            p, self.recover_publisher(protocol, p), p._fail,
+                            p, self.recover_publisher(protocol, p), p._fail, pending,
                         )
-                        done.add(p)
                     for s in subscriptions:
+                        pending.discard(s)
                         s.lifecycle.lost(ConnectionLost('stream {!r} moved'.format(stream)))
                         detach(s)
-                        await self._restore_one(s, self.restore_subscription(protocol, s), s.fail)
-                        done.add(s)
-                    return
+                        await self._restore_one(
+                            s, self.restore_subscription(protocol, s), s.fail, pending,
+                        )
+                    continue  # what a later update put back, if anything
             except ConnectionLost:
                 return  # the connection's recovery declares them again
             except StreamDoesNotExist as ex:
-                self._end_stream(publishers, subscriptions, ex)
+                self._end_stream(*self._remaining(own, pending), ex)
                 return
-            except StreamNotAvailable as ex:
+            except (StreamNotAvailable, RequestTimeout) as ex:
                 error = ex
+            except StreamsError as ex:  # a refusal of the broker's when asked for metadata
+                self._end_stream(*self._remaining(own, pending), ex)
+                return
             delay = next(delays, STREAM_BACKOFF.maximum)
             if loop.time() > deadline:
-                self._end_stream(publishers, subscriptions, error)
+                self._end_stream(*self._remaining(own, pending), error)
                 return
             logger.info('stream %r not available yet; asking again in %.1fs', stream, delay)
             await asyncio.sleep(delay)
 
     @staticmethod
+    def _remaining(
+            own: ConnectionManager, pending: set[Held],
+    ) -> tuple[list[PublisherTrait], list[Subscription]]:
+        """What of ``pending`` the client's connection holds still."""
+        return (
+            [p for p in own.publishers if p in pending],
+            [s for s in own.subscriptions if s in pending],
+        )
+
+    @staticmethod
     async def _restore_one(
             item: Held, restore: tp.Awaitable[None], fail: tp.Callable[[Exception], None],
+            pending: set[Held],
     ) -> None:
         """
         Await ``restore``; a refusal of the broker other than the stream's
-        state (which the caller handles) ends ``item`` with it.
+        state or a timeout (which the caller handles: ``item`` is pending
+        again, to be declared when the caller asks again) ends ``item``
+        with it.
         """
         try:
             await restore
-        except (ConnectionLost, StreamDoesNotExist, StreamNotAvailable):
+        except (ConnectionLost, StreamDoesNotExist, StreamNotAvailable, RequestTimeout):
+            pending.add(item)
             raise
         except StreamsError as ex:
             logger.warning('cannot restore %s of %r: %s', item.kind[:-1], item.stream, ex)

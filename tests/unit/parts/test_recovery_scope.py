@@ -17,9 +17,17 @@ from __future__ import annotations
 import asyncio
 import typing as tp
 
+from rbfly.streams.error import PreconditionFailed
 from rbfly.streams.parts.recovery import Recovery
 from rbfly.streams.parts.tasks import Background
-from rbfly.streams.protocol.commands import MetadataUpdate
+from rbfly.streams.protocol.commands import (
+    Broker,
+    Metadata,
+    MetadataResponse,
+    MetadataUpdate,
+    StreamMetadata,
+)
+from rbfly.streams.protocol.constants import ResponseCode
 
 STREAM = 'orders'
 
@@ -33,17 +41,35 @@ class Item:
         self.owner: Manager | None = owner
         self.protocol: Protocol | None = protocol
         self.ident = 0
+        self.error: Exception | None = None
         (owner.publishers if kind == 'publishers' else owner.subscriptions).add(self)
+
+    def attached(self) -> None:
+        pass
+
+    def on_connection_lost(self, error: Exception) -> None:
+        self.protocol = None
+
+    def _fail(self, error: Exception) -> None:
+        self.error = error
 
 
 class Protocol:
     is_open = True
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, *, metadata: bool = False) -> None:
         self.name = name
+        self.metadata = metadata  # answers Metadata: the stream has a leader
+        self.publishers: dict[int, Item] = {}
+        self.subscriptions: dict[int, Item] = {}
 
-    async def request(self, *args: object) -> object:
-        raise AssertionError('{}: no request expected: {}'.format(self.name, args))
+    async def request(self, command: object, *args: object) -> object:
+        if self.metadata and isinstance(command, Metadata):
+            return MetadataResponse(
+                1, [Broker(0, 'localhost', 5552)],
+                [StreamMetadata(s, ResponseCode.OK, 0, []) for s in command.streams],
+            )
+        raise AssertionError('{}: no request expected: {}'.format(self.name, command))
 
 
 class Manager:
@@ -66,11 +92,16 @@ class Connections:
 
 
 class Declarer:
-    def __init__(self) -> None:
+    def __init__(self, refuse: tuple[Item, ...] = ()) -> None:
         self.declared: list[Item] = []
+        self.refuse = refuse
 
     async def restore_publisher(self, protocol: Protocol, item: Item) -> None:
+        await asyncio.sleep(0)
+        if item in self.refuse:
+            raise PreconditionFailed('publisher {!r}'.format(item.stream))
         self.declared.append(item)
+        item.protocol = protocol
 
 
 def recovery(connections: Connections, declarer: Declarer, tasks: Background) -> Recovery:
@@ -140,3 +171,45 @@ async def test_update_of_another_stream() -> None:
     await tasks.wait()
     assert declarer.declared == []
     assert other.protocol is own.protocol
+
+
+async def test_update_of_own_connection() -> None:
+    """
+    What the client's connection held of the stream when the update came
+    is declared again; a publisher declared after it is not (the broker
+    has it).
+    """
+    own = Manager(Protocol('own', metadata=True))
+    before = Item('publishers', STREAM, own, own.protocol)
+    declarer = Declarer()
+    tasks = Background()
+    recovery(Connections(own, []), declarer, tasks).metadata_update(
+        tp.cast(tp.Any, own.protocol), MetadataUpdate(6, STREAM),
+    )
+    after = Item('publishers', STREAM, own, own.protocol)
+    await settle()
+    await tasks.wait()
+    assert declarer.declared == [before]
+    assert before.protocol is own.protocol and before.error is None
+    assert after.protocol is own.protocol
+
+
+async def test_refused_restore_ends_one() -> None:
+    """
+    A publisher the broker refuses to declare again ends with the broker's
+    error; the others of the stream are declared still.
+    """
+    own = Manager(Protocol('own', metadata=True))
+    refused = Item('publishers', STREAM, own, own.protocol)
+    others = [Item('publishers', STREAM, own, own.protocol) for _ in range(3)]
+    declarer = Declarer(refuse=(refused,))
+    tasks = Background()
+    recovery(Connections(own, []), declarer, tasks).metadata_update(
+        tp.cast(tp.Any, own.protocol), MetadataUpdate(6, STREAM),
+    )
+    await settle()
+    await tasks.wait()
+    assert isinstance(refused.error, PreconditionFailed)
+    assert refused.owner is None and refused.protocol is None
+    assert sorted(map(id, declarer.declared)) == sorted(map(id, others))
+    assert all(o.error is None and o.protocol is own.protocol for o in others)
