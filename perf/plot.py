@@ -152,7 +152,11 @@ def _box_panel(ax: Any, title: str, boxes: Sequence[tuple[str, list[float]]], lo
     parts = ax.boxplot(
         data, patch_artist=True, widths=0.6, medianprops={'color': 'black', 'linewidth': 1.5},
     )
-    ax.set_xticks(range(1, len(labels) + 1), labels, rotation=20, fontsize=8)
+    # names as long as rbfly-anonymous overlap their neighbours unless slanted
+    ax.set_xticks(
+        range(1, len(labels) + 1), labels, rotation=35, ha='right', rotation_mode='anchor',
+        fontsize=8,
+    )
     for patch, name in zip(parts['boxes'], labels, strict=True):
         patch.set_facecolor(COLOURS.get(name, OTHER_COLOUR))
         patch.set_alpha(0.8)

@@ -137,14 +137,31 @@ def loop_text(env: JsonDict, kind: str) -> str:
     return 'no event loop' if kind == 'amqp-codec' else 'loop not recorded'
 
 
+def machine_text(env: JsonDict) -> str:
+    """The machine, Python and rbfly's commit of a run."""
+    cpu = env.get('cpu') or {}
+    cores = cpu.get('usable_cores') or cpu.get('cores') or '?'
+    parts = ['{}-core {}'.format(cores, cpu.get('model') or 'CPU')]
+    python = env.get('python')
+    version = python.get('version') if isinstance(python, dict) else python
+    if version:
+        parts.append('Python {}'.format(version))
+    commit = (env.get('source') or {}).get('commit')
+    if commit:
+        parts.append('rbfly {}'.format(commit[:7]))
+    return ', '.join(parts)
+
+
 def run_caption(source: JsonDict, kind: str) -> str:
-    """Broker, loop, rounds and date of one run."""
+    """Broker, loop, rounds, date and machine of one run."""
     env, params = source['env'], source['params']
     rounds = 'median of {} rounds'.format(params.get('rounds', '?'))
     if params.get('quick'):
         rounds += ' (--quick)'
     date = str(env.get('date', '?')).replace('T', ' ').replace('+00:00', ' UTC')
-    return ', '.join([broker_text(env, kind), loop_text(env, kind), rounds, date])
+    return ', '.join([
+        broker_text(env, kind), loop_text(env, kind), rounds, date, machine_text(env),
+    ])
 
 
 def caption(doc: JsonDict, names: Sequence[str] | None = None) -> str:
