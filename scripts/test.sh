@@ -43,15 +43,25 @@ mkdir -p .soak
 "$VENV/bin/python" soak/soak.py --ci --json .soak/ci.json >.soak/ci.log 2>&1 &
 soak=$!
 trap 'kill "$soak" 2>/dev/null || true' EXIT  # not left running if a benchmark fails
-# the benchmarks in quick mode, so they never rot (no timing assertions)
-"$VENV/bin/python" perf/bench_codec.py --count 1000 --rounds 1 >/dev/null
+# the benchmarks in quick mode, so they never rot (no timing assertions),
+# and the report's plots and tables drawn from their results
+quick=$(mktemp -d)
+"$VENV/bin/python" perf/bench_codec.py --count 1000 --rounds 1 --json "$quick/codec.json" >/dev/null
 java=()  # the Java stream client harness too, where java and mvn are installed
 if scripts/java-perf.sh --prepare >/dev/null 2>&1; then java=(java); fi
-"$VENV/bin/python" perf/bench_publish.py --quick --url "$RBFLY_URL" \
+"$VENV/bin/python" perf/bench_publish.py --quick --url "$RBFLY_URL" --json "$quick/publish.json" \
   --impl rbfly rbfly-0.10 rstream rbfly-subentry rbfly-spin ceiling "${java[@]}" >/dev/null
-"$VENV/bin/python" perf/bench_consume.py --quick --url "$RBFLY_URL" \
+"$VENV/bin/python" perf/bench_consume.py --quick --url "$RBFLY_URL" --json "$quick/consume.json" \
   --impl rbfly rbfly-chunks rbfly-spin rbfly-0.10 rstream ceiling "${java[@]}" >/dev/null
-echo "benchmarks: quick mode ran"
+"$VENV/bin/python" perf/plot.py --output-dir "$quick" "$quick"/{codec,publish,consume}.json >/dev/null
+"$VENV/bin/python" perf/report.py --output-dir "$quick" "$quick"/{codec,publish,consume}.json \
+  >/dev/null
+# the Java client's own perf tool against the harness (seconds each)
+if [ ${#java[@]} -gt 0 ]; then
+  "$VENV/bin/python" perf/bench_official.py --quick --url "$RBFLY_URL" >/dev/null
+fi
+rm -rf "$quick"
+echo "benchmarks: quick mode ran, report drawn"
 # the soak's two minutes ran beside the benchmarks (it uses the 4.x broker
 # and the cluster, they use 3.10): nothing lost or duplicated
 if ! wait "$soak"; then
