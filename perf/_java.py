@@ -55,6 +55,7 @@ CONSUME_API = (
     '.messageHandler(h): h counts the messages, the body of the count-th is checked; '
     + WARMUP_NOTE.format(WARMUP_PERCENT, WARMUP_SECONDS, CONSUME_WARMUP)
 )
+"""The API of the consuming runner, warmed up for :py:data:`WARMUP_SECONDS`."""
 
 
 class HarnessError(Exception):
@@ -180,8 +181,9 @@ async def run_round(
 def round_result(doc: JsonDict) -> JsonDict:
     """
     The run result of a one-round harness document: the keys of
-    ``run_result()`` of ``_streams.py``, plus ``jvm_warmup``, the count and
-    rate of the JVM's untimed warm-up run.
+    ``run_result()`` of ``_streams.py``, plus ``jvm_warmup``: the messages
+    and seconds of the JVM's untimed warm-up runs in all, how many runs,
+    and the rate of the last one (the state the timed run started from).
     """
     run: JsonDict = dict(doc['runs'][0])
     for key in ('stream', 'publish_rate', 'chunks', 'chunk_mean', 'chunk_max'):
@@ -301,7 +303,9 @@ class JavaConsumeRunner(_JavaRunner):
             self, url: str, broker_pid: int | None, *, warmup_seconds: float = WARMUP_SECONDS,
     ) -> None:
         super().__init__(url, broker_pid, warmup_seconds=warmup_seconds)
-        self._info['api'] = CONSUME_API
+        self._info['api'] = CONSUME_API.replace(
+            'for {:g} s'.format(WARMUP_SECONDS), 'for {:g} s'.format(warmup_seconds),
+        )
 
     async def run(self, stream: str, count: int) -> JsonDict:
         return round_result(await self._round('consume', 'amqp', count, stream))

@@ -53,6 +53,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Mapping, Sequence
@@ -141,10 +142,13 @@ def run_tool(url: str, scenario: str, seconds: int, start: int, stream: str) -> 
     per_second: list[int] = []
     cpu: dict[int, float] = {}
     summary = None
-    with subprocess.Popen(
-            cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-            text=True,
+    errors = tempfile.TemporaryFile('w+')  # the tool's and Maven's complaints
+    with errors, subprocess.Popen(
+            cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors, text=True,
     ) as proc:
+        # a tool that hangs is killed (java-perf.sh execs the JVM)
+        watchdog = threading.Timer(seconds + 300, proc.kill)
+        watchdog.start()
         assert proc.stdout is not None
         for line in proc.stdout:
             m = LINE.match(line)
@@ -158,10 +162,13 @@ def run_tool(url: str, scenario: str, seconds: int, start: int, stream: str) -> 
             m = SUMMARY.match(line)
             if m:
                 summary = int(m.group(key - 1))
-        proc.wait(timeout=60)
+        proc.wait()
+        watchdog.cancel()
+        errors.seek(0)
+        complaints = errors.read()[-2000:]
     if proc.returncode != 0 or not per_second:
-        raise RuntimeError('the official tool failed (exit {}): {}'.format(
-            proc.returncode, ' '.join(cmd),
+        raise RuntimeError('the official tool failed (exit {}): {}\n{}'.format(
+            proc.returncode, ' '.join(cmd), complaints,
         ))
     return {
         **steady_state(per_second, cpu, start, consuming=scenario == 'consume'),
