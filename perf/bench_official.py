@@ -60,7 +60,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from _common import JsonDict, env_metadata, format_table, log, median, read_json, write_json
-from _java import SCRIPT, java_missing, java_uri, prepare
+from _java import SCRIPT, harness_args, java_missing, java_uri, prepare
 from _streams import (
     EXIT_USAGE,
     broker_info,
@@ -205,13 +205,10 @@ def run_harness(args: argparse.Namespace, scenario: str, broker_pid: int | None)
     count = (QUICK_COUNTS if args.quick else COUNTS)[scenario]
     with tempfile.TemporaryDirectory(prefix='rbfly-official-') as tmp:
         out = Path(tmp) / 'java.json'
-        cmd = [
-            str(SCRIPT), '--uri', java_uri(args.url), '--scenario', scenario,
-            '--format', 'amqp', '--count', str(count), '--rounds', str(args.rounds),
-            '--warmup-seconds', str(args.warmup_seconds), '--json-out', str(out),
-        ]
-        if broker_pid is not None:
-            cmd.extend(['--broker-pid', str(broker_pid)])
+        cmd = harness_args(
+            args.url, scenario, 'amqp', count, rounds=args.rounds,
+            warmup_seconds=args.warmup_seconds, broker_pid=broker_pid, json_out=out,
+        )
         subprocess.run(cmd, stdin=subprocess.DEVNULL, check=True, timeout=3600)
         doc = read_json(out)
     runs = doc['runs']

@@ -21,7 +21,7 @@ connection was lost, and when the broker says a stream changed
   everything again). A publisher or subscription declared after the
   MetadataUpdate is not declared a second time (RabbitMQ refuses a second
   publisher of one name on a connection: a soak run in CI failed so when
-  a leader was killed while the client's connection recovered).
+  a leader was killed).
 
 Every retry takes its delays from a :py:class:`~rbfly.streams.Backoff`.
 """
