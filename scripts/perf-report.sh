@@ -32,7 +32,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-scripts/setup.sh perf,doc
+scripts/setup.sh doc
 scripts/brokers.sh start 310
 eval "$(scripts/brokers.sh env)"
 mkdir -p perf/results doc/perf

@@ -3,16 +3,18 @@
 #
 # Installs the system packages a build needs (C compiler, Python headers,
 # venv) when they are missing, creates the virtualenv $RBFLY_VENV (.venv),
-# installs rbfly with its test, lint and fuzz extras into it, and compiles the
-# Cython extensions in place. A second run only recompiles what changed.
+# installs rbfly with its test, lint, fuzz and perf extras into it (perf:
+# scripts/test.sh draws the report's plots from its quick benchmarks, with
+# matplotlib), and compiles the Cython extensions in place. A second run
+# only recompiles what changed.
 #
-# Usage: scripts/setup.sh [EXTRA ...]   (extras besides test,lint,fuzz, e.g. perf)
+# Usage: scripts/setup.sh [EXTRA ...]   (extras besides test,lint,fuzz,perf, e.g. doc)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
 VENV=${RBFLY_VENV:-.venv}
-EXTRAS=test,lint,fuzz${1:+,$1}
+EXTRAS=test,lint,fuzz,perf${1:+,$1}
 log() { printf '[setup %s] %s\n' "$(date +%T)" "$*" >&2; }
 
 need=()
