@@ -48,19 +48,16 @@ Examples::
 from __future__ import annotations
 
 import argparse
-import os
-import re
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from _common import JsonDict, env_metadata, format_table, log, median, read_json, write_json
-from _java import SCRIPT, harness_args, java_missing, java_uri, prepare
+from _java import harness_args, java_missing, prepare
 from _streams import (
     EXIT_USAGE,
     broker_info,
@@ -70,10 +67,10 @@ from _streams import (
     run_async,
     source_info,
 )
+from _tool import delete_stream, fill_stream, run_tool
 
 SCENARIOS = ('pipelined', 'single', 'consume')
 TOLERANCE = 0.9
-CLK_TCK = os.sysconf('SC_CLK_TCK')
 COUNTS = {'pipelined': 5_000_000, 'single': 50_000, 'consume': 5_000_000}
 QUICK_COUNTS = {'pipelined': 100_000, 'single': 2_000, 'consume': 100_000}
 TOOL_ARGS = {
@@ -81,123 +78,6 @@ TOOL_ARGS = {
     'single': ['--producers', '1', '--consumers', '0', '--confirms', '1', '--batch-size', '1'],
     'consume': ['--producers', '0', '--consumers', '1', '--offset', 'first'],
 }
-# "12, published 749643 msg/s, confirmed 749543 msg/s, consumed 0 msg/s, ..."
-LINE = re.compile(
-    r'^(\d+), published (\d+) msg/s, confirmed (\d+) msg/s, consumed (\d+) msg/s',
-)
-SUMMARY = re.compile(r'^Summary: published (\d+) msg/s, confirmed (\d+) msg/s, consumed (\d+)')
-
-
-def proc_cpu(pid: int) -> float | None:
-    """User and system CPU seconds of a process, or ``None``."""
-    try:
-        with open('/proc/{}/stat'.format(pid)) as f:
-            fields = f.read().rsplit(')', 1)[1].split()
-    except OSError:
-        return None
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
-
-
-def steady_state(
-        per_second: Sequence[int], cpu: Mapping[int, float], start: int, *, consuming: bool,
-) -> JsonDict:
-    """
-    The tool's steady state from its per-second rates (``per_second[k]``:
-    second ``k + 1``) and the JVM's CPU seconds when it printed the line of
-    second ``k`` (``cpu[k]``): the mean rate of seconds ``start`` to the
-    end, its maximum, and the CPU per message over the same seconds.
-    Consuming, the stream ends: the seconds after the last one with
-    messages, and that one (a partial second), do not count.
-    """
-    counted = list(per_second)
-    if consuming:
-        busy = [i for i, v in enumerate(counted) if v > 0]
-        counted = counted[:busy[-1]] if len(busy) > 1 else counted[:1]
-    steady = counted[start - 1:] or counted
-    first, last = start - 1, len(counted)
-    cpu_us = None
-    messages = sum(counted[first:last])
-    if first in cpu and last in cpu and messages:
-        cpu_us = (cpu[last] - cpu[first]) / messages * 1e6
-    return {
-        'rate': sum(steady) / len(steady) if steady else 0.0,
-        'seconds': [min(start, len(counted)), len(counted)],
-        'max': max(steady, default=0),
-        'cpu_us_per_msg': cpu_us,
-    }
-
-
-def run_tool(url: str, scenario: str, seconds: int, start: int, stream: str) -> JsonDict:
-    """
-    Run the official tool for ``seconds``; its steady state from second
-    ``start`` on: mean rate (confirmed or consumed messages a second) and
-    the JVM's CPU per message over those seconds.
-    """
-    cmd = [
-        str(SCRIPT), '--official', '--uris', java_uri(url), '--streams', stream,
-        '--time', str(seconds), *TOOL_ARGS[scenario],
-    ]
-    # confirmed messages a second, or consumed ones
-    key = 4 if scenario == 'consume' else 3
-    per_second: list[int] = []
-    cpu: dict[int, float] = {}
-    summary = None
-    errors = tempfile.TemporaryFile('w+')  # the tool's and Maven's complaints
-    with errors, subprocess.Popen(
-            cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors, text=True,
-    ) as proc:
-        # a tool that hangs is killed (java-perf.sh execs the JVM)
-        watchdog = threading.Timer(seconds + 300, proc.kill)
-        watchdog.start()
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            m = LINE.match(line)
-            if m:
-                second = int(m.group(1))
-                per_second.append(int(m.group(key)))
-                value = proc_cpu(proc.pid)   # java-perf.sh execs the JVM
-                if value is not None:
-                    cpu[second] = value
-                continue
-            m = SUMMARY.match(line)
-            if m:
-                summary = int(m.group(key - 1))
-        proc.wait()
-        watchdog.cancel()
-        errors.seek(0)
-        complaints = errors.read()[-2000:]
-    if proc.returncode != 0 or not per_second:
-        raise RuntimeError('the official tool failed (exit {}): {}\n{}'.format(
-            proc.returncode, ' '.join(cmd), complaints,
-        ))
-    return {
-        **steady_state(per_second, cpu, start, consuming=scenario == 'consume'),
-        'summary_rate': summary,
-        'per_second': per_second,
-        'command': ' '.join(cmd[1:]).replace(java_uri(url), redact_url(url)),
-    }
-
-
-def fill_stream(url: str, stream: str, seconds: int) -> None:
-    """Publish to ``stream`` with the tool for ``seconds`` (for ``consume``)."""
-    subprocess.run(
-        [str(SCRIPT), '--official', '--uris', java_uri(url), '--streams', stream,
-         '--time', str(seconds), *TOOL_ARGS['pipelined']],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        check=True, timeout=seconds + 120,
-    )
-
-
-def delete_stream(url: str, stream: str) -> None:
-    """Delete a stream the tool left (its own --delete-streams logs a shutdown race)."""
-    from rbfly.streams import streams_client
-
-    async def delete() -> None:
-        client = streams_client(url)
-        async with client:
-            await client.delete_stream(stream)
-
-    run_async(delete, 'asyncio')
 
 
 def run_harness(args: argparse.Namespace, scenario: str, broker_pid: int | None) -> JsonDict:
@@ -274,11 +154,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             if scenario == 'consume':
                 log('official: filling {} for {} s'.format(stream, args.fill_seconds))
-                fill_stream(args.url, stream, args.fill_seconds)
+                fill_stream(args.url, stream, args.fill_seconds, TOOL_ARGS['pipelined'])
             log('official {}: {} s'.format(scenario, args.seconds))
             # the tool reads a stream in a few seconds: from its second on
             start = min(args.start, 2) if scenario == 'consume' else args.start
-            tool = run_tool(args.url, scenario, args.seconds, start, stream)
+            tool = run_tool(
+                args.url, TOOL_ARGS[scenario], seconds=args.seconds, start=start,
+                consuming=scenario == 'consume', streams=[stream],
+            )
         finally:
             delete_stream(args.url, stream)
         log('harness {}: {} round(s) after {:g} s of warm-up'.format(

@@ -7,10 +7,14 @@
 #   --rounds N  rounds of the full run (default 5; the original report used 100)
 #   --no-kafka  leave Kafka alone (neither started nor measured), e.g. on a
 #               machine where a JVM of 512 MiB does not fit
-#   --only B,.. run only these of codec, publish, consume; the others keep
-#               their committed results (doc/perf/results/B.json)
+#   --only B,.. run only these of codec, publish, consume, workloads; the
+#               others keep their committed results (doc/perf/results/B.json)
 # Results: perf/results/*.json; plots (perf/plot.py) and reST tables
-# (perf/report.py, *.rst.inc): doc/perf/; HTML: doc/_build/html.
+# (perf/report.py, *.rst.inc): doc/perf/; the workloads users run
+# (perf/bench_workloads.py: message sizes, many publishers, latency at a
+# fixed load, a slow application, compression), one round of each case,
+# their tables and a figure each (perf/report_workloads.py); HTML:
+# doc/_build/html. Every benchmark prints its progress on stderr.
 # The Java stream client (implementation java: perf/java/StreamPerf.java, a
 # JVM per round) is measured interleaved with the Python clients, in the same
 # runs, when scripts/java-perf.sh --prepare succeeds (java, javac, mvn; the
@@ -21,7 +25,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${RBFLY_VENV:-.venv}
-quick=() rounds=5 kafka=1 only=codec,publish,consume
+quick=() rounds=5 kafka=1 only=codec,publish,consume,workloads
 while [ $# -gt 0 ]; do
   case "$1" in
     --only) only=$2; shift 2 ;;
@@ -39,13 +43,17 @@ mkdir -p perf/results doc/perf
 impls=(rbfly rbfly-anonymous rbfly-subentry rbfly-spin rbfly-0.10 rstream ceiling)
 consume_impls=(rbfly rbfly-chunks rbfly-spin rbfly-0.10 rstream ceiling)
 runs() { case ",$only," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
-for b in codec publish consume; do
+for b in codec publish consume workloads; do
   if ! runs "$b"; then
     [ -f "doc/perf/results/$b.json" ] || { echo "no committed results of $b; run it" >&2; exit 2; }
     cp "doc/perf/results/$b.json" "perf/results/$b.json"
   fi
 done
-if runs publish && [ "$kafka" = 1 ] && scripts/kafka.sh start >/dev/null 2>&1; then impls+=(aiokafka); fi
+workload_impls=(rbfly rbfly-0.10 rstream java)
+if { runs publish || runs workloads; } && [ "$kafka" = 1 ] \
+    && scripts/kafka.sh start >/dev/null 2>&1; then
+  impls+=(aiokafka); workload_impls+=(aiokafka)
+fi
 if scripts/java-perf.sh --prepare >/dev/null; then
   impls+=(java); consume_impls+=(java)
 else
@@ -64,11 +72,17 @@ if runs consume; then
   "$py" perf/bench_consume.py "${quick[@]}" --rounds "$rounds" --url "$RBFLY_URL" \
     --impl "${consume_impls[@]}" --json perf/results/consume.json | tee doc/perf/consume.txt
 fi
+if runs workloads; then
+  # the Java client by its own perf tool (skipped by the script when java is missing)
+  "$py" perf/bench_workloads.py "${quick[@]}" --url "$RBFLY_URL" --impl "${workload_impls[@]}" \
+    --json perf/results/workloads.json | tee doc/perf/workloads.txt
+fi
 results=(perf/results/codec.json perf/results/publish.json perf/results/consume.json)
 rm -f doc/perf/*.png doc/perf/*.rst.inc   # no figure or table of an earlier run stays
 mkdir -p doc/perf/results
-cp "${results[@]}" doc/perf/results/   # the page's numbers, kept with it
+cp "${results[@]}" perf/results/workloads.json doc/perf/results/   # the page's numbers
 "$py" perf/plot.py --output-dir doc/perf "${results[@]}"
 "$py" perf/report.py --output-dir doc/perf "${results[@]}"
+"$py" perf/report_workloads.py --output-dir doc/perf perf/results/workloads.json
 "$py" -m sphinx -q -b html doc doc/_build/html
 echo "report: doc/_build/html/perf.html"

@@ -57,10 +57,22 @@ if scripts/java-perf.sh --prepare >/dev/null 2>&1; then java=(java); fi
 "$VENV/bin/python" perf/plot.py --output-dir "$quick" "$quick"/{codec,publish,consume}.json >/dev/null
 "$VENV/bin/python" perf/report.py --output-dir "$quick" "$quick"/{codec,publish,consume}.json \
   >/dev/null
-# the Java client's own perf tool against the harness (seconds each), where
-# its jars resolve (stream-client 0.13.0 and the tool's dependencies)
+# the workloads users run (sizes, many publishers, latency at a fixed load,
+# a slow application, compression), rbfly and the Python peers; --strict:
+# a client that fails a run fails the suite
+"$VENV/bin/python" perf/bench_workloads.py --quick --strict --url "$RBFLY_URL" \
+  --impl rbfly rbfly-0.10 rstream --json "$quick/workloads.json" >/dev/null 2>"$quick/workloads.log" \
+  || { cat "$quick/workloads.log" >&2; exit 1; }
+"$VENV/bin/python" perf/report_workloads.py --output-dir "$quick" "$quick/workloads.json" \
+  2>/dev/null
+# the Java client's own perf tool against the harness (seconds each), and
+# at a fixed rate as the workloads run it, where its jars resolve
+# (stream-client 0.13.0 and the tool's dependencies)
 if [ ${#java[@]} -gt 0 ] && scripts/java-perf.sh --official --help >/dev/null 2>&1; then
   "$VENV/bin/python" perf/bench_official.py --quick --url "$RBFLY_URL" >/dev/null
+  "$VENV/bin/python" perf/bench_workloads.py --quick --strict --url "$RBFLY_URL" --impl java \
+    --workloads latency >/dev/null 2>"$quick/workloads.log" \
+    || { cat "$quick/workloads.log" >&2; exit 1; }
 elif [ ${#java[@]} -gt 0 ]; then
   echo "benchmarks: the Java client's own perf tool did not resolve; not compared" >&2
 fi

@@ -1,7 +1,7 @@
 """
 The steady state that ``perf/bench_official.py`` reads off the Java
-client's own perf tool, which prints a rate a second (the figure the
-harness's is held against).
+client's own perf tool (``perf/_tool.py``), which prints a rate a second
+(the figure the harness's is held against).
 """
 
 import sys
@@ -11,7 +11,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / 'perf'))
 
-from bench_official import LINE, steady_state
+from _tool import LINE, steady_state
 
 def test_publishing_from_second_6() -> None:
     """Seconds 6 to the end, and the CPU over the same seconds."""

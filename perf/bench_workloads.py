@@ -1,0 +1,615 @@
+#!/usr/bin/env python3
+"""
+The workloads users run, each against rbfly's peers on the same broker
+(a Kafka broker for aiokafka), one after the other:
+
+``sizes``
+    publish, then read back from the first offset, messages of 10 B,
+    1 KiB, 16 KiB and 512 KiB (msg/s and MB/s); each client's own way of
+    publishing without waiting for each confirmation (rbfly
+    ``PublisherPipelined``; RbFly 0.10, which has none, batches of 100
+    awaited; rstream ``send`` with a callback; aiokafka ``send`` then
+    ``flush``; Java: its perf tool with ``--size``)
+``fanout``
+    1, 10 and 100 publishers on as many streams at once, 10-byte messages,
+    on one connection and on a connection each (aiokafka: one producer)
+``latency``
+    an open loop: messages offered at 1k, 10k and 50k msg/s, and at 50%
+    and 80% of the client's own maximum (its 10-byte ``sizes`` rate, when
+    run): p50/p99/p99.9 from the moment a message was due to its
+    confirmation and to its delivery to a live consumer in the same
+    process (end to end). A client that falls behind is charged for it
+    (no coordinated omission). The Java figures are its tool's (``--rate``;
+    end to end only, in milliseconds)
+``slow``
+    read 1 KiB messages with an application spending 50 µs of CPU on each:
+    the rate should be the application's pace (just under 20,000 msg/s)
+    and the memory flat (RSS sampled every 0.2 s: start, max, final)
+``compression``
+    compressible JSON events (about 230 bytes) published one by one and
+    as sub-entry batches of 100 with each codec, then read back: rate,
+    client CPU, bytes written per message (``/proc/self/io``: what the
+    process handed to the kernel, TCP/IP headers aside). Kafka compresses
+    its own record batches (``compression_type``)
+
+Implementations: ``rbfly``, ``rbfly-0.10`` (a child process in
+``perf/.venv-rbfly010``, sizes and slow: the same code, its API), ``rstream``,
+``java`` (the Java client's own perf tool, StreamPerfTest, stream-client
+0.13.0, steady state after second 5 of its run; sizes, fanout, latency),
+``aiokafka`` (when a Kafka broker answers at ``--kafka``).
+
+One run per case (``--rounds`` repeats them, the median kept); the client's
+CPU per message is this process's (or the JVM's) over the run.
+
+Examples::
+
+    python perf/bench_workloads.py --json doc/perf/results/workloads.json
+    python perf/bench_workloads.py --workloads latency --impl rbfly java
+    python perf/bench_workloads.py --quick
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import uuid
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import _workloads as w
+from _common import JsonDict, env_metadata, format_table, log, write_json
+from _streams import (
+    BASELINE,
+    BASELINE_VERSION,
+    EXIT_USAGE,
+    EXIT_VERIFY,
+    SkipImplementation,
+    VerificationError,
+    baseline_python,
+    broker_info,
+    default_url,
+    find_broker,
+    loop_info,
+    rbfly_module_info,
+    redact_url,
+    run_async,
+    run_child,
+    source_info,
+)
+
+SCRIPT = Path(__file__).resolve()
+WORKLOADS = ('sizes', 'fanout', 'latency', 'slow', 'compression')
+IMPLS = ('rbfly', BASELINE, 'rstream', 'java', 'aiokafka')
+SUPPORTED = {
+    'sizes': ('rbfly', BASELINE, 'rstream', 'java', 'aiokafka'),
+    'fanout': ('rbfly', 'rstream', 'java', 'aiokafka'),
+    'latency': ('rbfly', 'rstream', 'java', 'aiokafka'),
+    'slow': ('rbfly', BASELINE, 'rstream', 'aiokafka'),
+    'compression': ('rbfly', 'rstream', 'aiokafka'),
+}
+SIZES = (10, 1024, 16 * 1024, 512 * 1024)
+SIZE_COUNTS = {10: 1_000_000, 1024: 300_000, 16 * 1024: 20_000, 512 * 1024: 600}
+FANOUT = (1, 10, 100)
+FANOUT_TOTAL = 1_000_000
+RATES = (1_000, 10_000, 50_000)
+SHARES = (0.5, 0.8)
+LATENCY_SECONDS = 10
+SLOW_COUNT = 100_000
+SLOW_SIZE = 1024
+WORK_US = 50.0
+JSON_COUNT = 200_000
+SUB_ENTRY = 100
+CODECS = (None, 'none', 'gzip', 'zstd', 'lz4', 'snappy')
+KAFKA_CODECS = (None, 'gzip', 'snappy', 'lz4', 'zstd')
+TOOL_SECONDS = 20
+TOOL_FROM = 6
+CHILD_TIMEOUT = 1800
+
+
+class Bench:
+    """One run of the workloads: the broker, the options and the results."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.url: str = args.url
+        self.kafka: str = args.kafka
+        self.quick: bool = args.quick
+        self.results: dict[str, dict[str, dict[str, JsonDict]]] = {}
+        self._baseline: Path | None = None
+
+    # -- where the runs go --
+
+    async def stream(self, *parts: object) -> str:
+        from rbfly.streams import streams_client
+        name = 'rbfly-w-{}-{}'.format('-'.join(str(p) for p in parts), uuid.uuid4().hex[:6])
+        client = streams_client(self.url)
+        try:
+            await client.create_stream(name)
+        finally:
+            await client.disconnect()
+        return name
+
+    async def delete(self, *names: str) -> None:
+        from rbfly.streams import streams_client
+        client = streams_client(self.url)
+        try:
+            for name in names:
+                await client.delete_stream(name)
+        finally:
+            await client.disconnect()
+
+    async def topic(self, *parts: object) -> str:
+        from aiokafka.admin import AIOKafkaAdminClient, NewTopic
+        name = 'rbfly-w-{}-{}'.format('-'.join(str(p) for p in parts), uuid.uuid4().hex[:6])
+        admin = AIOKafkaAdminClient(bootstrap_servers=self.kafka)
+        await admin.start()
+        try:
+            await admin.create_topics([NewTopic(name, num_partitions=1, replication_factor=1)])
+        finally:
+            await admin.close()
+        return name
+
+    async def delete_topics(self, *names: str) -> None:
+        from aiokafka.admin import AIOKafkaAdminClient
+        admin = AIOKafkaAdminClient(bootstrap_servers=self.kafka)
+        await admin.start()
+        try:
+            await admin.delete_topics(list(names))
+        finally:
+            await admin.close()
+
+    # -- recording --
+
+    def record(self, workload: str, case: str, impl: str, result: JsonDict) -> None:
+        self.results.setdefault(workload, {}).setdefault(case, {})[impl] = result
+        log('{} {} {}: {}'.format(workload, case, impl, summary_line(result)))
+
+    async def attempt(
+            self, workload: str, case: str, impl: str,
+            run: Callable[..., Awaitable[JsonDict]], *args: Any,
+    ) -> None:
+        """
+        ``await run(*args)`` ``--rounds`` times; the median round is kept,
+        a failure recorded as the result (a peer that fails is a finding).
+        """
+        rounds: list[JsonDict] = []
+        try:
+            for _ in range(self.args.rounds):
+                rounds.append(await run(*args))
+        except SkipImplementation as ex:
+            self.record(workload, case, impl, {'status': 'skipped', 'reason': str(ex)})
+            return
+        except (VerificationError, Exception) as ex:   # noqa: BLE001 (a peer's failure is a figure)
+            self.record(workload, case, impl, {
+                'status': 'error', 'error': '{}: {}'.format(type(ex).__name__, ex)[:500],
+            })
+            return
+        key = 'rate' if rounds[0].get('rate') is not None else 'seconds'
+        rounds.sort(key=lambda r: r.get(key) or 0)
+        result = dict(rounds[len(rounds) // 2])
+        result['status'] = 'ok'
+        result['rounds'] = [r.get(key) for r in rounds]
+        self.record(workload, case, impl, result)
+
+    # -- RbFly 0.10 --
+
+    async def child(self, op: str, stream: str, size: int, count: int) -> JsonDict:
+        if self._baseline is None:
+            self._baseline = baseline_python()
+        args = ['--child-op', op, '--url', self.url, '--stream', stream,
+                '--size', str(size), '--count', str(count), '--loop', self.args.loop,
+                '--work-us', str(WORK_US)]
+        doc = await run_child(self._baseline, SCRIPT, args, CHILD_TIMEOUT, BASELINE_VERSION)
+        result: JsonDict = doc['result']
+        return result
+
+    # -- the Java client's tool --
+
+    def tool(self, tool_args: Sequence[str], streams: Sequence[str], consuming: bool) -> JsonDict:
+        import _tool
+        seconds = 4 if self.quick else TOOL_SECONDS
+        start = 2 if self.quick else (2 if consuming else TOOL_FROM)
+        result = _tool.run_tool(
+            self.url, tool_args, seconds=seconds, start=start, consuming=consuming,
+            streams=streams,
+        )
+        return result
+
+    async def java(
+            self, tool_args: Sequence[str], streams: Sequence[str], consuming: bool = False,
+    ) -> JsonDict:
+        from _java import java_missing
+        reason = java_missing()
+        if reason is not None:
+            raise SkipImplementation(reason)
+        return await asyncio.to_thread(self.tool, tool_args, streams, consuming)
+
+
+#
+# the workloads
+#
+
+def count_of(bench: Bench, full: int) -> int:
+    return max(10, full // 100) if bench.quick else full
+
+
+async def run_sizes(bench: Bench, impls: Sequence[str]) -> None:
+    for size in SIZES:
+        count = count_of(bench, SIZE_COUNTS[size])
+        publish, consume = '{}/publish'.format(size), '{}/consume'.format(size)
+        for impl in impls:
+            if impl == 'java':
+                await java_sizes(bench, size)
+                continue
+            if impl == 'aiokafka':
+                topic = await bench.topic('sizes', size)
+                try:
+                    await bench.attempt('sizes', publish, impl, w.aiokafka_publish_sized,
+                                        bench.kafka, topic, size, count)
+                    await bench.attempt('sizes', consume, impl, w.aiokafka_consume_sized,
+                                        bench.kafka, topic, size, count)
+                finally:
+                    await bench.delete_topics(topic)
+                continue
+            stream = await bench.stream('sizes', size, impl)
+            try:
+                if impl == 'rbfly':
+                    await bench.attempt('sizes', publish, impl, w.rbfly_publish_sized,
+                                        bench.url, stream, size, count)
+                    await bench.attempt('sizes', consume, impl, w.rbfly_consume_sized,
+                                        bench.url, stream, size, count)
+                elif impl == BASELINE:
+                    await bench.attempt('sizes', publish, impl, bench.child,
+                                        'publish', stream, size, count)
+                    await bench.attempt('sizes', consume, impl, bench.child,
+                                        'consume', stream, size, count)
+                else:
+                    await bench.attempt('sizes', publish, impl, w.rstream_publish_sized,
+                                        bench.url, stream, size, count)
+                    await bench.attempt('sizes', consume, impl, w.rstream_consume_sized,
+                                        bench.url, stream, size, count)
+            finally:
+                await bench.delete(stream)
+
+
+async def java_sizes(bench: Bench, size: int) -> None:
+    """The tool publishes a stream with ``--size``, then reads it from the first offset."""
+    import _tool
+    stream = await bench.stream('sizes', size, 'java')
+
+    async def sized(args: list[str], consuming: bool) -> JsonDict:
+        result = await bench.java(args, [stream], consuming)
+        result['size'] = size
+        result['mb_per_s'] = result['rate'] * size / w.MB
+        return result
+
+    try:
+        await bench.attempt('sizes', '{}/publish'.format(size), 'java', sized,
+                            ['--producers', '1', '--consumers', '0', '--size', str(size)], False)
+        await bench.attempt('sizes', '{}/consume'.format(size), 'java', sized,
+                            ['--producers', '0', '--consumers', '1', '--offset', 'first'], True)
+    finally:
+        await asyncio.to_thread(_tool.delete_streams, bench.url, [stream])
+
+
+async def run_fanout(bench: Bench, impls: Sequence[str]) -> None:
+    total = count_of(bench, FANOUT_TOTAL)
+    for n in FANOUT:
+        per = max(1, total // n)
+        for connections in ('one', 'many'):
+            case = '{}/{}'.format(n, connections)
+            for impl in impls:
+                if impl == 'aiokafka':
+                    if connections == 'one':   # a producer multiplexes its topics
+                        await kafka_fanout(bench, case, n, per)
+                    continue
+                streams = [await bench.stream('fan', n, k) for k in range(n)]
+                try:
+                    if impl == 'rbfly':
+                        await bench.attempt('fanout', case, impl, w.rbfly_fanout,
+                                            bench.url, streams, per, connections)
+                    elif impl == 'rstream':
+                        await bench.attempt('fanout', case, impl, w.rstream_fanout,
+                                            bench.url, streams, per, connections)
+                    else:
+                        by = str(n) if connections == 'one' else '1'
+                        await bench.attempt('fanout', case, impl, bench.java,
+                                            ['--producers', str(n), '--consumers', '0',
+                                             '--producers-by-connection', by], streams)
+                finally:
+                    await bench.delete(*streams)
+
+
+async def kafka_fanout(bench: Bench, case: str, n: int, per: int) -> None:
+    topics = [await bench.topic('fan', n, k) for k in range(n)]
+    try:
+        await bench.attempt('fanout', case, 'aiokafka', w.aiokafka_fanout,
+                            bench.kafka, topics, per)
+    finally:
+        await bench.delete_topics(*topics)
+
+
+def latency_rates(bench: Bench, impl: str) -> list[tuple[str, float]]:
+    rates = [(str(r), float(r)) for r in RATES]
+    top = bench.results.get('sizes', {}).get('10/publish', {}).get(impl, {})
+    if top.get('status') == 'ok' and top.get('rate'):
+        rates.extend(('{:.0%} of max'.format(s), s * top['rate']) for s in SHARES)
+    return rates
+
+
+async def run_latency(bench: Bench, impls: Sequence[str]) -> None:
+    seconds = 1 if bench.quick else LATENCY_SECONDS
+    for impl in impls:
+        for case, rate in latency_rates(bench, impl):
+            count = int(rate * seconds)
+            if impl == 'aiokafka':
+                topic = await bench.topic('lat', int(rate))
+                try:
+                    await bench.attempt('latency', case, impl, w.aiokafka_latency,
+                                        bench.kafka, topic, rate, count)
+                finally:
+                    await bench.delete_topics(topic)
+                continue
+            stream = await bench.stream('lat', int(rate), impl)
+            try:
+                if impl == 'rbfly':
+                    await bench.attempt('latency', case, impl, w.rbfly_latency,
+                                        bench.url, stream, rate, count)
+                elif impl == 'rstream':
+                    await bench.attempt('latency', case, impl, w.rstream_latency,
+                                        bench.url, stream, rate, count)
+                else:
+                    await java_latency(bench, case, rate, stream)
+            finally:
+                await bench.delete(stream)
+
+
+JAVA_LOW_DELAY = 'java-bpd1'
+"""The Java client with a batch publishing delay of 1 ms instead of its 100 ms."""
+
+
+async def java_latency(bench: Bench, case: str, rate: float, stream: str) -> None:
+    """
+    The tool at a fixed rate with a consumer: its defaults (a batch goes
+    out when full, 100 messages, or after 100 ms), and a line with 1 ms
+    between batches, what a Java user tuning for latency sets.
+    """
+    import _tool
+    args = ['--producers', '1', '--consumers', '1', '--rate', str(int(rate)),
+            '--confirm-latency']
+    await bench.attempt('latency', case, 'java', bench.java, args, [stream])
+    other = await bench.stream('lat', int(rate), 'java', 'bpd1')
+    try:
+        await bench.attempt('latency', case, JAVA_LOW_DELAY, bench.java,
+                            [*args, '--batch-publishing-delay', '1'], [other])
+    finally:
+        await asyncio.to_thread(_tool.delete_streams, bench.url, [other])
+
+
+async def run_slow(bench: Bench, impls: Sequence[str]) -> None:
+    count = count_of(bench, SLOW_COUNT)
+    stream = await bench.stream('slow')
+    try:
+        filled = await w.rbfly_publish_sized(bench.url, stream, SLOW_SIZE, count)
+        log('slow: {} filled ({:,.0f} msg/s)'.format(stream, filled['rate']))
+        case = '{}us'.format(int(WORK_US))
+        for impl in impls:
+            if impl == 'rbfly':
+                await bench.attempt('slow', case, impl, w.rbfly_slow,
+                                    bench.url, stream, SLOW_SIZE, count, WORK_US)
+            elif impl == BASELINE:
+                await bench.attempt('slow', case, impl, bench.child,
+                                    'slow', stream, SLOW_SIZE, count)
+            elif impl == 'rstream':
+                await bench.attempt('slow', case, impl, w.rstream_slow,
+                                    bench.url, stream, SLOW_SIZE, count, WORK_US)
+            else:
+                topic = await bench.topic('slow')
+                try:
+                    await w.aiokafka_publish_sized(bench.kafka, topic, SLOW_SIZE, count)
+                    await bench.attempt('slow', case, impl, w.aiokafka_slow,
+                                        bench.kafka, topic, SLOW_SIZE, count, WORK_US)
+                finally:
+                    await bench.delete_topics(topic)
+    finally:
+        await bench.delete(stream)
+
+
+async def run_compression(bench: Bench, impls: Sequence[str]) -> None:
+    bodies = w.json_bodies(count_of(bench, JSON_COUNT))
+    for impl in impls:
+        if impl == 'aiokafka':
+            # Kafka compresses its own record batches: its cases are its codecs
+            for codec in KAFKA_CODECS:
+                topic = await bench.topic('zip', codec or 'plain')
+                try:
+                    await bench.attempt('compression', codec or 'plain', impl,
+                                        w.aiokafka_compression, bench.kafka, topic, bodies,
+                                        codec, SUB_ENTRY)
+                finally:
+                    await bench.delete_topics(topic)
+            continue
+        fn = w.rbfly_compression if impl == 'rbfly' else w.rstream_compression
+        for codec in CODECS:
+            case = 'plain' if codec is None else 'sub-entry {}'.format(codec)
+            stream = await bench.stream('zip', codec or 'plain', impl)
+            try:
+                await bench.attempt('compression', case, impl, fn,
+                                    bench.url, stream, bodies, codec, SUB_ENTRY)
+            finally:
+                await bench.delete(stream)
+
+
+RUNNERS: dict[str, Callable[[Bench, Sequence[str]], Awaitable[None]]] = {
+    'sizes': run_sizes, 'fanout': run_fanout, 'latency': run_latency,
+    'slow': run_slow, 'compression': run_compression,
+}
+
+
+#
+# the tables
+#
+
+def _f(value: Any, fmt: str = '{:,.0f}') -> str:
+    return '-' if value is None else fmt.format(value)
+
+
+def summary_line(result: JsonDict) -> str:
+    if result.get('status') not in (None, 'ok'):
+        return '{}: {}'.format(result['status'], result.get('reason') or result.get('error'))
+    parts = ['{} msg/s'.format(_f(result.get('rate')))]
+    if result.get('mb_per_s') is not None:
+        parts.append('{:.1f} MB/s'.format(result['mb_per_s']))
+    if result.get('cpu_us_per_msg') is not None:
+        parts.append('CPU {:.2f} us/msg'.format(result['cpu_us_per_msg']))
+    for key in ('confirm', 'end_to_end'):
+        q = result.get(key)
+        if q:
+            parts.append('{} p50/p99/p99.9 {}/{}/{} us'.format(
+                key, _f(q['p50_us']), _f(q['p99_us']), _f(q['p999_us'])))
+    for key in ('confirm_latency_ms', 'latency_ms'):
+        q = result.get(key)
+        if q:
+            parts.append('{} p50/p99 {}/{} ms'.format(key, q.get('p50'), q.get('p99')))
+    if result.get('rss_max_mb') is not None:
+        parts.append('RSS {:.0f}/{:.0f}/{:.0f} MB'.format(
+            result['rss_start_mb'], result['rss_max_mb'], result['rss_final_mb']))
+    if result.get('wire_bytes_per_msg') is not None:
+        parts.append('{:.0f} B/msg on the wire'.format(result['wire_bytes_per_msg']))
+    return ', '.join(parts)
+
+
+def tables(results: dict[str, dict[str, dict[str, JsonDict]]]) -> str:
+    out = []
+    for workload, cases in results.items():
+        rows = []
+        for case, impls in cases.items():
+            for impl, r in impls.items():
+                rows.append([case, impl, summary_line(r)])
+        out.append('## {}\n{}'.format(workload, format_table(
+            ['case', 'client', 'figures'], rows, align=['<', '<', '<'],
+        )))
+    return '\n\n'.join(out)
+
+
+#
+# command line
+#
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description='The workloads users run, against the peers')
+    parser.add_argument('--workloads', nargs='+', choices=WORKLOADS, default=list(WORKLOADS))
+    parser.add_argument('--impl', nargs='+', choices=IMPLS, default=list(IMPLS))
+    parser.add_argument('--rounds', type=int, default=1, help='runs per case (median kept)')
+    parser.add_argument('--quick', action='store_true', help='small counts (CI)')
+    parser.add_argument('--url', default=default_url())
+    parser.add_argument('--kafka', default='127.0.0.1:9092')
+    parser.add_argument('--loop', default='uvloop', choices=('uvloop', 'asyncio'))
+    parser.add_argument('--json', metavar='PATH')
+    parser.add_argument(
+        '--strict', action='store_true',
+        help='exit 2 when any client fails a run (default: only when rbfly does)',
+    )
+    # a child run of RbFly 0.10 (run_child)
+    parser.add_argument('--child', action='store_true', help=argparse.SUPPRESS)
+    parser.add_argument('--child-op', choices=('publish', 'consume', 'slow'),
+                        help=argparse.SUPPRESS)
+    parser.add_argument('--stream', help=argparse.SUPPRESS)
+    parser.add_argument('--size', type=int, help=argparse.SUPPRESS)
+    parser.add_argument('--count', type=int, help=argparse.SUPPRESS)
+    parser.add_argument('--work-us', type=float, default=WORK_US, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child and not (args.child_op and args.stream and args.size and args.count
+                           and args.json):
+        parser.error('--child needs --child-op, --stream, --size, --count and --json')
+    if args.rounds < 1:
+        parser.error('--rounds must be positive')
+    return args
+
+
+def child_main(args: argparse.Namespace) -> int:
+    """One run of the importable rbfly (RbFly 0.10's venv); the parent reads the JSON."""
+    version, module = rbfly_module_info()
+    ops = {
+        'publish': lambda: w.rbfly_publish_sized(args.url, args.stream, args.size, args.count),
+        'consume': lambda: w.rbfly_consume_sized(args.url, args.stream, args.size, args.count),
+        'slow': lambda: w.rbfly_slow(args.url, args.stream, args.size, args.count, args.work_us),
+    }
+    result = run_async(ops[args.child_op], args.loop)
+    write_json(args.json, {
+        'rbfly_version': version, 'rbfly_file': module, 'loop': loop_info(args.loop),
+        'env': env_metadata(('rbfly', 'uvloop')), 'result': result,
+    })
+    return 0
+
+
+async def kafka_reason(bootstrap: str) -> str | None:
+    from _publish_runners import kafka_available
+    reason: str | None = await kafka_available(bootstrap)
+    return reason
+
+
+async def run(bench: Bench) -> None:
+    args = bench.args
+    impls = list(args.impl)
+    if 'aiokafka' in impls:
+        reason = await kafka_reason(bench.kafka)
+        if reason is not None:
+            log('aiokafka: skipped: {}'.format(reason))
+            impls.remove('aiokafka')
+    for workload in args.workloads:
+        chosen = [i for i in impls if i in SUPPORTED[workload]]
+        log('== {}: {}'.format(workload, ', '.join(chosen)))
+        await RUNNERS[workload](bench, chosen)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.child:
+        try:
+            return child_main(args)
+        except VerificationError as ex:
+            log('error: {}'.format(ex))
+            return EXIT_VERIFY
+    bench = Bench(args)
+    broker = run_async(lambda: broker_info(args.url), 'asyncio')
+    find_broker(args.url)
+    log('broker: {} {} at {}'.format(broker['product'], broker['version'], broker['url']))
+    try:
+        run_async(lambda: run(bench), args.loop)
+    except KeyboardInterrupt:
+        log('interrupted: the results so far follow')
+    print(tables(bench.results))
+    if args.json:
+        env = env_metadata()
+        env['source'] = source_info()
+        env['broker'] = broker
+        env['loop'] = loop_info(args.loop)
+        write_json(args.json, {
+            'benchmark': 'workloads',
+            'params': {
+                'quick': args.quick, 'rounds': args.rounds, 'url': redact_url(args.url),
+                'kafka': args.kafka, 'workloads': args.workloads, 'impl': args.impl,
+                'work_us': WORK_US, 'sub_entry': SUB_ENTRY,
+                'tool_seconds': 4 if args.quick else TOOL_SECONDS,
+            },
+            'env': env, 'results': bench.results,
+        })
+        log('results written to {}'.format(args.json))
+    errors = [
+        (wl, case, impl) for wl, cases in bench.results.items()
+        for case, impls in cases.items() for impl, r in impls.items()
+        if r.get('status') == 'error' or (impl == 'rbfly' and r.get('status') != 'ok')
+    ]
+    if not args.strict:
+        errors = [e for e in errors if e[2] == 'rbfly']
+    if errors:
+        log('failed: {}'.format(errors))
+        return EXIT_VERIFY
+    return 0 if bench.results else EXIT_USAGE
+
+
+if __name__ == '__main__':
+    sys.exit(main())
