@@ -76,7 +76,7 @@ Implementations (``--impl``):
     and deleted here as every other one (the Java client sends an AMQP
     message as a data section: the last body is checked as bytes).  Each
     JVM starts cold, so the harness first runs an untimed warm-up of 10% of
-    the messages to a fresh stream of its own, then the timed run; its CPU
+    the messages to one stream of its own, then the timed run; its CPU
     time is the JVM's (all threads).  Part of the default implementations
     only when java, javac and mvn are installed; skipped when the harness
     cannot be built (``scripts/java-perf.sh --prepare``).

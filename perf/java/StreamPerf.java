@@ -33,7 +33,7 @@
  *              the broker delivered are recorded (a flow strategy wrapping
  *              the client's default, creditOnChunkArrival(10), counts them)
  *
- * Every run, warm-up included, uses a fresh stream: created, measured,
+ * Every measured run uses a fresh stream (the warm-up: see below): created, measured,
  * checked (publishing: the last message of the stream must be message count
  * - 1 at offset count - 1; consuming: the count-th message received must be
  * message count - 1 at offset count - 1) and deleted. A run is timed from
@@ -51,10 +51,11 @@
  * JVM warm-up: before the measured rounds, the same scenario runs with
  * --warmup percent (default 10) of the messages, unmeasured, again and
  * again until --warmup-seconds (default 10) have passed, so the hot paths
- * are compiled by the JIT before they are timed. With --stream,
- * the warm-up of a publishing scenario still publishes to a fresh stream of
- * its own (created, checked, deleted here); the warm-up of consume reads
- * the first messages of the given stream.
+ * are compiled by the JIT before they are timed. The warm-up of a
+ * publishing scenario publishes all its runs to one stream of its own, with
+ * one producer (created and deleted here, with or without --stream; every
+ * run waits for all its confirmations); the warm-up of consume reads the first messages of the stream
+ * (with --stream, the given one).
  *
  * Per run: seconds, rate, the JVM's process CPU time (all its threads: the
  * client's Netty threads, the JIT compiler and the garbage collector too)
@@ -759,11 +760,32 @@ public final class StreamPerf {
     long total = 0;
     int runs = 0;
     Map<String, Object> last;
-    do {
-      last = run(n, "warmup", true);
-      total += n;
-      runs++;
-    } while ((System.nanoTime() - start) / 1e9 < opts.warmupSeconds);
+    if (opts.scenario.equals("consume")) {
+      do {
+        last = run(n, "warmup", true);
+        total += n;
+        runs++;
+      } while ((System.nanoTime() - start) / 1e9 < opts.warmupSeconds);
+    } else {
+      // one stream and one producer for all the warm-up runs: a stream
+      // created, checked and deleted per run (88 in 10 s) kept the broker
+      // busy with its streams and the JVM with setting up producers
+      String stream = createStream("warmup");
+      try {
+        Producer producer = producer(stream);
+        try {
+          do {
+            last = publish(producer, n);
+            total += n;
+            runs++;
+          } while ((System.nanoTime() - start) / 1e9 < opts.warmupSeconds);
+        } finally {
+          producer.close();
+        }
+      } finally {
+        env.deleteStream(stream);
+      }
+    }
     double seconds = (System.nanoTime() - start) / 1e9;
     System.err.printf("java warm-up %-10s %d runs of %,d messages in %.1f s, last %s%n",
         opts.scenario, runs, n, seconds, runLine(last));
