@@ -9,7 +9,11 @@ The workloads users run, each against rbfly's peers on the same broker
     publishing without waiting for each confirmation (rbfly
     ``PublisherPipelined``; RbFly 0.10, which has none, batches of 100
     awaited; rstream ``send`` with a callback; aiokafka ``send`` then
-    ``flush``; Java: its perf tool with ``--size``)
+    ``flush``; Java: its perf tool with ``--size``). Every client reads
+    the stream rbfly published (the chunks, the unit the broker delivers,
+    are the same for all; the Java client by rbfly's harness, which reads
+    a given stream and times it from the subscription to the last message,
+    as the Python clients are timed); aiokafka its own topic
 ``fanout``
     1, 10 and 100 publishers on as many streams at once, 10-byte messages,
     on one connection and on a connection each (aiokafka: one producer)
@@ -35,7 +39,9 @@ The workloads users run, each against rbfly's peers on the same broker
 Implementations: ``rbfly``, ``rbfly-0.10`` (a child process in
 ``perf/.venv-rbfly010``, sizes and slow: the same code, its API), ``rstream``,
 ``java`` (the Java client's own perf tool, StreamPerfTest, stream-client
-0.13.0, steady state after second 5 of its run; sizes, fanout, latency),
+0.13.0, steady state from second 6 of its 20 s run; sizes, fanout,
+latency; reading in sizes, rbfly's harness, ``perf/java/StreamPerf.java``,
+warmed up for 10 s),
 ``aiokafka`` (when a Kafka broker answers at ``--kafka``).
 
 One run per case (``--rounds`` repeats them, the median kept); the client's
@@ -58,8 +64,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import _streams
 import _workloads as w
-from _common import JsonDict, env_metadata, format_table, log, write_json
+from _common import JsonDict, env_metadata, format_table, log, read_json, write_json
 from _streams import (
     BASELINE,
     BASELINE_VERSION,
@@ -205,6 +212,39 @@ class Bench:
         result: JsonDict = doc['result']
         return result
 
+    # -- the Java client: its tool, and rbfly's harness to read a given stream --
+
+    async def harness_consume(self, stream: str, size: int, count: int) -> JsonDict:
+        """
+        The harness (``perf/java/StreamPerf.java``) reads ``count`` messages
+        of ``stream``, after its JVM warm-up reading the first of them.
+        """
+        import subprocess
+        import tempfile
+
+        from _java import WARMUP_SECONDS, harness_args, java_missing, prepare
+        reason = java_missing()
+        if reason is not None:
+            raise SkipImplementation(reason)
+        await asyncio.to_thread(prepare)
+        with tempfile.TemporaryDirectory(prefix='rbfly-workloads-') as tmp:
+            out = Path(tmp) / 'java.json'
+            cmd = harness_args(
+                self.url, 'consume', 'amqp', count,
+                warmup_seconds=0 if self.quick else WARMUP_SECONDS,
+                broker_pid=_streams.BROKER_PID, stream=stream, json_out=out,
+            )
+            await asyncio.to_thread(
+                subprocess.run, cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                check=True, timeout=CHILD_TIMEOUT,
+            )
+            doc = read_json(out)
+        result: JsonDict = doc['runs'][0]
+        result['size'] = size
+        result['mb_per_s'] = result['rate'] * size / w.MB
+        result['client'] = 'harness, stream-client {}'.format(doc['version'])
+        return result
+
     # -- the Java client's tool --
 
     def tool(self, tool_args: Sequence[str], streams: Sequence[str], consuming: bool) -> JsonDict:
@@ -236,62 +276,93 @@ def count_of(bench: Bench, full: int) -> int:
 
 
 async def run_sizes(bench: Bench, impls: Sequence[str]) -> None:
+    """
+    Per size, rbfly publishes the stream every client then reads (chunks
+    are the unit of delivery, and each publisher makes its own: reading one
+    stream compares the readers alone); each other client publishes to a
+    stream of its own. Kafka's client works on its own topic.
+    """
     for size in SIZES:
         count = count_of(bench, SIZE_COUNTS[size])
-        publish, consume = '{}/publish'.format(size), '{}/consume'.format(size)
-        for impl in impls:
-            if impl == 'java':
-                await java_sizes(bench, size)
+        publish = '{}/publish'.format(size)
+        shared = await bench.stream('sizes', size)
+        try:
+            await bench.attempt('sizes', publish, 'rbfly', w.rbfly_publish_sized,
+                                bench.url, shared, size, count)
+            if bench.results['sizes'][publish]['rbfly']['status'] != 'ok':
                 continue
-            if impl == 'aiokafka':
-                topic = await bench.topic('sizes', size)
-                try:
-                    await bench.attempt('sizes', publish, impl, w.aiokafka_publish_sized,
-                                        bench.kafka, topic, size, count)
-                    await bench.attempt('sizes', consume, impl, w.aiokafka_consume_sized,
-                                        bench.kafka, topic, size, count)
-                finally:
-                    await bench.delete_topics(topic)
-                continue
-            stream = await bench.stream('sizes', size, impl)
-            try:
-                if impl == 'rbfly':
-                    await bench.attempt('sizes', publish, impl, w.rbfly_publish_sized,
-                                        bench.url, stream, size, count)
-                    await bench.attempt('sizes', consume, impl, w.rbfly_consume_sized,
-                                        bench.url, stream, size, count)
-                elif impl == BASELINE:
-                    await bench.attempt('sizes', publish, impl, bench.child,
-                                        'publish', stream, size, count)
-                    await bench.attempt('sizes', consume, impl, bench.child,
-                                        'consume', stream, size, count)
+            for impl in impls:
+                if impl == 'aiokafka':
+                    await kafka_sizes(bench, size, count)
+                elif impl == 'java':
+                    await java_sizes(bench, size, count, shared)
                 else:
-                    await bench.attempt('sizes', publish, impl, w.rstream_publish_sized,
-                                        bench.url, stream, size, count)
-                    await bench.attempt('sizes', consume, impl, w.rstream_consume_sized,
-                                        bench.url, stream, size, count)
-            finally:
-                await bench.delete(stream)
+                    await sizes_of(bench, impl, size, count, shared)
+        finally:
+            await bench.delete(shared)
 
 
-async def java_sizes(bench: Bench, size: int) -> None:
-    """The tool publishes a stream with ``--size``, then reads it from the first offset."""
+async def sizes_of(bench: Bench, impl: str, size: int, count: int, shared: str) -> None:
+    """rbfly, RbFly 0.10 or rstream: publish to a stream of its own, read the shared one."""
+    publish, consume = '{}/publish'.format(size), '{}/consume'.format(size)
+    funcs: dict[str, tuple[Callable[..., Awaitable[JsonDict]], ...]] = {
+        'rbfly': (w.rbfly_publish_sized, w.rbfly_consume_sized),
+        'rstream': (w.rstream_publish_sized, w.rstream_consume_sized),
+    }
+    if impl != 'rbfly':
+        own = await bench.stream('sizes', size, impl)
+        try:
+            if impl == BASELINE:
+                await bench.attempt('sizes', publish, impl, bench.child,
+                                    'publish', own, size, count)
+            else:
+                await bench.attempt('sizes', publish, impl, funcs[impl][0],
+                                    bench.url, own, size, count)
+        finally:
+            await bench.delete(own)
+    if impl == BASELINE:
+        await bench.attempt('sizes', consume, impl, bench.child, 'consume', shared, size, count)
+    else:
+        await bench.attempt('sizes', consume, impl, funcs[impl][1],
+                            bench.url, shared, size, count)
+
+
+async def kafka_sizes(bench: Bench, size: int, count: int) -> None:
+    topic = await bench.topic('sizes', size)
+    try:
+        await bench.attempt('sizes', '{}/publish'.format(size), 'aiokafka',
+                            w.aiokafka_publish_sized, bench.kafka, topic, size, count)
+        await bench.attempt('sizes', '{}/consume'.format(size), 'aiokafka',
+                            w.aiokafka_consume_sized, bench.kafka, topic, size, count)
+    finally:
+        await bench.delete_topics(topic)
+
+
+async def java_sizes(bench: Bench, size: int, count: int, shared: str) -> None:
+    """
+    The tool publishes a stream of its own with ``--size`` (its steady
+    state); the harness reads the shared stream from the first offset, as
+    the Python clients do, timed from the subscription to the last message
+    (the tool reads by time: the shared stream is read before its steady
+    state begins).
+    """
     import _tool
     stream = await bench.stream('sizes', size, 'java')
 
-    async def sized(args: list[str], consuming: bool) -> JsonDict:
-        result = await bench.java(args, [stream], consuming)
+    async def sized(args: list[str], streams: list[str]) -> JsonDict:
+        result = await bench.java(args, streams)
         result['size'] = size
         result['mb_per_s'] = result['rate'] * size / w.MB
         return result
 
     try:
         await bench.attempt('sizes', '{}/publish'.format(size), 'java', sized,
-                            ['--producers', '1', '--consumers', '0', '--size', str(size)], False)
-        await bench.attempt('sizes', '{}/consume'.format(size), 'java', sized,
-                            ['--producers', '0', '--consumers', '1', '--offset', 'first'], True)
+                            ['--producers', '1', '--consumers', '0', '--size', str(size)],
+                            [stream])
     finally:
         await asyncio.to_thread(_tool.delete_streams, bench.url, [stream])
+    await bench.attempt('sizes', '{}/consume'.format(size), 'java', bench.harness_consume,
+                        shared, size, count)
 
 
 async def run_fanout(bench: Bench, impls: Sequence[str]) -> None:
