@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from _common import JsonDict
+from _publishers import kafka_pid
 from _streams import (
     SkipImplementation,
     Stopwatch,
@@ -780,7 +781,7 @@ async def aiokafka_publish_sized(bootstrap: str, topic: str, size: int, count: i
     filler = filler_of(size)
     producer = _kafka_producer(bootstrap, max_request_size=max(1 << 20, 2 * size))
     await producer.start()
-    watch = Stopwatch()
+    watch = Stopwatch(kafka_pid(bootstrap))
     try:
         await producer.partitions_for(topic)
         watch.start()
@@ -822,7 +823,7 @@ async def _kafka_read(
 
 async def aiokafka_consume_sized(bootstrap: str, topic: str, size: int, count: int) -> JsonDict:
     """``getmany()`` from the beginning of the partition."""
-    watch = Stopwatch()
+    watch = Stopwatch(kafka_pid(bootstrap))
     watch.start()
     tally = await _kafka_read(bootstrap, topic, count)
     watch.stop()
@@ -834,7 +835,7 @@ async def aiokafka_slow(
         bootstrap: str, topic: str, size: int, count: int, work_us: float,
 ) -> JsonDict:
     """``getmany()``, ``work_us`` of CPU on each record; RSS sampled meanwhile."""
-    watch = Stopwatch()
+    watch = Stopwatch(kafka_pid(bootstrap))
     work_ns = int(work_us * 1000)
     with RssSampler() as rss:
         watch.start()
@@ -848,7 +849,7 @@ async def aiokafka_fanout(bootstrap: str, topics: Sequence[str], per_topic: int)
     """One producer (its connection to the broker) sending to every topic at once."""
     producer = _kafka_producer(bootstrap)
     await producer.start()
-    watch = Stopwatch()
+    watch = Stopwatch(kafka_pid(bootstrap))
     try:
         for topic in topics:
             await producer.partitions_for(topic)
@@ -878,7 +879,7 @@ async def aiokafka_latency(bootstrap: str, topic: str, rate: float, count: int) 
     consumer = AIOKafkaConsumer(
         bootstrap_servers=bootstrap, enable_auto_commit=False, auto_offset_reset='earliest',
     )
-    watch = Stopwatch()
+    watch = Stopwatch(kafka_pid(bootstrap))
     await producer.start()
     await consumer.start()
     try:
@@ -936,7 +937,7 @@ async def aiokafka_compression(
     count = len(bodies)
     producer = _kafka_producer(bootstrap, compression_type=codec)
     await producer.start()
-    watch = Stopwatch()
+    watch = Stopwatch(kafka_pid(bootstrap))
     try:
         await producer.partitions_for(topic)
         wrote = written_bytes()
@@ -948,7 +949,7 @@ async def aiokafka_compression(
         wrote = written_bytes() - wrote
     finally:
         await producer.stop()
-    read = Stopwatch()
+    read = Stopwatch(kafka_pid(bootstrap))
     read.start()
     tally = await _kafka_read(bootstrap, topic, count)
     read.stop()

@@ -76,6 +76,7 @@ from _streams import (
     VerificationError,
     baseline_python,
     broker_info,
+    broker_pid_args,
     default_url,
     find_broker,
     loop_info,
@@ -205,7 +206,7 @@ class Bench:
     async def child(self, op: str, stream: str, size: int, count: int) -> JsonDict:
         if self._baseline is None:
             self._baseline = baseline_python()
-        args = ['--child-op', op, '--url', self.url, '--stream', stream,
+        args = ['--child-op', op, '--url', self.url, '--stream', stream, *broker_pid_args(),
                 '--size', str(size), '--count', str(count), '--loop', self.args.loop,
                 '--work-us', str(WORK_US)]
         doc = await run_child(self._baseline, SCRIPT, args, CHILD_TIMEOUT, BASELINE_VERSION)
@@ -591,6 +592,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument('--size', type=int, help=argparse.SUPPRESS)
     parser.add_argument('--count', type=int, help=argparse.SUPPRESS)
     parser.add_argument('--work-us', type=float, default=WORK_US, help=argparse.SUPPRESS)
+    parser.add_argument('--broker-pid', type=int, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child and not (args.child_op and args.stream and args.size and args.count
                            and args.json):
@@ -603,6 +605,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def child_main(args: argparse.Namespace) -> int:
     """One run of the importable rbfly (RbFly 0.10's venv); the parent reads the JSON."""
     version, module = rbfly_module_info()
+    _streams.BROKER_PID = args.broker_pid
     ops = {
         'publish': lambda: w.rbfly_publish_sized(args.url, args.stream, args.size, args.count),
         'consume': lambda: w.rbfly_consume_sized(args.url, args.stream, args.size, args.count),

@@ -96,12 +96,37 @@ def fmt(value: float | None, unit: str = '') -> str:
     return text + unit
 
 
-def cell(entry: JsonDict | None, *parts: tuple[Getter, str]) -> str:
+BUSY = 0.85
+"""A process using this much of a core sets the pace (a Python client has one)."""
+
+
+def bound(entry: JsonDict) -> str:
+    """
+    What set a run's pace: the client (its process busy at least 85% of a
+    core), else the broker (likewise), else the machine (both cores busy),
+    else waiting (round trips, a paced sender, a slow application).
+    """
+    client = entry.get('cpu_share')
+    if client is None and entry.get('cpu_us_per_msg') and entry.get('rate'):
+        client = entry['cpu_us_per_msg'] * entry['rate'] / 1e6
+    if client is not None and client >= BUSY:
+        return 'client-bound'
+    broker = entry.get('broker_cpu_share')
+    if broker is not None and broker >= BUSY:
+        return 'broker-bound'
+    busy = entry.get('machine_busy')
+    if busy is not None and busy >= 0.9:
+        return 'machine-bound'
+    return 'waits'
+
+
+def cell(entry: JsonDict | None, *parts: tuple[Getter, str], mark: bool = False) -> str:
     if entry is None:
         return ''
     if entry.get('status') != 'ok':
         return '{}: {}'.format(entry.get('status'), entry.get('reason') or entry.get('error'))
-    return ', '.join(fmt(get(entry), unit) for get, unit in parts if get(entry) is not None)
+    text = ', '.join(fmt(get(entry), unit) for get, unit in parts if get(entry) is not None)
+    return '{} ({})'.format(text, bound(entry)) if mark else text
 
 
 #
@@ -149,9 +174,14 @@ def case_name(workload: str, case: str) -> str:
 def workload_table(workload: str, cases: JsonDict) -> Table:
     what, parts = CELLS[workload]
     impls = impls_of(cases)
+    # at a fixed offered load, or a slow application's, the pace is given
+    mark = workload in ('sizes', 'fanout', 'compression')
     rows = []
     for case, entries in cases.items():
-        rows.append([case_name(workload, case), *(cell(entries.get(i), *parts) for i in impls)])
+        rows.append([case_name(workload, case),
+                     *(cell(entries.get(i), *parts, mark=mark) for i in impls)])
+    if mark:
+        what += '; what set the pace'
     return ('{} ({})'.format(TITLES[workload], what), ['case', *map(name, impls)], rows)
 
 

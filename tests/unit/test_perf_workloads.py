@@ -184,6 +184,18 @@ def test_workload_table_marks_failures() -> None:
     assert rows[0][2] == 'error: TypeError: x'
 
 
+@pytest.mark.parametrize(('entry', 'expected'), [
+    ({'cpu_share': 0.97, 'broker_cpu_share': 0.5}, 'client-bound'),
+    ({'cpu_share': 0.4, 'broker_cpu_share': 1.3}, 'broker-bound'),
+    ({'cpu_share': 0.6, 'broker_cpu_share': 0.7, 'machine_busy': 0.95}, 'machine-bound'),
+    ({'cpu_share': 0.2, 'broker_cpu_share': 0.3, 'machine_busy': 0.3}, 'waits'),
+    # the Java tool's figures: the JVM's CPU per message at its rate
+    ({'cpu_us_per_msg': 1.0, 'rate': 900_000}, 'client-bound'),
+])
+def test_bound(entry: dict[str, float], expected: str) -> None:
+    assert rw.bound(entry) == expected
+
+
 def test_report_files(tmp_path: Path) -> None:
     """The tables and a figure per workload, captioned with the run."""
     path = tmp_path / 'w.json'
