@@ -505,7 +505,7 @@ async def run_compression(bench: Bench, impls: Sequence[str]) -> None:
             continue
         fn = w.rbfly_compression if impl == 'rbfly' else w.rstream_compression
         for codec in CODECS:
-            case = 'plain' if codec is None else 'sub-entry {}'.format(codec)
+            case = 'plain' if codec is None else 'batches' if codec == 'none' else codec
             stream = await bench.stream('zip', codec or 'plain', impl)
             try:
                 await bench.attempt('compression', case, impl, fn,
