@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -68,7 +69,11 @@ def quantiles(values_ns: Sequence[int]) -> JsonDict | None:
 
 
 def written_bytes() -> int:
-    """Bytes this process passed to write and send calls (``/proc/self/io``: wchar)."""
+    """
+    Bytes this process passed to ``write`` calls (``/proc/self/io``:
+    wchar). uvloop writes to sockets with ``write``/``writev``; asyncio's
+    loop with ``send``, which wchar does not count (see :py:func:`wire`).
+    """
     with open('/proc/self/io', encoding='ascii') as f:
         for line in f:
             key, _, value = line.partition(':')
@@ -89,7 +94,7 @@ class RssSampler:
         self.samples: list[int] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
-        self._page = 4096
+        self._page = os.sysconf('SC_PAGE_SIZE')
 
     def rss(self) -> int:
         with open('/proc/self/statm', encoding='ascii') as f:
@@ -114,6 +119,8 @@ class RssSampler:
             'rss_start_mb': self.samples[0] / MB,
             'rss_max_mb': max(self.samples) / MB,
             'rss_final_mb': self.samples[-1] / MB,
+            # what the run added: the process ran other workloads before
+            'rss_growth_mb': (max(self.samples) - self.samples[0]) / MB,
             'rss_samples': len(self.samples),
         }
 
@@ -133,27 +140,33 @@ def sized_result(count: int, size: int, watch: Stopwatch, **extra: Any) -> JsonD
 
 
 class Tally:
-    """What a consumer received: the count, and every index seen in order."""
+    """
+    What a consumer received: the count, and the last message, whose index
+    must be the last one sent (what the Java harness checks too: reading
+    each message's index would cost the Python clients alone). A warm-up
+    message (``b'w...'``, sent to declare a publisher before a timing) is
+    not counted.
+    """
 
     def __init__(self, impl: str, count: int) -> None:
         self.impl = impl
         self.count = count
         self.n = 0
-        self.next = 0
-        self.errors = 0
+        self.last: Any = None
 
     def add(self, data: Any) -> bool:
         """Count a message; ``True`` when all arrived."""
-        if index_of(data) != self.next:
-            self.errors += 1
-        self.next += 1
+        if data[:1] == b'w':
+            return False
         self.n += 1
+        self.last = data
         return self.n >= self.count
 
     def check(self) -> None:
-        if self.n != self.count or self.errors:
-            raise VerificationError('{}: received {} of {} messages, {} out of order'.format(
-                self.impl, self.n, self.count, self.errors,
+        last = None if self.last is None else index_of(self.last)
+        if self.n != self.count or last != self.count - 1:
+            raise VerificationError('{}: received {} of {} messages, the last {}'.format(
+                self.impl, self.n, self.count, last,
             ))
 
 
@@ -346,6 +359,10 @@ class OpenLoop:
             raise VerificationError('{} messages not confirmed, {} not received'.format(
                 missing, lost,
             ))
+        early = sum(1 for i, r in enumerate(self.received) if r < self.due(i))
+        early += sum(1 for i, c in enumerate(self.confirmed) if c < self.due(i))
+        if early:
+            raise VerificationError('{} latencies before their message was due'.format(early))
         sent_for = (self.last_sent - self.t0) / 1e9
         return run_result(
             self.count, watch,
@@ -371,6 +388,7 @@ async def rbfly_latency(url: str, stream: str, rate: float, count: int) -> JsonD
     pub_client, sub_client = _client(url), _client(url)
     subscribed = asyncio.get_running_loop().create_future()
     watch = Stopwatch()
+    task: asyncio.Task[None] | None = None
 
     async def consume() -> None:
         received = loop.received
@@ -410,6 +428,8 @@ async def rbfly_latency(url: str, stream: str, rate: float, count: int) -> JsonD
             await asyncio.wait_for(task, 60)
             watch.stop()
     finally:
+        if task is not None:
+            task.cancel()
         await pub_client.disconnect()
         await sub_client.disconnect()
     return loop.result(watch)
@@ -466,6 +486,11 @@ def _compression_result(
         count: int, bodies: Sequence[bytes], watch: Stopwatch, wrote: int, read: Stopwatch,
 ) -> JsonDict:
     raw = sum(len(b) for b in bodies)
+    if wrote < count:
+        raise VerificationError(
+            '{} bytes counted for {} messages: /proc/self/io counts write() calls, which'
+            ' uvloop makes and asyncio does not (run with --loop uvloop)'.format(wrote, count),
+        )
     return run_result(
         count, watch,
         body_bytes=raw / count,
@@ -546,6 +571,7 @@ async def rstream_publish_sized(url: str, stream: str, size: int, count: int) ->
     (host, port), kw = _rstream_args(url)
     watch = Stopwatch()
     async with Producer(host, port, **kw) as producer:
+        await _rstream_warm_up(producer, stream)   # its publisher declared before the timing
         counter = _Counter(count)
         watch.start()
         for i in range(count):
@@ -613,18 +639,21 @@ async def rstream_fanout(
 
     (host, port), kw = _rstream_args(url)
     n = len(streams) if connections == 'many' else 1
-    producers = [Producer(host, port, **kw) for _ in range(n)]
+    producers: list[Any] = []
     watch = Stopwatch()
-    for producer in producers:
-        await producer.start()
     try:
+        for _ in range(n):
+            producers.append(Producer(host, port, **kw))
+            await producers[-1].start()
+        # its publishers declared (and the streams located) before the timing
+        for k, stream in enumerate(streams):
+            await _rstream_warm_up(producers[k % n], stream)
         counter = _Counter(per_stream * len(streams))
 
         async def publish(producer: Any, stream: str) -> None:
             for i in range(per_stream):
                 await producer.send(stream, amqp(b'%010d' % i), on_publish_confirm=counter)
 
-        # declare the publishers before the timing
         watch.start()
         await asyncio.gather(*(
             publish(producers[k % n], s) for k, s in enumerate(streams)
@@ -683,7 +712,7 @@ async def rstream_latency(url: str, stream: str, rate: float, count: int) -> Jso
 
     def on_confirm(status: Any) -> None:
         nonlocal confirms
-        if base < 0:
+        if base < 0 or not status.is_confirmed:   # a failure: never confirmed, the run fails
             return
         confirmed[status.message_id - base] = clock()
         confirms += 1
@@ -730,6 +759,7 @@ async def rstream_compression(
     }
     watch = Stopwatch()
     async with Producer(host, port, **kw) as producer:
+        await _rstream_warm_up(producer, stream)   # its publisher declared before the timing
         wrote = written_bytes()
         if codec is None:
             counter = _Counter(count)
@@ -795,20 +825,22 @@ async def aiokafka_publish_sized(bootstrap: str, topic: str, size: int, count: i
 
 
 async def _kafka_read(
-        bootstrap: str, topic: str, count: int, on_each: Callable[[], None] | None = None,
+        bootstrap: str, topic: str, count: int, watch: Stopwatch,
+        on_each: Callable[[], None] | None = None,
 ) -> Tally:
+    """Read ``count`` records; ``watch`` starts once connected (as rbfly's); its defaults."""
     from aiokafka import AIOKafkaConsumer, TopicPartition
 
     tally = Tally('aiokafka', count)
     consumer = AIOKafkaConsumer(
         bootstrap_servers=bootstrap, enable_auto_commit=False, auto_offset_reset='earliest',
-        fetch_max_bytes=64 << 20, max_partition_fetch_bytes=16 << 20,
     )
     await consumer.start()
     try:
         tp = TopicPartition(topic, 0)
         consumer.assign([tp])
         await consumer.seek_to_beginning(tp)
+        watch.start()
         while tally.n < count:
             batches = await consumer.getmany(timeout_ms=1000)
             for records in batches.values():
@@ -816,6 +848,7 @@ async def _kafka_read(
                     if on_each is not None:
                         on_each()
                     tally.add(record.value)
+        watch.stop()
     finally:
         await consumer.stop()
     return tally
@@ -824,9 +857,7 @@ async def _kafka_read(
 async def aiokafka_consume_sized(bootstrap: str, topic: str, size: int, count: int) -> JsonDict:
     """``getmany()`` from the beginning of the partition."""
     watch = Stopwatch(kafka_pid(bootstrap))
-    watch.start()
-    tally = await _kafka_read(bootstrap, topic, count)
-    watch.stop()
+    tally = await _kafka_read(bootstrap, topic, count, watch)
     tally.check()
     return sized_result(count, size, watch)
 
@@ -838,9 +869,7 @@ async def aiokafka_slow(
     watch = Stopwatch(kafka_pid(bootstrap))
     work_ns = int(work_us * 1000)
     with RssSampler() as rss:
-        watch.start()
-        tally = await _kafka_read(bootstrap, topic, count, lambda: busy(work_ns))
-        watch.stop()
+        tally = await _kafka_read(bootstrap, topic, count, watch, lambda: busy(work_ns))
     tally.check()
     return sized_result(count, size, watch, **rss.summary())
 
@@ -880,6 +909,7 @@ async def aiokafka_latency(bootstrap: str, topic: str, rate: float, count: int) 
         bootstrap_servers=bootstrap, enable_auto_commit=False, auto_offset_reset='earliest',
     )
     watch = Stopwatch(kafka_pid(bootstrap))
+    task: asyncio.Task[None] | None = None
     await producer.start()
     await consumer.start()
     try:
@@ -904,8 +934,9 @@ async def aiokafka_latency(bootstrap: str, topic: str, rate: float, count: int) 
                         n += 1
 
         def noted(i: int) -> Callable[[Any], None]:
-            def done(_: Any) -> None:
-                confirmed[i] = clock()
+            def done(future: Any) -> None:
+                if not future.cancelled() and future.exception() is None:
+                    confirmed[i] = clock()   # a failure stays 0: the run fails
             return done
 
         async def send(i: int) -> None:
@@ -921,6 +952,8 @@ async def aiokafka_latency(bootstrap: str, topic: str, rate: float, count: int) 
         await asyncio.wait_for(task, 60)
         watch.stop()
     finally:
+        if task is not None:
+            task.cancel()
         await consumer.stop()
         await producer.stop()
     return loop.result(watch)
@@ -950,8 +983,6 @@ async def aiokafka_compression(
     finally:
         await producer.stop()
     read = Stopwatch(kafka_pid(bootstrap))
-    read.start()
-    tally = await _kafka_read(bootstrap, topic, count)
-    read.stop()
+    tally = await _kafka_read(bootstrap, topic, count, read)
     tally.check()
     return _compression_result(count, bodies, watch, wrote, read)

@@ -44,8 +44,9 @@ latency; reading in sizes, rbfly's harness, ``perf/java/StreamPerf.java``,
 warmed up for 10 s),
 ``aiokafka`` (when a Kafka broker answers at ``--kafka``).
 
-One run per case (``--rounds`` repeats them, the median kept); the client's
-CPU per message is this process's (or the JVM's) over the run.
+One run per case (each on streams of its own); the client's CPU per
+message is this process's (or the JVM's) over the run. A run that fails
+(or takes more than 15 minutes) is recorded as an error with its cause.
 
 Examples::
 
@@ -114,6 +115,10 @@ KAFKA_CODECS = (None, 'gzip', 'snappy', 'lz4', 'zstd')
 TOOL_SECONDS = 20
 TOOL_FROM = 6
 CHILD_TIMEOUT = 1800
+RUN_TIMEOUT = 900
+"""Seconds a run may take (the longest, a Java tool run, takes about 30)."""
+JAVA_RETENTION = 2_000_000_000
+"""Bytes kept of a stream the Java tool publishes to for its 20 s (of big messages: GBs)."""
 
 
 class Bench:
@@ -129,12 +134,15 @@ class Bench:
 
     # -- where the runs go --
 
-    async def stream(self, *parts: object) -> str:
+    async def stream(self, *parts: object, max_length_bytes: int | None = None) -> str:
         from rbfly.streams import streams_client
         name = 'rbfly-w-{}-{}'.format('-'.join(str(p) for p in parts), uuid.uuid4().hex[:6])
         client = streams_client(self.url)
         try:
-            await client.create_stream(name)
+            await client.create_stream(
+                name, max_length_bytes=max_length_bytes,
+                max_segment_size_bytes=None if max_length_bytes is None else 100_000_000,
+            )
         finally:
             await client.disconnect()
         return name
@@ -179,26 +187,21 @@ class Bench:
             run: Callable[..., Awaitable[JsonDict]], *args: Any,
     ) -> None:
         """
-        ``await run(*args)`` ``--rounds`` times; the median round is kept,
-        a failure recorded as the result (a peer that fails is a finding).
+        ``await run(*args)``, bounded by :py:data:`RUN_TIMEOUT`; a failure
+        is recorded as the result (a peer that fails is a finding; a
+        message lost would make a run wait, not report a figure).
         """
-        rounds: list[JsonDict] = []
         try:
-            for _ in range(self.args.rounds):
-                rounds.append(await run(*args))
+            result = await asyncio.wait_for(run(*args), RUN_TIMEOUT)
         except SkipImplementation as ex:
             self.record(workload, case, impl, {'status': 'skipped', 'reason': str(ex)})
             return
-        except (VerificationError, Exception) as ex:   # noqa: BLE001 (a peer's failure is a figure)
+        except Exception as ex:   # noqa: BLE001 (a peer's failure is a finding)
             self.record(workload, case, impl, {
                 'status': 'error', 'error': '{}: {}'.format(type(ex).__name__, ex)[:500],
             })
             return
-        key = 'rate' if rounds[0].get('rate') is not None else 'seconds'
-        rounds.sort(key=lambda r: r.get(key) or 0)
-        result = dict(rounds[len(rounds) // 2])
         result['status'] = 'ok'
-        result['rounds'] = [r.get(key) for r in rounds]
         self.record(workload, case, impl, result)
 
     # -- RbFly 0.10 --
@@ -348,7 +351,7 @@ async def java_sizes(bench: Bench, size: int, count: int, shared: str) -> None:
     state begins).
     """
     import _tool
-    stream = await bench.stream('sizes', size, 'java')
+    stream = await bench.stream('sizes', size, 'java', max_length_bytes=JAVA_RETENTION)
 
     async def sized(args: list[str], streams: list[str]) -> JsonDict:
         result = await bench.java(args, streams)
@@ -377,8 +380,10 @@ async def run_fanout(bench: Bench, impls: Sequence[str]) -> None:
                     if connections == 'one':   # a producer multiplexes its topics
                         await kafka_fanout(bench, case, n, per)
                     continue
-                streams = [await bench.stream('fan', n, k) for k in range(n)]
+                streams: list[str] = []
                 try:
+                    for k in range(n):
+                        streams.append(await bench.stream('fan', n, k))
                     if impl == 'rbfly':
                         await bench.attempt('fanout', case, impl, w.rbfly_fanout,
                                             bench.url, streams, per, connections)
@@ -395,8 +400,10 @@ async def run_fanout(bench: Bench, impls: Sequence[str]) -> None:
 
 
 async def kafka_fanout(bench: Bench, case: str, n: int, per: int) -> None:
-    topics = [await bench.topic('fan', n, k) for k in range(n)]
+    topics: list[str] = []
     try:
+        for k in range(n):
+            topics.append(await bench.topic('fan', n, k))
         await bench.attempt('fanout', case, 'aiokafka', w.aiokafka_fanout,
                             bench.kafka, topics, per)
     finally:
@@ -574,7 +581,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description='The workloads users run, against the peers')
     parser.add_argument('--workloads', nargs='+', choices=WORKLOADS, default=list(WORKLOADS))
     parser.add_argument('--impl', nargs='+', choices=IMPLS, default=list(IMPLS))
-    parser.add_argument('--rounds', type=int, default=1, help='runs per case (median kept)')
     parser.add_argument('--quick', action='store_true', help='small counts (CI)')
     parser.add_argument('--url', default=default_url())
     parser.add_argument('--kafka', default='127.0.0.1:9092')
@@ -597,8 +603,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if args.child and not (args.child_op and args.stream and args.size and args.count
                            and args.json):
         parser.error('--child needs --child-op, --stream, --size, --count and --json')
-    if args.rounds < 1:
-        parser.error('--rounds must be positive')
     return args
 
 
@@ -636,7 +640,12 @@ async def run(bench: Bench) -> None:
     for workload in args.workloads:
         chosen = [i for i in impls if i in SUPPORTED[workload]]
         log('== {}: {}'.format(workload, ', '.join(chosen)))
-        await RUNNERS[workload](bench, chosen)
+        try:
+            await RUNNERS[workload](bench, chosen)
+        except Exception as ex:   # noqa: BLE001 (the other workloads still run, the JSON is written)
+            bench.record(workload, 'set-up', 'rbfly', {
+                'status': 'error', 'error': '{}: {}'.format(type(ex).__name__, ex)[:500],
+            })
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -664,7 +673,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         write_json(args.json, {
             'benchmark': 'workloads',
             'params': {
-                'quick': args.quick, 'rounds': args.rounds, 'url': redact_url(args.url),
+                'quick': args.quick, 'rounds': 1, 'url': redact_url(args.url),
                 'kafka': args.kafka, 'workloads': args.workloads, 'impl': args.impl,
                 'work_us': WORK_US, 'sub_entry': SUB_ENTRY,
                 'tool_seconds': 4 if args.quick else TOOL_SECONDS,

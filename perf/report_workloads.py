@@ -74,6 +74,14 @@ def lat(kind: str, p: str) -> Getter:
     return get
 
 
+def growth(entry: JsonDict) -> float | None:
+    """What a run added to its process's resident memory (peak minus start)."""
+    value: float | None = entry.get('rss_growth_mb')
+    if value is None and entry.get('rss_max_mb') is not None:
+        value = entry['rss_max_mb'] - entry['rss_start_mb']
+    return value
+
+
 def cpu(entry: JsonDict) -> float | None:
     value: float | None = entry.get('cpu_us_per_msg')
     return value
@@ -102,9 +110,11 @@ BUSY = 0.85
 
 def bound(entry: JsonDict) -> str:
     """
-    What set a run's pace: the client (its process busy at least 85% of a
-    core), else the broker (likewise), else the machine (both cores busy),
-    else waiting (round trips, a paced sender, a slow application).
+    What set a run's pace: the client (its process busy 0.85 cores or more,
+    all its threads together), else the broker (likewise, all its
+    schedulers), else the machine (all its cores 90% busy), else waiting
+    (round trips, a paced sender, a slow application). Without the
+    broker's figures (the Java tool's runs), only whether the client was.
     """
     client = entry.get('cpu_share')
     if client is None and entry.get('cpu_us_per_msg') and entry.get('rate'):
@@ -117,16 +127,37 @@ def bound(entry: JsonDict) -> str:
     busy = entry.get('machine_busy')
     if busy is not None and busy >= 0.9:
         return 'machine-bound'
+    if broker is None or busy is None:   # the Java tool's runs: the JVM's CPU only
+        return 'not client-bound'
     return 'waits'
 
 
 def cell(entry: JsonDict | None, *parts: tuple[Getter, str], mark: bool = False) -> str:
+    """A result's figures (``-`` for one it lacks), or why it has none."""
     if entry is None:
         return ''
     if entry.get('status') != 'ok':
         return '{}: {}'.format(entry.get('status'), entry.get('reason') or entry.get('error'))
-    text = ', '.join(fmt(get(entry), unit) for get, unit in parts if get(entry) is not None)
+    text = ', '.join(fmt(get(entry), unit) for get, unit in parts)
     return '{} ({})'.format(text, bound(entry)) if mark else text
+
+
+def achieved(entry: JsonDict) -> float | None:
+    """Messages sent a second at a fixed load (the Java tool: its published rate)."""
+    value: float | None = entry.get('achieved', entry.get('published_rate'))
+    return value
+
+
+def tool_latency(entry: JsonDict) -> str | None:
+    """The Java tool's latencies, apart: whole ms, one message in 100, from its send."""
+    e2e, confirm = entry.get('latency_ms'), entry.get('confirm_latency_ms')
+    if not e2e and not confirm:
+        return None
+    def ms(q: JsonDict | None) -> str:
+        return '-' if not q else '{:g}/{:g} ms'.format(q.get('p50', 0), q.get('p99', 0))
+    return ('{} msg/s; tool (from its send, whole ms, sampled): confirm p50/p99 {},'
+            ' end to end p50/p99 {}; {} µs CPU'.format(
+                fmt(achieved(entry)), ms(confirm), ms(e2e), fmt(cpu(entry))))
 
 
 #
@@ -139,14 +170,16 @@ CELLS: dict[str, tuple[str, Sequence[tuple[Getter, str]]]] = {
     'sizes': ('msg/s, MB/s, client CPU µs/msg',
               ((rate, ' msg/s'), (mb, ' MB/s'), (cpu, ' µs'))),
     'fanout': ('msg/s (all publishers), client CPU µs/msg', ((rate, ' msg/s'), (cpu, ' µs'))),
-    'latency': ('sent msg/s; confirm p50/p99/p99.9 µs; end to end p50/p99/p99.9 µs; CPU µs/msg',
-                ((rate, ' msg/s'), (lat('confirm', 'p50'), ''), (lat('confirm', 'p99'), ''),
-                 (lat('confirm', 'p999'), ' µs'), (lat('end_to_end', 'p50'), ''),
-                 (lat('end_to_end', 'p99'), ''), (lat('end_to_end', 'p999'), ' µs e2e'),
+    'latency': ('msg/s sent; confirm p50, p99, p99.9; end to end p50, p99, p99.9; client'
+                ' CPU µs/msg',
+                ((achieved, ' msg/s'), (lat('confirm', 'p50'), ''), (lat('confirm', 'p99'), ''),
+                 (lat('confirm', 'p999'), ' µs confirm'), (lat('end_to_end', 'p50'), ''),
+                 (lat('end_to_end', 'p99'), ''), (lat('end_to_end', 'p999'), ' µs end to end'),
                  (cpu, ' µs CPU'))),
-    'slow': ('msg/s, client CPU µs/msg, RSS start/max/final MB',
+    'slow': ('msg/s, client CPU µs/msg, RSS start, max, final, growth',
              ((rate, ' msg/s'), (cpu, ' µs'), (lambda e: e.get('rss_start_mb'), ''),
-              (lambda e: e.get('rss_max_mb'), ''), (lambda e: e.get('rss_final_mb'), ' MB'))),
+              (lambda e: e.get('rss_max_mb'), ''), (lambda e: e.get('rss_final_mb'), ' MB'),
+              (growth, ' MB growth'))),
     'compression': ('msg/s, client CPU µs/msg, bytes written per message, read back msg/s',
                     ((rate, ' msg/s'), (cpu, ' µs'),
                      (lambda e: e.get('wire_bytes_per_msg'), ' B/msg'),
@@ -180,8 +213,12 @@ def workload_table(workload: str, cases: JsonDict) -> Table:
     mark = workload in ('sizes', 'fanout', 'compression')
     rows = []
     for case, entries in cases.items():
-        rows.append([case_name(workload, case),
-                     *(cell(entries.get(i), *parts, mark=mark) for i in impls)])
+        cells = []
+        for i in impls:
+            entry = ok(entries.get(i))
+            text = tool_latency(entry) if entry is not None and workload == 'latency' else None
+            cells.append(text or cell(entries.get(i), *parts, mark=mark))
+        rows.append([case_name(workload, case), *cells])
     if mark:
         what += '; what set the pace'
     return ('{} ({})'.format(TITLES[workload], what), ['case', *map(name, impls)], rows)
@@ -192,10 +229,11 @@ SUMMARY: Sequence[tuple[str, str, str, Getter, str]] = (
     ('sizes', '1024/consume', 'reading 1 KiB messages', mb, ' MB/s'),
     ('sizes', '524288/publish', 'publishing 512 KiB messages', mb, ' MB/s'),
     ('fanout', '100/one', '100 publishers on one connection', rate, ' msg/s'),
-    ('latency', '10000', 'end to end p99 at 10,000 msg/s', lat('end_to_end', 'p99'), ' µs'),
+    ('latency', '10000', 'end to end p99 at 10,000 msg/s (Java: its tool\'s, see below)',
+     lat('end_to_end', 'p99'), ' µs'),
     ('latency', '10000', 'client CPU at 10,000 msg/s', cpu, ' µs/msg'),
     ('slow', '50us', 'a 50 µs/message application: msg/s', rate, ' msg/s'),
-    ('slow', '50us', 'its peak memory', lambda e: e.get('rss_max_mb'), ' MB'),
+    ('slow', '50us', 'what it added to the memory', growth, ' MB'),
     ('compression', 'zstd', 'zstd-compressed JSON', rate, ' msg/s'),
     ('compression', 'zstd', 'its bytes per message', lambda e: e.get('wire_bytes_per_msg'), ' B'),
 )
@@ -214,13 +252,17 @@ def summary_table(results: JsonDict) -> Table:
     return ('Summary: each workload\'s headline figure', ['workload', *map(name, impls)], rows)
 
 
+def caption(doc: JsonDict) -> str:
+    return run_caption(doc, KIND).replace('median of 1 rounds', 'one run per case')
+
+
 def write_tables(doc: JsonDict, out_dir: Path) -> list[Path]:
     """
     ``workloads-summary.rst.inc`` (the summary table, which the report
     leads with) and ``workloads.rst.inc`` (a table per workload).
     """
     results = doc['results']
-    run = 'Run: {}\n'.format(escape(run_caption(doc, KIND)))
+    run = 'Run: {}\n'.format(escape(caption(doc)))
     summary = out_dir / 'workloads-summary.rst.inc'
     summary.write_text('\n'.join([list_table(summary_table(results)), run]), encoding='utf-8')
     parts = [list_table(workload_table(workload, cases)) for workload, cases in results.items()]
@@ -272,7 +314,7 @@ PANELS: dict[str, Sequence[tuple[str, Callable[[str], bool], Getter, str, bool]]
     ),
     'slow': (
         ('msg/s (the application\'s pace: 20,000)', lambda c: True, rate, 'msg/s', False),
-        ('peak RSS', lambda c: True, lambda e: e.get('rss_max_mb'), 'MB', False),
+        ('resident memory added (peak - start)', lambda c: True, growth, 'MB', False),
     ),
     'compression': (
         ('msg/s', lambda c: True, rate, 'msg/s', True),
@@ -286,7 +328,7 @@ def plot_workload(doc: JsonDict, workload: str, path: Path) -> Path:
     cases = doc['results'][workload]
     impls = impls_of(cases)
     panels = PANELS[workload]
-    fig, axes = _figure(len(panels), '{}: {}'.format(TITLES[workload], run_caption(doc, KIND)),
+    fig, axes = _figure(len(panels), '{}: {}'.format(TITLES[workload], caption(doc)),
                         width=5.0)
     for ax, (title, chosen, get, ylabel, log_scale) in zip(axes, panels, strict=True):
         keys = [c for c in cases if chosen(c)]

@@ -214,11 +214,6 @@ public final class StreamPerf {
   }
 
   /**
-   * The body of a received message as bytes: a data section (the Java
-   * client's, or binary) as is, an AMQP string (amqp-value, as rbfly
-   * publishes it) as its UTF-8 bytes.
-   */
-  /**
    * Whether a received body starts with a message's index: rbfly's
    * workloads (perf/bench_workloads.py) send bigger messages, their index
    * first; the others are exactly the index.
@@ -228,6 +223,11 @@ public final class StreamPerf {
         && Arrays.equals(body, 0, prefix.length, prefix, 0, prefix.length);
   }
 
+  /**
+   * The body of a received message as bytes: a data section (the Java
+   * client's, or binary) as is, an AMQP string (amqp-value, as rbfly
+   * publishes it) as its UTF-8 bytes.
+   */
   static byte[] bodyBytes(Message msg) {
     Object b = msg.getBody();
     if (b instanceof byte[]) {
