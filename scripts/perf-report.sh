@@ -72,6 +72,9 @@ if runs consume; then
   "$py" perf/bench_consume.py "${quick[@]}" --rounds "$rounds" --url "$RBFLY_URL" \
     --impl "${consume_impls[@]}" --json perf/results/consume.json | tee doc/perf/consume.txt
 fi
+# the interpreter's floor per message (seconds, no broker): what the CPU goals
+# ask of a Python client, against rbfly's own decoding
+"$py" perf/bench_floor.py --json perf/results/floor.json | tee doc/perf/floor.txt
 if runs workloads; then
   # the Java client by its own perf tool (skipped by the script when java is missing)
   "$py" perf/bench_workloads.py "${quick[@]}" --url "$RBFLY_URL" --impl "${workload_impls[@]}" \
@@ -80,7 +83,7 @@ fi
 results=(perf/results/codec.json perf/results/publish.json perf/results/consume.json)
 rm -f doc/perf/*.png doc/perf/*.rst.inc   # no figure or table of an earlier run stays
 mkdir -p doc/perf/results
-cp "${results[@]}" perf/results/workloads.json doc/perf/results/   # the page's numbers
+cp "${results[@]}" perf/results/workloads.json perf/results/floor.json doc/perf/results/
 "$py" perf/plot.py --output-dir doc/perf "${results[@]}"
 "$py" perf/report.py --output-dir doc/perf "${results[@]}"
 "$py" perf/report_workloads.py --output-dir doc/perf perf/results/workloads.json

@@ -48,6 +48,7 @@ trap 'kill "$soak" 2>/dev/null || true' EXIT  # not left running if a benchmark 
 quick=$(mktemp -d)
 trap 'kill "$soak" 2>/dev/null || true; rm -rf "$quick"' EXIT
 "$VENV/bin/python" perf/bench_codec.py --count 1000 --rounds 1 --json "$quick/codec.json" >/dev/null
+"$VENV/bin/python" perf/bench_floor.py --count 35000 --rounds 1 >/dev/null 2>&1
 java=()  # the Java stream client harness too, where java and mvn are installed
 if scripts/java-perf.sh --prepare >/dev/null 2>&1; then java=(java); fi
 "$VENV/bin/python" perf/bench_publish.py --quick --url "$RBFLY_URL" --json "$quick/publish.json" \
