@@ -8,7 +8,9 @@ RabbitMQ and the fake broker in rbfly's own suite.
 
 - :py:mod:`.store`: what the broker keeps (streams of chunks, publishers'
   sequences, offsets, super streams);
-- :py:mod:`.core`: the sans-IO broker, frames in and frames out;
+- :py:mod:`.core`: the sans-IO broker, frames in and frames out, and
+  :py:mod:`.session`: one client connection of it (:py:mod:`.publish`
+  reads the ``Publish`` frames it stores);
 - ``server``: :py:class:`FakeBroker`, the core on the event loop.
 """
 

@@ -46,7 +46,8 @@ from rbfly.streams.protocol.connection import (
     HandshakeFailed,
     Opened,
 )
-from rbfly.testing.core import BrokerConfig, BrokerCore, Session, read_publish
+from rbfly.testing.core import BrokerConfig, BrokerCore, Session
+from rbfly.testing.publish import read_publish
 from rbfly.testing.store import Entry, StreamLog
 
 RC = ResponseCode

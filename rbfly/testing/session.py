@@ -1,0 +1,597 @@
+"""
+One client connection of the fake broker (sans-IO): the handshake, then
+the client's requests, each answered through the ``write`` callable the
+session was given; the subscriptions and publishers it holds.
+
+The broker itself, what the sessions share (the store, the groups of
+single active consumers), is :py:class:`rbfly.testing.core.BrokerCore`.
+"""
+
+
+from __future__ import annotations
+
+import itertools
+import logging
+import struct
+import typing as tp
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ..error import FrameDecodeError
+from ..streams.protocol import codec
+from ..streams.protocol.base import (
+    Broker,
+    CommandVersion,
+    OffsetSpec,
+    PublishingError,
+    StreamMetadata,
+)
+from ..streams.protocol.commands import (
+    Close,
+    CloseResponse,
+    Command,
+    ConsumerUpdate,
+    ConsumerUpdateResponse,
+    Create,
+    CreateResponse,
+    CreateSuperStream,
+    CreateSuperStreamResponse,
+    Credit,
+    CreditResponse,
+    DeclarePublisher,
+    DeclarePublisherResponse,
+    Delete,
+    DeletePublisher,
+    DeletePublisherResponse,
+    DeleteResponse,
+    DeleteSuperStream,
+    DeleteSuperStreamResponse,
+    Deliver,
+    DeliverV2,
+    ExchangeCommandVersions,
+    ExchangeCommandVersionsResponse,
+    Heartbeat,
+    Metadata,
+    MetadataResponse,
+    MetadataUpdate,
+    Open,
+    OpenResponse,
+    Partitions,
+    PartitionsResponse,
+    PeerProperties,
+    PeerPropertiesResponse,
+    PublishConfirm,
+    PublishError,
+    QueryOffset,
+    QueryOffsetResponse,
+    QueryPublisherSequence,
+    QueryPublisherSequenceResponse,
+    ResolveOffsetSpec,
+    ResolveOffsetSpecResponse,
+    Route,
+    RouteResponse,
+    SaslAuthenticate,
+    SaslAuthenticateResponse,
+    SaslHandshake,
+    SaslHandshakeResponse,
+    StoreOffset,
+    StreamStats,
+    StreamStatsResponse,
+    Subscribe,
+    SubscribeResponse,
+    Tune,
+    TuneResponse,
+    Unsubscribe,
+    UnsubscribeResponse,
+)
+from ..streams.protocol.constants import NO_LEADER, Key, OffsetType, ResponseCode
+from ..streams.protocol.frames import FrameReader
+from .publish import read_publish
+from .store import Chunk, Entry, StreamLog
+
+if tp.TYPE_CHECKING:
+    from .core import BrokerCore
+
+logger = logging.getLogger('rbfly.testing')
+
+_U16 = struct.Struct('>H')  # a frame's key
+
+RC = ResponseCode
+
+FRAME_MAX = 1024 * 1024
+"""Largest frame the fake broker takes and offers in ``Tune``, as RabbitMQ's default."""
+
+HEARTBEAT = 60
+"""Heartbeat interval offered in ``Tune``, as RabbitMQ's default."""
+
+@dataclass(eq=False)
+class BrokerSubscription:
+    """
+    A subscription of a session.
+
+    :ivar position: Index of the next chunk to deliver.
+    :ivar active: Whether chunks are delivered (a single active consumer
+        waits for its turn).
+    :ivar group: Name of its single-active-consumer group, if in one.
+    """
+    session: Session
+    subscription_id: int
+    stream: str
+    spec: OffsetSpec
+    credit: int
+    filters: frozenset[str] = frozenset()
+    match_unfiltered: bool = False
+    position: int = 0
+    active: bool = True
+    group: str | None = None
+
+    def wants(self, chunk: Chunk) -> bool:
+        """Whether the subscription's filter takes the chunk (no filter: all)."""
+        if not self.filters:
+            return True
+        return bool(self.filters & chunk.filter_values) or (
+            self.match_unfiltered and chunk.unfiltered
+        )
+
+@dataclass(eq=False)
+class Publisher:
+    publisher_id: int
+    reference: str
+    stream: str
+
+class Session:
+    """
+    One client connection: the handshake, then the client's requests.
+
+    A frame the broker cannot read, or a request before the handshake
+    ends, closes the connection, as RabbitMQ does.
+    """
+    def __init__(
+            self, core: BrokerCore, write: Callable[[bytes], None], close: Callable[[], None],
+    ) -> None:
+        self.core = core
+        self._write = write
+        self._close = close
+        self._reader = FrameReader(FRAME_MAX)
+        self.user: str | None = None
+        self.opened = False
+        self.closed = False
+        self.deliver_version = 1
+        self.publishers: dict[int, Publisher] = {}
+        self.subscriptions: dict[int, BrokerSubscription] = {}
+        self._updates: dict[int, BrokerSubscription] = {}  # ConsumerUpdate sent, by correlation id
+        self._correlation = itertools.count(1)
+
+    #
+    # input
+    #
+    def receive_data(self, data: bytes) -> None:
+        """Take bytes from the client and answer every complete frame."""
+        if self.closed:
+            return
+        self._reader.feed(data)
+        try:
+            for frame in self._reader:
+                self._frame(frame)
+                if self.closed:
+                    return
+        except FrameDecodeError as ex:
+            logger.warning('fake broker: bad frame from the client: %s', ex)
+            # the frame reader refuses a frame over the negotiated size
+            # before reading it, as RabbitMQ does with FRAME_TOO_LARGE
+            too_large = 'exceeds the maximum' in str(ex)
+            self.close(RC.FRAME_TOO_LARGE if too_large else RC.UNKNOWN_FRAME, str(ex))
+        except (struct.error, UnicodeDecodeError, ValueError) as ex:
+            # a backstop: whatever a decoder let through closes the
+            # connection as a bad frame, never escapes to the event loop
+            logger.warning('fake broker: bad frame from the client: %s', ex)
+            self.close(RC.UNKNOWN_FRAME, str(ex))
+
+    def connection_lost(self) -> None:
+        """The client went away: drop its publishers and subscriptions."""
+        self.closed = True
+        for sub in list(self.subscriptions.values()):
+            self._drop(sub)
+        self.publishers.clear()
+        self.core.sessions.discard(self)
+
+    def close(self, code: int, reason: str) -> None:
+        """Send ``Close`` and close the connection."""
+        if not self.closed:
+            self._send(Close(code, reason), next(self._correlation))
+            self.connection_lost()
+            self._close()
+
+    def _frame(self, frame: memoryview) -> None:
+        key = _U16.unpack_from(frame)[0] if len(frame) >= 2 else -1
+        if key == Key.PUBLISH:
+            if not self.opened:
+                raise FrameDecodeError('Publish before the connection is open', 0)
+            self._publish(*read_publish(frame))
+            return
+        decoded = codec.decode_frame(frame)
+        command, corr = decoded.command, decoded.correlation_id
+        handler = _HANDLERS.get(type(command))
+        if handler is None:
+            raise FrameDecodeError('the fake broker does not take {}'.format(
+                type(command).__name__), 0)
+        if not self.opened and type(command) not in _HANDSHAKE:
+            raise FrameDecodeError('{} before the connection is open'.format(
+                type(command).__name__), 0)
+        handler(self, command, corr)
+
+    #
+    # output
+    #
+    def _send(self, command: Command, correlation_id: int | None = None) -> None:
+        if not self.closed:
+            self._write(codec.encode(command, correlation_id))
+
+    #
+    # handshake and connection
+    #
+    def _peer_properties(self, c: PeerProperties, corr: int) -> None:
+        props = {'product': 'rbfly.testing', 'version': self.core.config.version,
+                 'platform': 'Python'}
+        self._send(PeerPropertiesResponse(corr, RC.OK, props))
+
+    def _sasl_handshake(self, c: SaslHandshake, corr: int) -> None:
+        self._send(SaslHandshakeResponse(corr, RC.OK, ['PLAIN']))
+
+    def _sasl_authenticate(self, c: SaslAuthenticate, corr: int) -> None:
+        if c.mechanism != 'PLAIN':
+            self._send(SaslAuthenticateResponse(corr, RC.SASL_MECHANISM_NOT_SUPPORTED, None))
+            return
+        parts = bytes(c.data or b'').split(b'\0')
+        try:
+            user, password = (parts[1].decode(), parts[2].decode()) \
+                if len(parts) == 3 else ('', '')
+        except UnicodeDecodeError:
+            user, password = '', ''  # no such user: refused
+        if self.core.config.users.get(user) != password or (
+                self.user is not None and user != self.user):
+            code = RC.AUTHENTICATION_FAILURE if self.user is None or user == self.user \
+                else RC.SASL_CANNOT_CHANGE_USERNAME
+            self._send(SaslAuthenticateResponse(corr, code, None))
+            if self.user is None:
+                self.connection_lost()
+                self._close()
+            return
+        first = self.user is None
+        self.user = user
+        self._send(SaslAuthenticateResponse(corr, RC.OK, None))
+        if first:
+            self._send(Tune(FRAME_MAX, HEARTBEAT))
+
+    def _tune(self, c: TuneResponse, corr: None) -> None:
+        self._reader.max_frame_size = min(c.frame_max or FRAME_MAX, FRAME_MAX)
+
+    def _open(self, c: Open, corr: int) -> None:
+        config = self.core.config
+        if self.user is None or c.virtual_host not in config.virtual_hosts:
+            self._send(OpenResponse(corr, RC.VIRTUAL_HOST_ACCESS_FAILURE, {}))
+            self.connection_lost()
+            self._close()
+            return
+        self.opened = True
+        self._send(OpenResponse(corr, RC.OK, {
+            'advertised_host': config.host, 'advertised_port': str(config.port),
+        }))
+
+    def _exchange_versions(self, c: ExchangeCommandVersions, corr: int) -> None:
+        ours = [CommandVersion(Key.PUBLISH, 1, 2), CommandVersion(Key.DELIVER, 1, 2)]
+        for v in c.versions:
+            if v.key == Key.DELIVER and v.max_version >= 2:
+                self.deliver_version = 2
+        self._send(ExchangeCommandVersionsResponse(corr, RC.OK, ours))
+
+    def _heartbeat(self, c: Heartbeat, corr: None) -> None:
+        self._send(Heartbeat())
+
+    def _close_request(self, c: Close, corr: int) -> None:
+        self._send(CloseResponse(corr, RC.OK))
+        self.connection_lost()
+        self._close()
+
+    def _close_response(self, c: CloseResponse, corr: int) -> None:
+        pass
+
+    #
+    # streams
+    #
+    def _log(self, stream: str) -> StreamLog | None:
+        return self.core.store.streams.get(stream)
+
+    def _create(self, c: Create, corr: int) -> None:
+        if c.stream.startswith('amq.'):  # reserved, as RabbitMQ's queue names
+            self._send(CreateResponse(corr, RC.PRECONDITION_FAILED))
+            return
+        ok = self.core.store.create(c.stream, dict(c.arguments))
+        self._send(CreateResponse(corr, RC.OK if ok else RC.STREAM_ALREADY_EXISTS))
+
+    def _delete(self, c: Delete, corr: int) -> None:
+        ok = self.core.store.delete(c.stream)
+        self._send(DeleteResponse(corr, RC.OK if ok else RC.STREAM_DOES_NOT_EXIST))
+        if ok:
+            self.core.stream_deleted(c.stream)
+
+    def stream_gone(self, stream: str) -> None:
+        """A stream was deleted: ``MetadataUpdate``, then its items are gone."""
+        pubs = [p for p in self.publishers.values() if p.stream == stream]
+        subs = [s for s in self.subscriptions.values() if s.stream == stream]
+        if pubs or subs:
+            self._send(MetadataUpdate(RC.STREAM_NOT_AVAILABLE, stream))
+        for p in pubs:
+            del self.publishers[p.publisher_id]
+        for s in subs:
+            del self.subscriptions[s.subscription_id]
+            self._forget_updates(s)
+
+    def _metadata(self, c: Metadata, corr: int) -> None:
+        config = self.core.config
+        streams = [
+            StreamMetadata(s, RC.OK, 0, []) if self._log(s) is not None
+            else StreamMetadata(s, RC.STREAM_DOES_NOT_EXIST, NO_LEADER, [])
+            for s in c.streams
+        ]
+        self._send(MetadataResponse(corr, [Broker(0, config.host, config.port)], streams))
+
+    def _stream_stats(self, c: StreamStats, corr: int) -> None:
+        log = self._log(c.stream)
+        if log is None:
+            self._send(StreamStatsResponse(corr, RC.STREAM_DOES_NOT_EXIST, {}))
+        else:
+            self._send(StreamStatsResponse(corr, RC.OK, log.stats()))
+
+    def _resolve(self, c: ResolveOffsetSpec, corr: int) -> None:
+        log = self._log(c.stream)
+        if log is None:
+            self._send(ResolveOffsetSpecResponse(corr, RC.STREAM_DOES_NOT_EXIST, 4, 0))
+        else:
+            self._send(ResolveOffsetSpecResponse(
+                corr, RC.OK, OffsetType.OFFSET, log.resolve(c.offset_spec),
+            ))
+
+    #
+    # publishing
+    #
+    def _declare_publisher(self, c: DeclarePublisher, corr: int) -> None:
+        if c.publisher_id in self.publishers:
+            code = RC.PRECONDITION_FAILED
+        elif self._log(c.stream) is None:
+            code = RC.STREAM_DOES_NOT_EXIST
+        elif c.reference and any(
+                p.reference == c.reference and p.stream == c.stream
+                for p in self.publishers.values()):
+            # one publisher per name and stream on a connection (RabbitMQ
+            # 4.3 takes one on another connection)
+            code = RC.PRECONDITION_FAILED
+        else:
+            self.publishers[c.publisher_id] = Publisher(c.publisher_id, c.reference, c.stream)
+            code = RC.OK
+        self._send(DeclarePublisherResponse(corr, code))
+
+    def _delete_publisher(self, c: DeletePublisher, corr: int) -> None:
+        found = self.publishers.pop(c.publisher_id, None)
+        self._send(DeletePublisherResponse(
+            corr, RC.OK if found is not None else RC.PUBLISHER_DOES_NOT_EXIST,
+        ))
+
+    def _query_sequence(self, c: QueryPublisherSequence, corr: int) -> None:
+        if self._log(c.stream) is None:
+            self._send(QueryPublisherSequenceResponse(corr, RC.STREAM_DOES_NOT_EXIST, 0))
+            return
+        seq = self.core.store.sequences.get((c.stream, c.reference), 0)
+        self._send(QueryPublisherSequenceResponse(corr, RC.OK, seq))
+
+    def _publish(self, publisher_id: int, messages: list[tuple[int, Entry]]) -> None:
+        publisher = self.publishers.get(publisher_id)
+        log = None if publisher is None else self._log(publisher.stream)
+        if publisher is None or log is None:
+            code = RC.PUBLISHER_DOES_NOT_EXIST if publisher is None else RC.STREAM_DOES_NOT_EXIST
+            self._send(PublishError(publisher_id, [
+                PublishingError(pid, code) for pid, _ in messages
+            ]))
+            return
+        store = self.core.store
+        key = (publisher.stream, publisher.reference)
+        entries = []
+        for pid, entry in messages:
+            # a named publisher's id at or below the last stored one is a
+            # duplicate: confirmed, not stored (RabbitMQ's deduplication)
+            if publisher.reference:
+                last = store.sequences.get(key)  # none stored: nothing is a duplicate
+                if last is not None and pid <= last:
+                    continue
+                store.sequences[key] = pid
+            entries.append(entry)
+        if entries:
+            log.append(entries, self.core.clock())
+        self._send(PublishConfirm(publisher_id, [pid for pid, _ in messages]))
+        if entries:
+            self.core.published(publisher.stream)
+
+    #
+    # subscribing
+    #
+    def _subscribe(self, c: Subscribe, corr: int) -> None:
+        log = self._log(c.stream)
+        props = dict(c.properties)
+        if c.subscription_id in self.subscriptions:
+            self._send(SubscribeResponse(corr, RC.SUBSCRIPTION_ID_ALREADY_EXISTS))
+            return
+        if log is None:
+            self._send(SubscribeResponse(corr, RC.STREAM_DOES_NOT_EXIST))
+            return
+        filters = frozenset(v for k, v in props.items() if k.startswith('filter.'))
+        sac = props.get('single-active-consumer') == 'true'
+        if sac and not props.get('name'):
+            self._send(SubscribeResponse(corr, RC.PRECONDITION_FAILED))
+            return
+        sub = BrokerSubscription(
+            self, c.subscription_id, c.stream, c.offset_spec, c.credit, filters,
+            props.get('match-unfiltered') == 'true', log.start(c.offset_spec),
+            group=props['name'] if sac else None,
+        )
+        self.subscriptions[c.subscription_id] = sub
+        self._send(SubscribeResponse(corr, RC.OK))
+        if sac:
+            self.core.join(sub)
+        else:
+            self.pump(sub)
+
+    def _credit(self, c: Credit, corr: None) -> None:
+        sub = self.subscriptions.get(c.subscription_id)
+        if sub is None:
+            self._send(CreditResponse(RC.SUBSCRIPTION_ID_DOES_NOT_EXIST, c.subscription_id))
+            return
+        sub.credit += c.credit
+        self.pump(sub)
+
+    def _unsubscribe(self, c: Unsubscribe, corr: int) -> None:
+        sub = self.subscriptions.get(c.subscription_id)
+        if sub is None:
+            self._send(UnsubscribeResponse(corr, RC.SUBSCRIPTION_ID_DOES_NOT_EXIST))
+            return
+        self._drop(sub)
+        self._send(UnsubscribeResponse(corr, RC.OK))
+
+    def _drop(self, sub: BrokerSubscription) -> None:
+        self.subscriptions.pop(sub.subscription_id, None)
+        self._forget_updates(sub)
+        if sub.group is not None:
+            self.core.leave(sub)
+
+    def _forget_updates(self, sub: BrokerSubscription) -> None:
+        for corr in [k for k, v in self._updates.items() if v is sub]:
+            del self._updates[corr]
+
+    def pump(self, sub: BrokerSubscription) -> None:
+        """Deliver the chunks the subscription has credit for."""
+        log = self._log(sub.stream)
+        if log is None or not sub.active or self.closed:
+            return
+        chunks = log.chunks
+        while sub.credit > 0 and sub.position < len(chunks):
+            chunk = chunks[sub.position]
+            sub.position += 1
+            if not sub.wants(chunk):
+                continue
+            sub.credit -= 1
+            if self.deliver_version == 2:
+                self._send(DeliverV2(sub.subscription_id, chunks[-1].first_offset, chunk.data))
+            else:
+                self._send(Deliver(sub.subscription_id, chunk.data))
+
+    def activate(self, sub: BrokerSubscription) -> None:
+        """Make a single active consumer active: ask the client where to start."""
+        corr = next(self._correlation)
+        self._updates[corr] = sub
+        self._send(ConsumerUpdate(sub.subscription_id, True), corr)
+
+    def _consumer_update_response(self, c: ConsumerUpdateResponse, corr: int) -> None:
+        sub = self._updates.pop(c.correlation_id, None)
+        log = None if sub is None else self._log(sub.stream)
+        if sub is None or log is None or self.subscriptions.get(sub.subscription_id) is not sub:
+            return  # an answer for a subscription gone meanwhile
+        spec = sub.spec if c.offset_spec.type == OffsetType.NONE else c.offset_spec
+        sub.position = log.start(spec)
+        sub.active = True
+        self.pump(sub)
+
+    #
+    # offsets
+    #
+    def _store_offset(self, c: StoreOffset, corr: None) -> None:
+        if self._log(c.stream) is not None:
+            self.core.store.offsets[(c.stream, c.reference)] = c.offset
+
+    def _query_offset(self, c: QueryOffset, corr: int) -> None:
+        if self._log(c.stream) is None:
+            self._send(QueryOffsetResponse(corr, RC.STREAM_DOES_NOT_EXIST, 0))
+            return
+        offset = self.core.store.offsets.get((c.stream, c.reference))
+        if offset is None:
+            self._send(QueryOffsetResponse(corr, RC.NO_OFFSET, 0))
+        else:
+            self._send(QueryOffsetResponse(corr, RC.OK, offset))
+
+    #
+    # super streams
+    #
+    def _create_super_stream(self, c: CreateSuperStream, corr: int) -> None:
+        store = self.core.store
+        if len(c.partitions) != len(c.binding_keys) or not c.partitions:
+            code = RC.PRECONDITION_FAILED
+        elif any(p.startswith('amq.') for p in c.partitions):
+            code = RC.PRECONDITION_FAILED
+        elif c.name in store.super_streams or any(p in store.streams for p in c.partitions):
+            code = RC.STREAM_ALREADY_EXISTS
+        else:
+            for p in c.partitions:
+                store.create(p, dict(c.arguments))
+            store.super_streams[c.name] = list(zip(c.partitions, c.binding_keys, strict=True))
+            code = RC.OK
+        self._send(CreateSuperStreamResponse(corr, code))
+
+    def _delete_super_stream(self, c: DeleteSuperStream, corr: int) -> None:
+        store = self.core.store
+        bound = store.super_streams.pop(c.name, None)
+        if bound is None:
+            self._send(DeleteSuperStreamResponse(corr, RC.STREAM_DOES_NOT_EXIST))
+            return
+        for partition, _ in bound:
+            if store.delete(partition):
+                self.core.stream_deleted(partition)
+        self._send(DeleteSuperStreamResponse(corr, RC.OK))
+
+    def _partitions(self, c: Partitions, corr: int) -> None:
+        bound = self.core.store.super_streams.get(c.super_stream)
+        if bound is None:
+            self._send(PartitionsResponse(corr, RC.STREAM_DOES_NOT_EXIST, []))
+        else:
+            self._send(PartitionsResponse(corr, RC.OK, [p for p, _ in bound]))
+
+    def _route(self, c: Route, corr: int) -> None:
+        bound = self.core.store.super_streams.get(c.super_stream)
+        if bound is None:
+            self._send(RouteResponse(corr, RC.STREAM_DOES_NOT_EXIST, []))
+        else:
+            self._send(RouteResponse(corr, RC.OK, [p for p, k in bound if k == c.routing_key]))
+
+_Handler: tp.TypeAlias = Callable[[Session, tp.Any, tp.Any], None]
+_HANDLERS: dict[type, _Handler] = {
+    PeerProperties: Session._peer_properties,
+    SaslHandshake: Session._sasl_handshake,
+    SaslAuthenticate: Session._sasl_authenticate,
+    TuneResponse: Session._tune,
+    Open: Session._open,
+    ExchangeCommandVersions: Session._exchange_versions,
+    Heartbeat: Session._heartbeat,
+    Close: Session._close_request,
+    CloseResponse: Session._close_response,
+    Create: Session._create,
+    Delete: Session._delete,
+    Metadata: Session._metadata,
+    StreamStats: Session._stream_stats,
+    ResolveOffsetSpec: Session._resolve,
+    DeclarePublisher: Session._declare_publisher,
+    DeletePublisher: Session._delete_publisher,
+    QueryPublisherSequence: Session._query_sequence,
+    Subscribe: Session._subscribe,
+    Credit: Session._credit,
+    Unsubscribe: Session._unsubscribe,
+    ConsumerUpdateResponse: Session._consumer_update_response,
+    StoreOffset: Session._store_offset,
+    QueryOffset: Session._query_offset,
+    CreateSuperStream: Session._create_super_stream,
+    DeleteSuperStream: Session._delete_super_stream,
+    Partitions: Session._partitions,
+    Route: Session._route,
+}
+_HANDSHAKE = frozenset({
+    PeerProperties, SaslHandshake, SaslAuthenticate, TuneResponse, Open, Heartbeat, Close,
+    CloseResponse,
+})
+
+__all__ = ['FRAME_MAX', 'HEARTBEAT', 'BrokerSubscription', 'Publisher', 'Session']
