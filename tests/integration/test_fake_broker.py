@@ -136,3 +136,35 @@ async def test_not_started() -> None:
     async with broker:
         with pytest.raises(RuntimeError, match='running already'):
             await broker.start()
+
+
+async def test_chunk_bigger_than_64_mib() -> None:
+    """
+    A chunk of 70 MB is read. RabbitMQ before 4.3.5 delivers a chunk as one
+    frame however big its writer made it (67 MB measured on RabbitMQ 3.10.8:
+    16 KiB messages published at full speed); the client refused frames
+    above 64 MiB, lost its connection at that chunk, and could not read back
+    a stream it had written.
+    """
+    from rbfly.amqp import MessageCtx, encode_message
+    from rbfly.testing.store import Entry
+
+    data = encode_message(MessageCtx(b'x' * 16_374))
+    record = Entry(len(data).to_bytes(4, 'big') + data, 1)
+    n = 4_300
+    async with FakeBroker() as broker:
+        client = streams_client(broker.url)
+        try:
+            await client.create_stream('big')
+            chunk = broker.store.streams['big'].append([record] * n, 0)
+            assert len(chunk.data) > 70_000_000
+            received = 0
+            async for body in client.subscribe('big', offset=Offset.FIRST):
+                assert body == b'x' * 16_374
+                received += 1
+                if received == n:
+                    break
+        finally:
+            await client.disconnect()
+    assert received == n
+    assert get_message_ctx().stream_offset == n - 1

@@ -26,6 +26,7 @@ from rbfly.error import ChunkCrcError, FrameDecodeError, ProtocolError, RbFlyErr
 from rbfly.streams import Offset, PublisherBinBatch, get_message_ctx, streams_client
 from rbfly.streams.error import ConnectionLost, FrameTooLarge, RequestTimeout
 from rbfly.streams.protocol import (
+    DEFAULT_MAX_RECEIVED_FRAME_SIZE,
     Close,
     Create,
     CreateResponse,
@@ -231,7 +232,9 @@ CASES = {
     ),
     'size-0xfffffff0-after-open': Case(
         after_open(size_prefix(0xFFFFFFF0)), ConnectionLost,
-        LOST_DURING_REQUEST + 'frame size 4294967280 exceeds the maximum of 67108864 bytes',
+        LOST_DURING_REQUEST + 'frame size 4294967280 exceeds the maximum of {} bytes'.format(
+            DEFAULT_MAX_RECEIVED_FRAME_SIZE,
+        ),
         FrameDecodeError,
     ),
     'size-0-after-open': Case(

@@ -47,7 +47,7 @@ cdef class FrameReader:
     cdef Py_ssize_t _consumed
     cdef Py_ssize_t _max
 
-    def __init__(self, Py_ssize_t max_frame_size=64 * 1024 * 1024) -> None:
+    def __init__(self, Py_ssize_t max_frame_size=1024 * 1024 * 1024) -> None:
         self._chunks = deque()
         self._pos = 0
         self._size = 0

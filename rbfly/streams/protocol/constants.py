@@ -60,15 +60,20 @@ RabbitMQ stream port (an HTTP server, say, whose "HTTP" reads as a size of
 it authenticated.
 """
 
-DEFAULT_MAX_RECEIVED_FRAME_SIZE = 64 * 1024 * 1024
+DEFAULT_MAX_RECEIVED_FRAME_SIZE = 1024 * 1024 * 1024
 """
-Default limit of the size of a frame accepted from the broker (64 MiB).
+Default limit of the size of a frame accepted from the broker once the
+connection is open (1 GiB).
 
-A `Deliver` frame carries a whole Osiris chunk, and brokers older than
-4.3.5 do not bound it by the negotiated `frame_max`, so the limit is not the
-negotiated value. It guards against a corrupted size prefix: 64 MiB is the
-default cap of an uncompressed sub-entry batch on the broker
-(``stream.max_uncompressed_sub_entry_batch_size``).
+A `Deliver` frame carries a whole Osiris chunk, as big as the broker wrote
+it, and brokers older than 4.3.5 do not bound it by the negotiated
+`frame_max`, so the limit is not the negotiated value. A chunk holds what
+the broker's writer gathered while it wrote the previous one: 16 KiB
+messages published at full speed made chunks of 67 MB on RabbitMQ 3.10.8
+(measured, 2026-11-25), above the 64 MiB this limit was before, and rbfly
+could not read back a stream it had written. The limit guards against an
+absurd size prefix only; the bytes of a frame are buffered as they arrive,
+not allocated in advance.
 """
 
 NO_LEADER = 0xFFFF
