@@ -67,6 +67,9 @@ from typing import Any
 
 import _streams
 import _workloads as w
+import _workloads_kafka as wk
+import _workloads_rbfly as wr
+import _workloads_rstream as ws
 from _common import JsonDict, env_metadata, format_table, log, read_json, write_json
 from _streams import (
     BASELINE,
@@ -291,7 +294,7 @@ async def run_sizes(bench: Bench, impls: Sequence[str]) -> None:
         publish = '{}/publish'.format(size)
         shared = await bench.stream('sizes', size)
         try:
-            await bench.attempt('sizes', publish, 'rbfly', w.rbfly_publish_sized,
+            await bench.attempt('sizes', publish, 'rbfly', wr.rbfly_publish_sized,
                                 bench.url, shared, size, count)
             if bench.results['sizes'][publish]['rbfly']['status'] != 'ok':
                 continue
@@ -310,8 +313,8 @@ async def sizes_of(bench: Bench, impl: str, size: int, count: int, shared: str) 
     """rbfly, RbFly 0.10 or rstream: publish to a stream of its own, read the shared one."""
     publish, consume = '{}/publish'.format(size), '{}/consume'.format(size)
     funcs: dict[str, tuple[Callable[..., Awaitable[JsonDict]], ...]] = {
-        'rbfly': (w.rbfly_publish_sized, w.rbfly_consume_sized),
-        'rstream': (w.rstream_publish_sized, w.rstream_consume_sized),
+        'rbfly': (wr.rbfly_publish_sized, wr.rbfly_consume_sized),
+        'rstream': (ws.rstream_publish_sized, ws.rstream_consume_sized),
     }
     if impl != 'rbfly':
         own = await bench.stream('sizes', size, impl)
@@ -335,9 +338,9 @@ async def kafka_sizes(bench: Bench, size: int, count: int) -> None:
     topic = await bench.topic('sizes', size)
     try:
         await bench.attempt('sizes', '{}/publish'.format(size), 'aiokafka',
-                            w.aiokafka_publish_sized, bench.kafka, topic, size, count)
+                            wk.aiokafka_publish_sized, bench.kafka, topic, size, count)
         await bench.attempt('sizes', '{}/consume'.format(size), 'aiokafka',
-                            w.aiokafka_consume_sized, bench.kafka, topic, size, count)
+                            wk.aiokafka_consume_sized, bench.kafka, topic, size, count)
     finally:
         await bench.delete_topics(topic)
 
@@ -385,10 +388,10 @@ async def run_fanout(bench: Bench, impls: Sequence[str]) -> None:
                     for k in range(n):
                         streams.append(await bench.stream('fan', n, k))
                     if impl == 'rbfly':
-                        await bench.attempt('fanout', case, impl, w.rbfly_fanout,
+                        await bench.attempt('fanout', case, impl, wr.rbfly_fanout,
                                             bench.url, streams, per, connections)
                     elif impl == 'rstream':
-                        await bench.attempt('fanout', case, impl, w.rstream_fanout,
+                        await bench.attempt('fanout', case, impl, ws.rstream_fanout,
                                             bench.url, streams, per, connections)
                     else:
                         by = str(n) if connections == 'one' else '1'
@@ -404,7 +407,7 @@ async def kafka_fanout(bench: Bench, case: str, n: int, per: int) -> None:
     try:
         for k in range(n):
             topics.append(await bench.topic('fan', n, k))
-        await bench.attempt('fanout', case, 'aiokafka', w.aiokafka_fanout,
+        await bench.attempt('fanout', case, 'aiokafka', wk.aiokafka_fanout,
                             bench.kafka, topics, per)
     finally:
         await bench.delete_topics(*topics)
@@ -426,7 +429,7 @@ async def run_latency(bench: Bench, impls: Sequence[str]) -> None:
             if impl == 'aiokafka':
                 topic = await bench.topic('lat', int(rate))
                 try:
-                    await bench.attempt('latency', case, impl, w.aiokafka_latency,
+                    await bench.attempt('latency', case, impl, wk.aiokafka_latency,
                                         bench.kafka, topic, rate, count)
                 finally:
                     await bench.delete_topics(topic)
@@ -434,10 +437,10 @@ async def run_latency(bench: Bench, impls: Sequence[str]) -> None:
             stream = await bench.stream('lat', int(rate), impl)
             try:
                 if impl == 'rbfly':
-                    await bench.attempt('latency', case, impl, w.rbfly_latency,
+                    await bench.attempt('latency', case, impl, wr.rbfly_latency,
                                         bench.url, stream, rate, count)
                 elif impl == 'rstream':
-                    await bench.attempt('latency', case, impl, w.rstream_latency,
+                    await bench.attempt('latency', case, impl, ws.rstream_latency,
                                         bench.url, stream, rate, count)
                 else:
                     await java_latency(bench, case, rate, stream)
@@ -471,24 +474,24 @@ async def run_slow(bench: Bench, impls: Sequence[str]) -> None:
     count = count_of(bench, SLOW_COUNT)
     stream = await bench.stream('slow')
     try:
-        filled = await w.rbfly_publish_sized(bench.url, stream, SLOW_SIZE, count)
+        filled = await wr.rbfly_publish_sized(bench.url, stream, SLOW_SIZE, count)
         log('slow: {} filled ({:,.0f} msg/s)'.format(stream, filled['rate']))
         case = '{}us'.format(int(WORK_US))
         for impl in impls:
             if impl == 'rbfly':
-                await bench.attempt('slow', case, impl, w.rbfly_slow,
+                await bench.attempt('slow', case, impl, wr.rbfly_slow,
                                     bench.url, stream, SLOW_SIZE, count, WORK_US)
             elif impl == BASELINE:
                 await bench.attempt('slow', case, impl, bench.child,
                                     'slow', stream, SLOW_SIZE, count)
             elif impl == 'rstream':
-                await bench.attempt('slow', case, impl, w.rstream_slow,
+                await bench.attempt('slow', case, impl, ws.rstream_slow,
                                     bench.url, stream, SLOW_SIZE, count, WORK_US)
             else:
                 topic = await bench.topic('slow')
                 try:
-                    await w.aiokafka_publish_sized(bench.kafka, topic, SLOW_SIZE, count)
-                    await bench.attempt('slow', case, impl, w.aiokafka_slow,
+                    await wk.aiokafka_publish_sized(bench.kafka, topic, SLOW_SIZE, count)
+                    await bench.attempt('slow', case, impl, wk.aiokafka_slow,
                                         bench.kafka, topic, SLOW_SIZE, count, WORK_US)
                 finally:
                     await bench.delete_topics(topic)
@@ -505,12 +508,12 @@ async def run_compression(bench: Bench, impls: Sequence[str]) -> None:
                 topic = await bench.topic('zip', codec or 'plain')
                 try:
                     await bench.attempt('compression', codec or 'plain', impl,
-                                        w.aiokafka_compression, bench.kafka, topic, bodies,
+                                        wk.aiokafka_compression, bench.kafka, topic, bodies,
                                         codec, SUB_ENTRY)
                 finally:
                     await bench.delete_topics(topic)
             continue
-        fn = w.rbfly_compression if impl == 'rbfly' else w.rstream_compression
+        fn = wr.rbfly_compression if impl == 'rbfly' else ws.rstream_compression
         for codec in CODECS:
             case = 'plain' if codec is None else 'batches' if codec == 'none' else codec
             stream = await bench.stream('zip', codec or 'plain', impl)
@@ -611,9 +614,9 @@ def child_main(args: argparse.Namespace) -> int:
     version, module = rbfly_module_info()
     _streams.BROKER_PID = args.broker_pid
     ops = {
-        'publish': lambda: w.rbfly_publish_sized(args.url, args.stream, args.size, args.count),
-        'consume': lambda: w.rbfly_consume_sized(args.url, args.stream, args.size, args.count),
-        'slow': lambda: w.rbfly_slow(args.url, args.stream, args.size, args.count, args.work_us),
+        'publish': lambda: wr.rbfly_publish_sized(args.url, args.stream, args.size, args.count),
+        'consume': lambda: wr.rbfly_consume_sized(args.url, args.stream, args.size, args.count),
+        'slow': lambda: wr.rbfly_slow(args.url, args.stream, args.size, args.count, args.work_us),
     }
     result = run_async(ops[args.child_op], args.loop)
     write_json(args.json, {
