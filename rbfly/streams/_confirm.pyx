@@ -18,6 +18,7 @@ from cpython.ref cimport PyObject
 from libc.stdint cimport uint64_t
 
 from ..amqp._message cimport MessageCtx
+from ._size cimport body_size
 
 cdef class Confirmation:
     """
@@ -108,11 +109,18 @@ def confirm(dict unconfirmed, dict waiting, object publishing_ids):
     """
     Messages are confirmed: forget them, and count them off the
     confirmations waiting for them.
+
+    :return: Body bytes of the messages forgotten (see
+        :py:mod:`rbfly.streams._size`), for the pipelined publisher's
+        window in bytes.
     """
     cdef object pid, c
     cdef PyObject *found
+    cdef Py_ssize_t size = 0
     for pid in publishing_ids:
-        if PyDict_GetItem(unconfirmed, pid) is not NULL:
+        found = PyDict_GetItem(unconfirmed, pid)
+        if found is not NULL:
+            size += body_size(<object>found)
             PyDict_DelItem(unconfirmed, pid)
         if not waiting:
             continue
@@ -125,3 +133,4 @@ def confirm(dict unconfirmed, dict waiting, object publishing_ids):
             (<Confirmation>c).confirm()
         else:
             c.confirm()
+    return size

@@ -7,10 +7,17 @@ from ..amqp import MessageCtx
 from ..types import AMQPBody
 from .protocol._publish import SubEntryBatch
 
+def message_size(message: object) -> int: ...
+
 @disjoint_base
 class PipelineState:
     window: int
+    window_bytes: int
+    _pending_bytes: int
     batch_size: int
+    batch_bytes: int
+    _buffer_bytes: int
+    _write_paused: bool
     linger: float
     _timer_handle: asyncio.TimerHandle | None
     message_id: int

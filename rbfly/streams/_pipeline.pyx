@@ -20,10 +20,18 @@ from cpython.list cimport PyList_GET_SIZE
 
 from ..amqp._message cimport MessageCtx
 from ._ready cimport ready
+from ._size cimport body_size
 
 import asyncio
 
 cdef object get_running_loop = asyncio.get_running_loop
+
+def message_size(message: object) -> int:
+    """
+    Body bytes of a message, as the publisher's bounds in bytes count them
+    (see :py:mod:`rbfly.streams._size`).
+    """
+    return body_size(message)
 
 cdef class PipelineState:
     """
@@ -31,8 +39,12 @@ cdef class PipelineState:
 
     :ivar window: Messages that may wait for confirmation (buffered or
         sent); :py:meth:`send` waits while that many wait.
+    :ivar window_bytes: Body bytes that may wait for confirmation;
+        :py:meth:`send` waits while that many wait.
     :ivar batch_size: Messages buffered before the buffer is sent without
         waiting for the next iteration of the event loop.
+    :ivar batch_bytes: Body bytes buffered before the buffer is sent
+        without waiting for the next iteration of the event loop.
     """
     # the fields of PublisherTrait the path reads: declared here, they
     # are C fields that PublisherTrait's Python code sets as attributes
@@ -45,7 +57,21 @@ cdef class PipelineState:
     cdef public object _buffer_first
     cdef public bint _scheduled
     cdef public Py_ssize_t window
+    # body bytes of the messages buffered or waiting for confirmation, and
+    # their bound (see _size.body_size for what is counted)
+    cdef public Py_ssize_t _pending_bytes
+    cdef public Py_ssize_t window_bytes
     cdef public Py_ssize_t batch_size
+    # body bytes buffered, and the bound that sends the buffer at once:
+    # a buffer of big messages is sent as soon as it fills a frame or so,
+    # not when it holds batch_size of them (1,000 messages of 512 KiB, or
+    # 512 MB, were encoded and written at once, copied into the
+    # transport's buffer)
+    cdef public Py_ssize_t _buffer_bytes
+    cdef public Py_ssize_t batch_bytes
+    # the connection's write buffer is full: send() takes the slow way,
+    # which waits for it to drain
+    cdef public bint _write_paused
     # seconds a message may wait for more to fill a frame (0: until the
     # next iteration of the event loop), and the timer of that wait
     cdef public double linger
@@ -58,7 +84,12 @@ cdef class PipelineState:
         self._buffer_first = 0
         self._scheduled = False
         self.window = 10_000
+        self._pending_bytes = 0
+        self.window_bytes = 4 << 20
         self.batch_size = 1_000
+        self._buffer_bytes = 0
+        self.batch_bytes = 1 << 20
+        self._write_paused = False
         self.linger = 0.0
         self._timer_handle = None
 
@@ -76,11 +107,19 @@ cdef class PipelineState:
         """
         cdef list buffer = self._buffer
         cdef Py_ssize_t n = PyList_GET_SIZE(buffer)
+        cdef Py_ssize_t size
+        cdef bint full
         if self._error is None \
+                and not self._write_paused \
                 and len(self._unconfirmed) + n < self.window \
+                and self._pending_bytes < self.window_bytes \
                 and not (type(message) is MessageCtx
                          and (<MessageCtx> message).stream_publish_id):
-            if not self._scheduled and n + 1 < self.batch_size:
+            size = body_size(message)
+            self._pending_bytes += size
+            size += self._buffer_bytes
+            full = n + 1 >= self.batch_size or size >= self.batch_bytes
+            if not self._scheduled and not full:
                 # first, as it raises outside of an event loop
                 if self.linger > 0:
                     self._timer_handle = get_running_loop().call_later(
@@ -93,8 +132,9 @@ cdef class PipelineState:
             if n == 0:
                 self._buffer_first = pid
             buffer.append(message)
-            if n + 1 >= self.batch_size:
+            self._buffer_bytes = size
+            if full:
                 self._send_buffer()
             return ready(pid)
-        # a full window, an error or an own publishing id
+        # a full window, a full write buffer, an error or an own publishing id
         return self._send(message)

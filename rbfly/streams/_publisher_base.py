@@ -173,7 +173,7 @@ class PublisherTrait:
 
     def on_confirm(self, publishing_ids: tp.Sequence[int]) -> None:
         self._host.counters.confirmed += len(publishing_ids)
-        confirm(self._unconfirmed, self._waiting, publishing_ids)
+        self._released(confirm(self._unconfirmed, self._waiting, publishing_ids))
         if self._deadlines:
             self._prune()
 
@@ -210,6 +210,12 @@ class PublisherTrait:
 
     def _rejected(self, publishing_id: int, error: Exception, message: tp.Any) -> None:
         pass
+
+    def _released(self, size: int) -> None:
+        """
+        Confirmed messages of ``size`` body bytes are forgotten (the
+        pipelined publisher's window in bytes counts them off).
+        """
 
     #
     # confirmation timeout

@@ -296,7 +296,7 @@ class StreamsClient:
             compression: int | str = 'none', confirm_timeout: float | None = None,
             dedup: bool = True, enqueue_timeout: float | None = None,
             linger: float | None = None, retry_on_recovery: bool = True,
-            on_state: StateListener | None = None,
+            on_state: StateListener | None = None, window_bytes: int | None = None,
     ) -> contextlib.AbstractAsyncContextManager[T]: ...
 
     def publisher(
@@ -307,6 +307,7 @@ class StreamsClient:
             confirm_timeout: float | None = None, dedup: bool = True,
             enqueue_timeout: float | None = None, linger: float | None = None,
             retry_on_recovery: bool = True, on_state: StateListener | None = None,
+            window_bytes: int | None = None,
     ) -> contextlib.AbstractAsyncContextManager[PublisherTrait]:
         """
         Create a publisher for a stream (an async context manager).
@@ -321,6 +322,11 @@ class StreamsClient:
         :param cls: Publisher class, e.g. :py:class:`PublisherBatchFast`.
         :param window: Messages a :py:class:`PublisherPipelined` lets wait
             for confirmation.
+        :param window_bytes: Bytes of message bodies a
+            :py:class:`PublisherPipelined` lets wait for confirmation
+            (4 MiB unless given): with big messages, this bound, not
+            ``window``, keeps memory bounded (and keeps what is sent hot in
+            the processor's caches).
         :param sub_entry_size: Batch publishers only: send the messages of
             a flush as sub-entry batches of this many messages (see
             :py:class:`~rbfly.streams.SubEntryBatch`, any publisher's).
@@ -360,6 +366,7 @@ class StreamsClient:
             sub_entry_size=sub_entry_size, compression=compression,
             confirm_timeout=confirm_timeout, dedup=dedup, enqueue_timeout=enqueue_timeout,
             linger=linger, retry_on_recovery=retry_on_recovery, on_state=on_state,
+            window_bytes=window_bytes,
         )
 
     async def query_publisher_sequence(self, stream: str, name: str) -> int:

@@ -31,7 +31,7 @@ from ..amqp import MessageCtx
 from ..error import RbFlyError
 from ..types import AMQPAppProperties, AMQPBody
 from ._confirm import Confirmation, track
-from ._pipeline import PipelineState
+from ._pipeline import PipelineState, message_size
 from ._publisher_base import (
     ConfirmationStatus,
     ConfirmListener,
@@ -127,10 +127,13 @@ class PublisherPipelined(PipelineState, PublisherTrait):
     Publisher that does not wait for confirmations one message at a time.
 
     :py:meth:`send` returns the message's publishing id at once. Messages
-    sent in one iteration of the event loop (up to ``batch_size``) go out
-    in one Publish frame; at most ``window`` messages wait for
-    confirmation, and :py:meth:`send` waits while the window is full, so
-    memory stays bounded however fast the application sends.
+    sent in one iteration of the event loop (up to ``batch_size``, or
+    ``batch_bytes`` of bodies) go out in one Publish frame; at most
+    ``window`` messages wait for confirmation, and :py:meth:`send` waits
+    while the window is full, or while the connection's write buffer is
+    above its high-water mark (the socket takes bytes slower than the
+    application makes them), so memory stays bounded however fast the
+    application sends.
 
     Confirmations: ``await confirmed(pid)`` for one message,
     ``await flush()`` for all messages sent so far, or listeners added with
@@ -145,8 +148,19 @@ class PublisherPipelined(PipelineState, PublisherTrait):
 
     :ivar window: Messages that may wait for confirmation, 10,000 unless
         given to :py:meth:`~rbfly.streams.StreamsClient.publisher`.
+    :ivar window_bytes: Bytes of message bodies that may wait for
+        confirmation, 4 MiB unless given to
+        :py:meth:`~rbfly.streams.StreamsClient.publisher` (counted for
+        ``bytes`` and ``str`` bodies, bare or in a
+        :py:class:`~rbfly.amqp.MessageCtx`; a single message bigger than
+        that goes when nothing else waits).
     :ivar batch_size: Messages buffered before they are sent without
         waiting for the next iteration of the event loop (1,000).
+    :ivar batch_bytes: Bytes of message bodies buffered before they are
+        sent without waiting for the next iteration of the event loop
+        (1 MiB, a Publish frame's worth on RabbitMQ's defaults; counted for
+        ``bytes`` and ``str`` bodies, bare or in a
+        :py:class:`~rbfly.amqp.MessageCtx`).
     :ivar linger: Seconds a message may wait in the buffer for more to
         fill a Publish frame (0, the default: until the next iteration of
         the event loop); a buffer of ``batch_size`` messages goes at once.
@@ -156,7 +170,9 @@ class PublisherPipelined(PipelineState, PublisherTrait):
         default: it waits as long as it takes).
     """
     _default_window: tp.ClassVar[int] = 10_000
+    _default_window_bytes: tp.ClassVar[int] = 4 << 20
     _default_batch_size: tp.ClassVar[int] = 1_000
+    _default_batch_bytes: tp.ClassVar[int] = 1 << 20
     _default_linger: tp.ClassVar[float] = 0.0
     enqueue_timeout: float | None = None
 
@@ -164,7 +180,7 @@ class PublisherPipelined(PipelineState, PublisherTrait):
         # a subclass's ``window = 500`` would hide the C field from Python
         # code only: it becomes the default the C field starts with
         super().__init_subclass__(**kw)
-        for name in ('window', 'batch_size', 'linger'):
+        for name in ('window', 'window_bytes', 'batch_size', 'batch_bytes', 'linger'):
             value = cls.__dict__.get(name)
             if isinstance(value, int | float):
                 delattr(cls, name)
@@ -175,7 +191,9 @@ class PublisherPipelined(PipelineState, PublisherTrait):
         # fields of PipelineState, as is send() (see _pipeline)
         super().__init__(*args, **kw)
         self.window = self._default_window
+        self.window_bytes = self._default_window_bytes
         self.batch_size = self._default_batch_size
+        self.batch_bytes = self._default_batch_bytes
         self.linger = self._default_linger
         self._space: asyncio.Future[None] | None = None
         self._drained: asyncio.Future[None] | None = None
@@ -213,8 +231,12 @@ class PublisherPipelined(PipelineState, PublisherTrait):
             self._status_listeners.append(on_status)
 
     async def _send(self, message: AMQPBody | MessageCtx | SubEntryBatch) -> int:
-        """Send a message: the way with a full window, an error or an own id."""
-        if len(self._unconfirmed) + len(self._buffer) >= self.window:
+        """
+        Send a message: the way with a full window, a full write buffer, an
+        error or an own id.
+        """
+        if self._write_paused or self._pending_bytes >= self.window_bytes \
+                or len(self._unconfirmed) + len(self._buffer) >= self.window:
             await self._wait_space()
         elif self._error is not None:
             raise self._error
@@ -234,7 +256,10 @@ class PublisherPipelined(PipelineState, PublisherTrait):
         if not buffer:
             self._buffer_first = pid
         buffer.append(message)
-        if len(buffer) >= self.batch_size:
+        size = message_size(message)
+        self._pending_bytes += size
+        self._buffer_bytes += size
+        if len(buffer) >= self.batch_size or self._buffer_bytes >= self.batch_bytes:
             self._send_buffer()
         elif not self._scheduled:
             self._scheduled = True
@@ -262,6 +287,7 @@ class PublisherPipelined(PipelineState, PublisherTrait):
         if not buffer:
             return
         self._buffer = []
+        self._buffer_bytes = 0
         first = self._buffer_first
         self._deadline(range(first, first + len(buffer)))
         protocol = self.protocol
@@ -273,13 +299,18 @@ class PublisherPipelined(PipelineState, PublisherTrait):
             else:
                 track(self._unconfirmed, self._waiting, buffer, first, None, None)
                 self._send_frames(protocol, frames, len(buffer))
+                # the frames went to the transport's buffer: the next send
+                # waits until it drains below its low-water mark
+                self._write_paused = not protocol.is_writable
                 return
         self._write_checked(protocol, list(enumerate(buffer, first)))
+        self._write_paused = protocol is not None and not protocol.is_writable
 
     def _has_room(self) -> bool:
         """
         Whether a sender waiting for room in the full window may go on: when
-        a whole batch fits (``batch_size``, at most half the window). Going
+        a whole batch fits (``batch_size``, at most half the window; in
+        bytes, ``batch_bytes``, at most half of ``window_bytes``). Going
         on at the first confirmation would send frames as small as the
         broker's confirmation groups, each costing the broker about as much
         as a full one (RabbitMQ 3.10, medians of 5-7 rounds: 568k msg/s
@@ -287,7 +318,11 @@ class PublisherPipelined(PipelineState, PublisherTrait):
         """
         window = self.window
         free = window - len(self._unconfirmed) - len(self._buffer)
-        return free >= min(self.batch_size, max(1, window // 2))
+        if free < min(self.batch_size, max(1, window // 2)):
+            return False
+        window_bytes = self.window_bytes
+        free_bytes = window_bytes - self._pending_bytes
+        return free_bytes >= min(self.batch_bytes, max(1, window_bytes // 2))
 
     async def _wait_space(self) -> None:
         """Wait for room in the window, for up to ``enqueue_timeout``."""
@@ -305,10 +340,20 @@ class PublisherPipelined(PipelineState, PublisherTrait):
             raise
 
     async def _wait_room(self) -> None:
-        while not self._has_room():
+        while True:
             if self._error is not None:
                 raise self._error
+            if self._write_paused:
+                protocol = self.protocol
+                if protocol is not None and not protocol.is_writable:
+                    await protocol.wait_writable()
+                    continue
+                self._write_paused = False
+            if self._has_room():
+                return
             self._send_buffer()
+            if self._write_paused:
+                continue
             if self._space is None or self._space.done():
                 self._space = asyncio.get_running_loop().create_future()
             await self._space
@@ -329,7 +374,16 @@ class PublisherPipelined(PipelineState, PublisherTrait):
                 status_listener(statuses)
         self._wake()
 
+    def _released(self, size: int) -> None:
+        if self._unconfirmed or self._buffer:
+            self._pending_bytes -= size
+        else:
+            # nothing waits: exactly 0, even if a MessageCtx's body was
+            # replaced while it waited (it would count off another size)
+            self._pending_bytes = 0
+
     def _rejected(self, publishing_id: int, error: Exception, message: tp.Any) -> None:
+        self._pending_bytes -= message_size(message)
         self._rejections.append(error)
         for listener in self._error_listeners:
             listener(publishing_id, error)
@@ -342,6 +396,8 @@ class PublisherPipelined(PipelineState, PublisherTrait):
     def _fail(self, error: Exception) -> None:
         super()._fail(error)
         self._buffer = []
+        self._buffer_bytes = 0
+        self._pending_bytes = 0
         self._wake(error)
 
     def _wake(self, error: Exception | None = None) -> None:

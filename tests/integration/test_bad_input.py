@@ -281,6 +281,11 @@ CASES: dict[str, Case] = {
                      ValueError, 'window'),
     'window of a Publisher': Case(lambda c, s: publish(c, s, 'x', window=10),
                                   ValueError, 'PublisherPipelined'),
+    'window_bytes 0': Case(
+        lambda c, s: publish(c, s, 'x', cls=PublisherPipelined, window_bytes=0),
+        ValueError, 'window_bytes'),
+    'window_bytes of a Publisher': Case(lambda c, s: publish(c, s, 'x', window_bytes=1 << 20),
+                                        ValueError, 'PublisherPipelined'),
     'confirm_timeout negative': Case(lambda c, s: publish(c, s, 'x', confirm_timeout=-1),
                                      ValueError, 'confirm_timeout'),
     'body integer out of range': Case(lambda c, s: publish(c, s, 2 ** 70), AMQPEncodeError,

@@ -233,6 +233,23 @@ class StreamsProtocol(asyncio.Protocol):
         if data and self.transport is not None and not self.transport.is_closing():
             self.transport.write(data)
 
+    @property
+    def is_writable(self) -> bool:
+        """
+        Whether the transport's write buffer is below its high-water mark
+        (or the connection is lost: nothing waits for a lost connection).
+        """
+        return self._writable.is_set()
+
+    async def wait_writable(self) -> None:
+        """
+        Wait until the transport's write buffer drains below its low-water
+        mark, or the connection is lost; unlike :py:meth:`drain`, it does
+        not raise when the connection is lost (the pipelined publisher keeps
+        its messages for the recovery).
+        """
+        await self._writable.wait()
+
     async def drain(self) -> None:
         """
         Wait until the transport's write buffer is below its high-water

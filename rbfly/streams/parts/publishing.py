@@ -46,20 +46,20 @@ def _seconds(what: str, value: object, zero: bool = False) -> float:
 
 def pipelined_options(
         cls: type[PublisherTrait], window: int | None, enqueue_timeout: float | None,
-        linger: float | None,
+        linger: float | None, window_bytes: int | None = None,
 ) -> dict[str, tp.Any]:
     """Check the options of the pipelined publisher only."""
     options: dict[str, tp.Any] = {}
-    for option, value in (('window', window), ('enqueue_timeout', enqueue_timeout),
-                          ('linger', linger)):
+    for option, value in (('window', window), ('window_bytes', window_bytes),
+                          ('enqueue_timeout', enqueue_timeout), ('linger', linger)):
         if value is None:
             continue
         if not issubclass(cls, PublisherPipelined):
             raise ValueError('{} is an option of PublisherPipelined only'.format(option))
-        if option != 'window':
+        if not option.startswith('window'):
             options[option] = _seconds(option, value, zero=option == 'linger')
         elif isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError('window must be at least 1, got {!r}'.format(value))
+            raise ValueError('{} must be at least 1, got {!r}'.format(option, value))
         else:
             options[option] = value
     return options
@@ -69,7 +69,7 @@ def publisher_options(
         window: int | None, sub_entry_size: int | None, compression: int | str,
         confirm_timeout: float | None, dedup: bool,
         enqueue_timeout: float | None = None, linger: float | None = None,
-        retry_on_recovery: bool = True,
+        retry_on_recovery: bool = True, window_bytes: int | None = None,
 ) -> dict[str, tp.Any]:
     """
     Check the options of a publisher; return the attributes to set on it.
@@ -101,7 +101,7 @@ def publisher_options(
         ))
     if not retry_on_recovery:
         options['retry_on_recovery'] = False
-    options.update(pipelined_options(cls, window, enqueue_timeout, linger))
+    options.update(pipelined_options(cls, window, enqueue_timeout, linger, window_bytes))
     if sub_entry_size is not None:
         if not issubclass(cls, PublisherBatchTrait):
             raise ValueError('sub_entry_size is an option of the batch publishers;'
@@ -152,6 +152,7 @@ class Publishing:
             confirm_timeout: float | None = None, dedup: bool = True,
             enqueue_timeout: float | None = None, linger: float | None = None,
             retry_on_recovery: bool = True, on_state: StateListener | None = None,
+            window_bytes: int | None = None,
     ) -> contextlib.AbstractAsyncContextManager[PublisherTrait]:
         """
         A publisher of a stream (see :py:meth:`rbfly.streams.StreamsClient.publisher`).
@@ -159,7 +160,7 @@ class Publishing:
         check_name('stream', stream)
         options = publisher_options(
             cls, name, filter_extract, window, sub_entry_size, compression, confirm_timeout,
-            dedup, enqueue_timeout, linger, retry_on_recovery,
+            dedup, enqueue_timeout, linger, retry_on_recovery, window_bytes,
         )
         if on_state is not None and not callable(on_state):
             raise TypeError('on_state must be callable, got {!r}'.format(on_state))

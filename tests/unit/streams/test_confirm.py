@@ -44,6 +44,19 @@ async def test_track_and_confirm() -> None:
     assert future.done()
     assert unconfirmed == {} and waiting == {}
 
+def test_confirm_counts_body_bytes() -> None:
+    """
+    ``confirm`` returns the body bytes of the messages it forgot, as the
+    pipelined publisher's window in bytes counts them: bytes, str
+    (characters), bare or in a MessageCtx; other bodies count 0.
+    """
+    unconfirmed: dict[int, object] = {
+        1: b'abc', 2: 'żółw', 3: MessageCtx(b'12345'), 4: {'a': 1}, 5: MessageCtx(7),
+    }
+    assert confirm(unconfirmed, {}, [1, 2, 99]) == 7
+    assert confirm(unconfirmed, {}, [3, 4, 5]) == 5
+    assert unconfirmed == {}
+
 async def test_track_with_ids_without_confirmation() -> None:
     """Explicit ids; no confirmation: only the unconfirmed messages."""
     unconfirmed: dict[int, object] = {}
