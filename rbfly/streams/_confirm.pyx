@@ -18,7 +18,7 @@ from cpython.ref cimport PyObject
 from libc.stdint cimport uint64_t
 
 from ..amqp._message cimport MessageCtx
-from ._size cimport body_size
+from .protocol._size cimport body_size
 
 cdef class Confirmation:
     """
@@ -111,7 +111,7 @@ def confirm(dict unconfirmed, dict waiting, object publishing_ids):
     confirmations waiting for them.
 
     :return: Body bytes of the messages forgotten (see
-        :py:mod:`rbfly.streams._size`), for the pipelined publisher's
+        :py:mod:`rbfly.streams.protocol._size`), for the pipelined publisher's
         window in bytes.
     """
     cdef object pid, c

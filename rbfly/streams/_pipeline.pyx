@@ -20,7 +20,7 @@ from cpython.list cimport PyList_GET_SIZE
 
 from ..amqp._message cimport MessageCtx
 from ._ready cimport ready
-from ._size cimport body_size
+from .protocol._size cimport body_size
 
 import asyncio
 
@@ -29,7 +29,7 @@ cdef object get_running_loop = asyncio.get_running_loop
 def message_size(message: object) -> int:
     """
     Body bytes of a message, as the publisher's bounds in bytes count them
-    (see :py:mod:`rbfly.streams._size`).
+    (see :py:mod:`rbfly.streams.protocol._size`).
     """
     return body_size(message)
 
@@ -85,7 +85,7 @@ cdef class PipelineState:
         self._scheduled = False
         self.window = 10_000
         self._pending_bytes = 0
-        self.window_bytes = 4 << 20
+        self.window_bytes = 2 << 20
         self.batch_size = 1_000
         self._buffer_bytes = 0
         self.batch_bytes = 1 << 20

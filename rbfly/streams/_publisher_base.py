@@ -346,7 +346,7 @@ class PublisherTrait:
     def _frames(
             self, protocol: StreamsProtocol, messages: list[tp.Any], first: int,
             ids: list[int] | None = None,
-    ) -> list[bytes]:
+    ) -> list[bytes | memoryview]:
         """
         Encode messages into Publish frames that fit the connection's frame
         size; encoding errors are raised before any state changes.
@@ -369,7 +369,9 @@ class PublisherTrait:
             start += count
         return frames
 
-    def _send_frames(self, protocol: StreamsProtocol, frames: list[bytes], count: int) -> None:
+    def _send_frames(
+            self, protocol: StreamsProtocol, frames: list[bytes | memoryview], count: int,
+    ) -> None:
         """Send the Publish frames of ``count`` entries."""
         self._host.counters.published += count
         try:

@@ -324,9 +324,10 @@ class StreamsClient:
             for confirmation.
         :param window_bytes: Bytes of message bodies a
             :py:class:`PublisherPipelined` lets wait for confirmation
-            (4 MiB unless given): with big messages, this bound, not
-            ``window``, keeps memory bounded (and keeps what is sent hot in
-            the processor's caches).
+            (2 MiB unless given): with big messages, this bound, not
+            ``window``, keeps memory bounded (and what is sent hot in the
+            processor's caches). A publisher sends at most this much per
+            round trip to the broker: raise it for a distant broker.
         :param sub_entry_size: Batch publishers only: send the messages of
             a flush as sub-entry batches of this many messages (see
             :py:class:`~rbfly.streams.SubEntryBatch`, any publisher's).

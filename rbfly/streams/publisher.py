@@ -149,7 +149,7 @@ class PublisherPipelined(PipelineState, PublisherTrait):
     :ivar window: Messages that may wait for confirmation, 10,000 unless
         given to :py:meth:`~rbfly.streams.StreamsClient.publisher`.
     :ivar window_bytes: Bytes of message bodies that may wait for
-        confirmation, 4 MiB unless given to
+        confirmation, 2 MiB unless given to
         :py:meth:`~rbfly.streams.StreamsClient.publisher` (counted for
         ``bytes`` and ``str`` bodies, bare or in a
         :py:class:`~rbfly.amqp.MessageCtx`; a single message bigger than
@@ -170,7 +170,7 @@ class PublisherPipelined(PipelineState, PublisherTrait):
         default: it waits as long as it takes).
     """
     _default_window: tp.ClassVar[int] = 10_000
-    _default_window_bytes: tp.ClassVar[int] = 4 << 20
+    _default_window_bytes: tp.ClassVar[int] = 2 << 20
     _default_batch_size: tp.ClassVar[int] = 1_000
     _default_batch_bytes: tp.ClassVar[int] = 1 << 20
     _default_linger: tp.ClassVar[float] = 0.0

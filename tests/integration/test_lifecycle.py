@@ -232,7 +232,7 @@ async def test_linger(client: StreamsClient, stream: str) -> None:
         frames = 0
         send_frame = protocol.send_frame
 
-        def counting(frame: bytes) -> None:
+        def counting(frame: bytes | memoryview) -> None:
             nonlocal frames
             frames += 1
             send_frame(frame)

@@ -34,6 +34,7 @@ from rbfly.error import RbFlyError
 from rbfly.streams import (
     ConnectionLost,
     Offset,
+    PublisherPipelined,
     StreamsClient,
     get_message_ctx,
     streams_client,
@@ -121,6 +122,24 @@ async def test_tls_plain_publish_and_read(tls_client: StreamsClient, stream: str
     """SASL PLAIN over a verified TLS connection: messages go and come back."""
     assert (await _tls_version(tls_client) or '').startswith('TLSv1.')
     await _round_trip(tls_client, stream)
+
+async def test_tls_big_pipelined_messages(tls_client: StreamsClient, stream: str) -> None:
+    """
+    Big messages through TLS: the TLS transport keeps the frames it has not
+    encrypted yet, views of the encoder's pooled buffers, which must not be
+    written over meanwhile; every message arrives whole, in order.
+    """
+    size, count = 300_000, 60
+    bodies = [b'%010d' % i + bytes([i]) * (size - 10) for i in range(count)]
+    async with tls_client.publisher(stream, cls=PublisherPipelined) as publisher:
+        for body in bodies:
+            await publisher.send(body)
+    received: list[object] = []
+    async for message in tls_client.subscribe(stream, offset=Offset.FIRST, timeout=5):
+        received.append(message)
+        if len(received) == count:
+            break
+    assert received == bodies
 
 async def test_tls_ip_address_in_certificate(tls_any_url: str, ca_ctx: ssl.SSLContext) -> None:
     """The server certificate's IP:127.0.0.1 matches a connection by address."""

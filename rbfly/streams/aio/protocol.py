@@ -301,7 +301,7 @@ class StreamsProtocol(asyncio.Protocol):
         self.core.send(command, self.loop.time())
         self.flush()
 
-    def send_frame(self, frame: bytes) -> None:
+    def send_frame(self, frame: bytes | memoryview) -> None:
         """
         Send an encoded frame (Publish).
         """

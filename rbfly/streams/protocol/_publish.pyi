@@ -2,6 +2,8 @@ import typing as tp
 
 from typing_extensions import disjoint_base
 
+POOLED_FRAME: int
+
 @disjoint_base
 class SubEntryBatch:
     messages: list[tp.Any]
@@ -24,4 +26,4 @@ class PublishEncoder:
         amqp: bool = True,
         filter_values: list[str | None] | None = None,
         ids: list[int] | None = None,
-    ) -> tuple[int, bytes]: ...
+    ) -> tuple[int, bytes | memoryview]: ...

@@ -226,7 +226,7 @@ class ConnectionCore:
         self._check_handshake_frames()
         self._state = CoreState.IDLE
         self._reader = FrameReader(PRE_OPEN_FRAME_MAX)  # until the connection is open
-        self._out: list[bytes] = []
+        self._out: list[bytes | memoryview] = []
         self._correlation_id = 0
         self._server_properties: Mapping[str, str] = {}
         self.frame_max = 0
@@ -280,7 +280,7 @@ class ConnectionCore:
     # output
     #
 
-    def data_to_send(self) -> bytes:
+    def data_to_send(self) -> bytes | memoryview:
         """
         Take the bytes queued for the broker.
         """
@@ -290,7 +290,7 @@ class ConnectionCore:
         self._out = []
         return out[0] if len(out) == 1 else b''.join(out)
 
-    def _send(self, frame: bytes, now: float | None = None) -> None:
+    def _send(self, frame: bytes | memoryview, now: float | None = None) -> None:
         self._out.append(frame)
         if now is not None:
             self._last_sent = now
@@ -332,7 +332,7 @@ class ConnectionCore:
         self._check_size(frame)
         self._send(frame, now)
 
-    def send_frame(self, frame: bytes, now: float) -> None:
+    def send_frame(self, frame: bytes | memoryview, now: float) -> None:
         """
         Queue an already encoded frame (Publish frames are encoded by the
         Cython publish encoder, which keeps to the frame size itself).

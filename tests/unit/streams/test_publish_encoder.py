@@ -7,7 +7,7 @@ import pytest
 from rbfly.amqp import MessageCtx, decode_amqp
 from rbfly.error import MessageTooLarge
 from rbfly.streams.protocol import Publish, PublishV2, decode
-from rbfly.streams.protocol._publish import PublishEncoder
+from rbfly.streams.protocol._publish import POOLED_FRAME, PublishEncoder
 
 def test_amqp_messages() -> None:
     """Messages get consecutive publishing ids and AMQP bodies."""
@@ -59,3 +59,64 @@ def test_wrong_binary_type() -> None:
     """A binary publisher refuses non-bytes."""
     with pytest.raises(TypeError, match='needs bytes'):
         PublishEncoder().encode(0, ['text'], 0, 1, amqp=False)
+
+def test_big_frames_from_a_pool() -> None:
+    """
+    A frame of at least POOLED_FRAME bytes is a view of a pooled buffer:
+    the encoder never writes into a buffer a frame still refers to (the
+    transport holds it until written), and reuses one once let go.
+    """
+    encoder = PublishEncoder(POOLED_FRAME * 3)
+    big = [b'%03d' % i + b'x' * (POOLED_FRAME * 2) for i in range(20)]
+    held = []
+    for i in range(3):
+        count, frame = encoder.encode(1, big, i, 1 + i, amqp=False)
+        assert count == 1 and isinstance(frame, memoryview)
+        held.append((frame, bytes(frame)))
+    for frame, copy in held:  # each kept its content
+        assert frame == copy
+    owners = {id(frame.obj) for frame, _ in held}
+    assert len(owners) == 3
+    released = id(held.pop()[0].obj)
+    del frame  # the loop's last: the one popped
+    # the next frame is written in the buffer the encoder was using, the
+    # one after it in the buffer let go of
+    _, f4 = encoder.encode(1, big, 4, 5, amqp=False)
+    _, f5 = encoder.encode(1, big, 5, 6, amqp=False)
+    assert isinstance(f5, memoryview) and id(f5.obj) == released
+    for pid, frame in ((5, f4), (6, f5)):
+        cmd = decode(frame[4:])
+        assert isinstance(cmd, Publish)
+        assert [(p, bytes(m)) for p, m in cmd.messages] == [(pid, big[pid - 1])]
+    for frame, copy in held:
+        assert frame == copy
+
+def test_pool_exhausted_gives_bytes() -> None:
+    """With every pooled buffer still referred to, frames are bytes again."""
+    encoder = PublishEncoder(POOLED_FRAME + 100)
+    big = [b'x' * POOLED_FRAME] * 20
+    frames = [encoder.encode(1, big, i, 1 + i, amqp=False)[1] for i in range(20)]
+    kinds = [type(f) for f in frames]
+    assert memoryview in kinds and kinds[-1] is bytes
+    assert all(bytes(f)[13 + 8 + 4:] == big[0] for f in frames)
+
+def test_small_frames_are_bytes() -> None:
+    """A frame under POOLED_FRAME bytes is a bytes object of its own."""
+    _, frame = PublishEncoder(1 << 20).encode(1, [b'x' * (POOLED_FRAME - 100)], 0, 1, False)
+    assert type(frame) is bytes
+
+def test_big_body_not_fitting_is_not_copied_in() -> None:
+    """
+    A big body that cannot fit after other messages ends the frame before
+    it; alone in the next frame it fits (the frame limit is kept either
+    way).
+    """
+    encoder = PublishEncoder(100_000)
+    messages = [b'a' * 60_000, b'b' * 60_000]
+    count, first = encoder.encode(1, messages, 0, 1, amqp=False)
+    assert count == 1 and len(first) <= 100_000
+    count, second = encoder.encode(1, messages, 1, 2, amqp=False)
+    assert count == 1
+    cmd = decode(second[4:])
+    assert isinstance(cmd, Publish)
+    assert [(pid, bytes(m)) for pid, m in cmd.messages] == [(2, messages[1])]

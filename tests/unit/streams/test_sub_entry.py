@@ -20,7 +20,7 @@ from rbfly.streams.protocol._publish import PublishEncoder
 
 from .test_chunk import chunk, entry
 
-def entries(frame: bytes) -> list[tuple[int, bytes]]:
+def entries(frame: bytes | memoryview) -> list[tuple[int, bytes]]:
     """Split a Publish v1 frame of sub-entry batches into (id, stored entry)."""
     size, key, version, _, count = struct.unpack_from('>IHHBI', frame)
     assert (size, key, version) == (len(frame) - 4, 2, 1)
@@ -29,7 +29,7 @@ def entries(frame: bytes) -> list[tuple[int, bytes]]:
         (pid,) = struct.unpack_from('>Q', frame, pos)
         _, _, _, length = struct.unpack_from('>BHII', frame, pos + 8)
         end = pos + 8 + 11 + length
-        out.append((pid, frame[pos + 8:end]))
+        out.append((pid, bytes(frame[pos + 8:end])))
         pos = end
     assert pos == len(frame)
     return out
@@ -62,7 +62,7 @@ def test_mixed_with_plain_messages_and_binary() -> None:
     )
     assert count == 3
     # plain entries are size-prefixed, the sub-entry has its 0x80 type byte
-    stored = [frame[21:26], frame[34:34 + 11 + 10], frame[34 + 21 + 8:]]
+    stored = [bytes(frame[21:26]), bytes(frame[34:34 + 11 + 10]), bytes(frame[34 + 21 + 8:])]
     _, messages = decode_chunk(chunk(stored, 4), amqp=False)
     assert [m.body for m in messages] == [b'a', b'b', b'c', b'd']
 

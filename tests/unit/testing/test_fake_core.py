@@ -70,7 +70,7 @@ class Pair:
         while True:
             out = self.client.data_to_send()
             if out:
-                self.session.receive_data(out)
+                self.session.receive_data(bytes(out))
             if not self.to_client:
                 if not out:
                     return events

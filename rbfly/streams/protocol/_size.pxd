@@ -1,14 +1,14 @@
 # cython: language_level=3
 """
-The size of a message's body, where it costs nothing to know, for the
-publishers' bounds in bytes (:py:mod:`rbfly.streams._pipeline`,
-:py:mod:`rbfly.streams._confirm`).
+The size of a message's body, where it costs nothing to know: for the
+pipelined publisher's bounds in bytes (``rbfly.streams._pipeline``,
+``rbfly.streams._confirm``) and the Publish encoder's frame limit.
 """
 
 from cpython.bytes cimport PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_GET_LENGTH
 
-from ..amqp._message cimport MessageCtx
+from ...amqp._message cimport MessageCtx
 
 cdef inline Py_ssize_t body_size(object message):
     """
