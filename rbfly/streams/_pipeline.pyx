@@ -126,7 +126,7 @@ cdef class PipelineState:
                         self.linger, self._send_buffer,
                     )
                 else:
-                    get_running_loop().call_soon(self._send_buffer)
+                    get_running_loop().call_soon(self._send_soon)
                 self._scheduled = True
             pid = self.message_id = self.message_id + 1
             if n == 0:

@@ -122,13 +122,22 @@ class PublisherBatchLimit(PublisherBatchTrait):
             await self.flush()
         self._data.append(message)
 
+DEFER_MAX = 0.01
+"""
+Seconds at most the pipelined publisher's buffer waits for the
+confirmation in flight before it is sent (see ``PublisherPipelined._send_soon``).
+"""
+
 class PublisherPipelined(PipelineState, PublisherTrait):
     """
     Publisher that does not wait for confirmations one message at a time.
 
     :py:meth:`send` returns the message's publishing id at once. Messages
     sent in one iteration of the event loop (up to ``batch_size``, or
-    ``batch_bytes`` of bodies) go out in one Publish frame; at most
+    ``batch_bytes`` of bodies) go out in one Publish frame, and while a
+    frame waits for its confirmation, the messages sent meanwhile wait for
+    it too (or for ``DEFER_MAX``, 10 ms, at most): a lone message goes at
+    once, messages sent one at a time under load go together; at most
     ``window`` messages wait for confirmation, and :py:meth:`send` waits
     while the window is full, or while the connection's write buffer is
     above its high-water mark (the socket takes bytes slower than the
@@ -196,6 +205,8 @@ class PublisherPipelined(PipelineState, PublisherTrait):
         self.batch_bytes = self._default_batch_bytes
         self.linger = self._default_linger
         self._space: asyncio.Future[None] | None = None
+        # the buffer waits for the confirmation in flight (see _send_soon)
+        self._deferred = False
         self._drained: asyncio.Future[None] | None = None
         self._confirm_listeners: list[ConfirmListener] = []
         self._error_listeners: list[ErrorListener] = []
@@ -267,7 +278,7 @@ class PublisherPipelined(PipelineState, PublisherTrait):
             if self.linger > 0:
                 self._timer_handle = loop.call_later(self.linger, self._send_buffer)
             else:
-                loop.call_soon(self._send_buffer)
+                loop.call_soon(self._send_soon)
         return pid
 
     async def _finish(self) -> None:
@@ -278,8 +289,40 @@ class PublisherPipelined(PipelineState, PublisherTrait):
     def _send_pending(self) -> None:
         self._send_buffer()
 
+    def _send_soon(self) -> None:
+        """
+        Send the buffer at the end of the event loop's iteration (no
+        ``linger``): at once when nothing sent earlier waits for its
+        confirmation, or else when the next confirmation comes (at most
+        ``DEFER_MAX`` later; a full buffer goes at once).
+
+        An application sending a message at a time (an open loop) would
+        otherwise send a frame, and make the broker write a chunk, per
+        message: at 50k msg/s, 264k frames for 400k messages, and RabbitMQ
+        3.10 at 95% of a core; waiting for the confirmation in flight, 13.6k
+        frames and 31%, and a consumer in the same process got the messages
+        2.0 ms after they were due at the median, 15 ms at the 99th
+        percentile, not 56 and 326 ms. It costs a message at most one
+        confirmation's round trip; nothing waits when nothing is in flight:
+        a lone message goes at once. (The Nagle algorithm, confirmations
+        being the acknowledgements; the Java client's dynamic batching.)
+        A ``linger`` of 1 ms batches more still (tail of 3.8 ms, 0.7 ms
+        of latency added to every message).
+        """
+        protocol = self.protocol
+        if self._unconfirmed and self._buffer and self._error is None \
+                and protocol is not None and protocol.is_open:
+            if not self._deferred:
+                self._deferred = True
+                self._timer_handle = asyncio.get_running_loop().call_later(
+                    DEFER_MAX, self._send_buffer,
+                )
+            return
+        self._send_buffer()
+
     def _send_buffer(self) -> None:
         self._scheduled = False
+        self._deferred = False
         if self._timer_handle is not None:  # a linger's: sent before it ran out
             self._timer_handle.cancel()
             self._timer_handle = None
@@ -367,6 +410,8 @@ class PublisherPipelined(PipelineState, PublisherTrait):
                 for pid in publishing_ids if pid in unconfirmed
             ]
         super().on_confirm(publishing_ids)
+        if self._deferred:
+            self._send_buffer()
         for listener in self._confirm_listeners:
             listener(publishing_ids)
         if statuses:
@@ -391,6 +436,8 @@ class PublisherPipelined(PipelineState, PublisherTrait):
             statuses = [ConfirmationStatus(publishing_id, message, False, error)]
             for status_listener in self._status_listeners:
                 status_listener(statuses)
+        if self._deferred:  # an answer to what was in flight, as a confirmation
+            self._send_buffer()
         self._wake()
 
     def _fail(self, error: Exception) -> None:

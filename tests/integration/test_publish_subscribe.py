@@ -160,6 +160,34 @@ async def test_pipelined_send_as_task(client: StreamsClient, stream: str) -> Non
     messages = await read(client, stream, 201)
     assert [body for _, body in messages] == list(range(201))
 
+async def test_pipelined_one_message_an_iteration(client: StreamsClient, stream: str) -> None:
+    """
+    Messages sent one an event loop iteration, each awaited for its
+    confirmation only at the end and with no flush: those that waited for
+    the confirmation in flight went when it came; all arrive, in order.
+    """
+    count = 2000
+    async with client.publisher(stream, cls=PublisherPipelined) as publisher:
+        frames = 0
+        protocol = publisher.protocol
+        assert protocol is not None
+        send_frame = protocol.send_frame
+
+        def counting(frame: bytes | memoryview) -> None:
+            nonlocal frames
+            frames += 1
+            send_frame(frame)
+
+        protocol.send_frame = counting  # type: ignore[method-assign]
+        ids = []
+        for i in range(count):
+            ids.append(await publisher.send(i))
+            await asyncio.sleep(0)
+        await asyncio.wait_for(asyncio.gather(*map(publisher.confirmed, ids)), 10)
+        assert 0 < frames <= count
+    messages = await read(client, stream, count)
+    assert [body for _, body in messages] == list(range(count))
+
 async def test_pipelined_exit_flushes(client: StreamsClient, stream: str) -> None:
     """
     Leaving a pipelined publisher's context sends what it buffered and

@@ -1,0 +1,150 @@
+"""
+When the pipelined publisher sends its buffer (no ``linger``), without a
+broker: a lone message at once; messages sent while another waits for its
+confirmation, when that confirmation (or a rejection) comes, or after
+``DEFER_MAX`` at most; a full buffer at once. Also its window in bytes.
+"""
+
+import asyncio
+import typing as tp
+
+from rbfly.streams.metrics import Counters
+from rbfly.streams.protocol import Publish, decode
+from rbfly.streams.protocol._publish import PublishEncoder
+from rbfly.streams.publisher import DEFER_MAX, PublisherPipelined
+
+class Client:
+    """A publisher's host (:py:class:`rbfly.streams._publisher_base.PublisherHost`)."""
+    def __init__(self) -> None:
+        self.counters = Counters()
+        self.spin = 0.0
+
+    def publisher_unknown(self, publisher: object) -> None:
+        raise AssertionError('not in these tests')
+
+class Protocol:
+    """An open connection that keeps the Publish frames sent."""
+    is_open = True
+    is_writable = True
+
+    def __init__(self) -> None:
+        self.publish_encoder = PublishEncoder(1 << 20)
+        self.frames: list[list[int]] = []
+
+    def send_frame(self, frame: bytes | memoryview) -> None:
+        cmd = decode(bytes(frame)[4:])
+        assert isinstance(cmd, Publish)
+        self.frames.append([pid for pid, _ in cmd.messages])
+
+def publisher() -> tuple[PublisherPipelined, Protocol]:
+    p = PublisherPipelined(tp.cast(tp.Any, Client()), 'orders', 0, 'name', 0)
+    protocol = Protocol()
+    p.protocol = tp.cast(tp.Any, protocol)
+    return p, protocol
+
+async def iterations(n: int = 3) -> None:
+    for _ in range(n):
+        await asyncio.sleep(0)
+
+async def test_lone_message_at_once() -> None:
+    """With nothing waiting for a confirmation, a message goes at the end of the iteration."""
+    p, protocol = publisher()
+    assert await p.send(b'a') == 1
+    await iterations()
+    assert protocol.frames == [[1]]
+    p.on_confirm([1])
+    await p.send(b'b')
+    await iterations()
+    assert protocol.frames == [[1], [2]]
+
+async def test_wait_for_the_confirmation_in_flight() -> None:
+    """
+    Messages sent, one an iteration, while one waits for its confirmation go
+    together when it comes; then a lone message goes at once again.
+    """
+    p, protocol = publisher()
+    await p.send(b'a')
+    await iterations()
+    for m in (b'b', b'c', b'd'):
+        await p.send(m)
+        await iterations()
+    assert protocol.frames == [[1]]
+    p.on_confirm([1])
+    assert protocol.frames == [[1], [2, 3, 4]]
+    p.on_confirm([2, 3, 4])
+    await p.send(b'e')
+    await iterations()
+    assert protocol.frames == [[1], [2, 3, 4], [5]]
+    assert not p._deferred
+
+async def test_rejection_sends_too() -> None:
+    """A rejection of what was in flight answers it as a confirmation does."""
+    p, protocol = publisher()
+    await p.send(b'a')
+    await iterations()
+    await p.send(b'b')
+    await iterations()
+    p.on_error([(1, 0x02)])
+    assert protocol.frames == [[1], [2]]
+
+async def test_wait_bounded() -> None:
+    """Without any answer, the buffer goes after DEFER_MAX."""
+    p, protocol = publisher()
+    await p.send(b'a')
+    await iterations()
+    await p.send(b'b')
+    await iterations()
+    assert protocol.frames == [[1]]
+    await asyncio.sleep(DEFER_MAX * 2)
+    assert protocol.frames == [[1], [2]]
+
+async def test_full_buffer_at_once() -> None:
+    """A buffer of ``batch_size`` messages does not wait."""
+    p, protocol = publisher()
+    p.batch_size = 3
+    await p.send(b'a')
+    await iterations()
+    for m in (b'b', b'c', b'd'):
+        await p.send(m)
+    assert protocol.frames == [[1], [2, 3, 4]]
+
+async def test_flush_sends_at_once() -> None:
+    """flush() sends a waiting buffer at once."""
+    p, protocol = publisher()
+    await p.send(b'a')
+    await iterations()
+    await p.send(b'b')
+    await iterations()
+    flushed = asyncio.create_task(p.flush())
+    await iterations()
+    assert protocol.frames == [[1], [2]]
+    p.on_confirm([1, 2])
+    await asyncio.wait_for(flushed, 1)
+
+async def test_window_bytes_counts_bodies() -> None:
+    """
+    The window in bytes counts bodies buffered and unconfirmed, off as they
+    are confirmed or rejected; send() waits while it is full.
+    """
+    p, _ = publisher()
+    p.window_bytes = 100
+    p.batch_bytes = 40
+    await p.send(b'x' * 60)
+    await p.send('y' * 30)
+    assert p._pending_bytes == 90
+    await p.send(b'z' * 20)  # room left: it goes in
+    assert p._pending_bytes == 110
+    waiting = asyncio.create_task(p.send(b'w'))
+    await iterations()
+    assert not waiting.done()
+    p.on_confirm([3])
+    await iterations()
+    assert not waiting.done()  # 10 bytes free: not room for a batch (40)
+    p.on_confirm([1])
+    assert await asyncio.wait_for(waiting, 1) == 4
+    assert p._pending_bytes == 31
+    p.on_error([(2, 0x02)])
+    assert p._pending_bytes == 1
+    await iterations()
+    p.on_confirm([4])
+    assert p._pending_bytes == 0
