@@ -169,11 +169,15 @@ async def rbfly_fanout(
     return sized_result(per_stream * len(streams), 10, watch, connections=len(clients))
 
 
-async def rbfly_latency(url: str, stream: str, rate: float, count: int) -> JsonDict:
+async def rbfly_latency(
+        url: str, stream: str, rate: float, count: int, linger: float = 0.0,
+) -> JsonDict:
     """
     ``PublisherPipelined`` at a fixed rate, a confirmation listener noting
     when each is confirmed, and an ``async for`` subscriber on another
-    client (connection) of the same process noting when each arrives.
+    client (connection) of the same process noting when each arrives;
+    ``linger``: the publisher's (0, its default, or 1 ms, the line beside
+    the Java client's 1 ms batches).
     """
     from rbfly.streams import Offset, PublisherPipelined
 
@@ -201,7 +205,8 @@ async def rbfly_latency(url: str, stream: str, rate: float, count: int) -> JsonD
             await it.aclose()
 
     try:
-        async with pub_client.publisher(stream, cls=PublisherPipelined) as p:
+        options = {'linger': linger} if linger else {}
+        async with pub_client.publisher(stream, cls=PublisherPipelined, **options) as p:
             task = asyncio.create_task(consume())
             first = await p.send(b'w' * 10)
             await p.flush()

@@ -439,6 +439,7 @@ async def run_latency(bench: Bench, impls: Sequence[str]) -> None:
                 if impl == 'rbfly':
                     await bench.attempt('latency', case, impl, wr.rbfly_latency,
                                         bench.url, stream, rate, count)
+                    await rbfly_lingering(bench, case, rate, count)
                 elif impl == 'rstream':
                     await bench.attempt('latency', case, impl, ws.rstream_latency,
                                         bench.url, stream, rate, count)
@@ -446,6 +447,19 @@ async def run_latency(bench: Bench, impls: Sequence[str]) -> None:
                     await java_latency(bench, case, rate, stream)
             finally:
                 await bench.delete(stream)
+
+
+RBFLY_LINGER = 'rbfly-linger1'
+"""rbfly's pipelined publisher with a linger of 1 ms, beside the Java client's 1 ms batches."""
+
+
+async def rbfly_lingering(bench: Bench, case: str, rate: float, count: int) -> None:
+    stream = await bench.stream('lat', int(rate), 'linger')
+    try:
+        await bench.attempt('latency', case, RBFLY_LINGER, wr.rbfly_latency,
+                            bench.url, stream, rate, count, 0.001)
+    finally:
+        await bench.delete(stream)
 
 
 JAVA_LOW_DELAY = 'java-bpd1'

@@ -26,8 +26,9 @@ from plot import COLOURS, OTHER_COLOUR, _figure, _save
 from report import escape, list_table, run_caption
 
 KIND = 'workloads'
-ORDER = ('rbfly', 'rbfly-0.10', 'rstream', 'java', 'java-bpd1', 'aiokafka')
+ORDER = ('rbfly', 'rbfly-linger1', 'rbfly-0.10', 'rstream', 'java', 'java-bpd1', 'aiokafka')
 NAMES = {
+    'rbfly-linger1': 'rbfly, 1 ms linger',
     'java': 'Java (tool)', 'java-bpd1': 'Java, 1 ms batches', 'aiokafka': 'aiokafka (Kafka)',
 }
 SIZE_NAMES = {'10': '10 B', '1024': '1 KiB', '16384': '16 KiB', '524288': '512 KiB'}
