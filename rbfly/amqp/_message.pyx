@@ -151,7 +151,7 @@ cdef class MessageCtx:
             uint64_t stream_publish_id=0,
             object stream=None,
     ) -> None:
-        self.body = body
+        self._body = body
         self._header = header
         self._delivery_annotations = delivery_annotations
         self._annotations = annotations
@@ -161,67 +161,97 @@ cdef class MessageCtx:
         self.stream_offset = stream_offset
         self.stream_timestamp = stream_timestamp
         self.stream_publish_id = stream_publish_id
-        self.stream = stream
+        self._stream = stream
+
+    @property
+    def body(self) -> object:
+        return self._body
+
+    @body.setter
+    def body(self, value: object) -> None:
+        self._body = value
+        track(self)
+
+    @property
+    def stream(self) -> object:
+        return self._stream
+
+    @stream.setter
+    def stream(self, value: object) -> None:
+        self._stream = value
+        track(self)
 
     @property
     def header(self) -> AMQPHeader:
         if self._header is None:
             self._header = AMQPHeader()
+        track(self)
         return self._header
 
     @header.setter
     def header(self, value: AMQPHeader | None) -> None:
         self._header = value
+        track(self)
 
     @property
     def properties(self) -> AMQPProperties:
         if self._properties is None:
             self._properties = AMQPProperties()
+        track(self)
         return self._properties
 
     @properties.setter
     def properties(self, value: AMQPProperties | None) -> None:
         self._properties = value
+        track(self)
 
     @property
     def delivery_annotations(self) -> dict:
         if self._delivery_annotations is None:
             self._delivery_annotations = {}
+        track(self)
         return self._delivery_annotations
 
     @delivery_annotations.setter
     def delivery_annotations(self, value: dict | None) -> None:
         self._delivery_annotations = value
+        track(self)
 
     @property
     def annotations(self) -> dict:
         if self._annotations is None:
             self._annotations = {}
+        track(self)
         return self._annotations
 
     @annotations.setter
     def annotations(self, value: dict | None) -> None:
         self._annotations = value
+        track(self)
 
     @property
     def app_properties(self) -> dict:
         if self._app_properties is None:
             self._app_properties = {}
+        track(self)
         return self._app_properties
 
     @app_properties.setter
     def app_properties(self, value: dict | None) -> None:
         self._app_properties = value
+        track(self)
 
     @property
     def footer(self) -> dict:
         if self._footer is None:
             self._footer = {}
+        track(self)
         return self._footer
 
     @footer.setter
     def footer(self, value: dict | None) -> None:
         self._footer = value
+        track(self)
 
     cdef tuple key(self):
         header = self._header
@@ -231,10 +261,10 @@ cdef class MessageCtx:
         if props is not None and not any((<AMQPProperties> props).fields()):
             props = None
         return (
-            self.body, header, empty_none(self._delivery_annotations),
+            self._body, header, empty_none(self._delivery_annotations),
             empty_none(self._annotations), props, empty_none(self._app_properties),
             empty_none(self._footer), self.stream_offset, self.stream_timestamp,
-            self.stream_publish_id, self.stream,
+            self.stream_publish_id, self._stream,
         )
 
     def __eq__(self, other: object) -> bool:
@@ -245,7 +275,7 @@ cdef class MessageCtx:
     __hash__ = None
 
     def __repr__(self) -> str:
-        body = self.body
+        body = self._body
         if isinstance(body, (str, bytes)) and len(body) > 10:
             text = repr(body[:10])
             text = text[:len(text) - 1] + '...' + text[len(text) - 1]

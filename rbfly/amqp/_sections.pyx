@@ -86,7 +86,7 @@ cdef int enc_message(Writer *w, MessageCtx msg) except -1:
     """
     Encode a message's sections in the order the specification requires.
     """
-    cdef object body = msg.body
+    cdef object body = msg._body
     cdef AMQPHeader header
     cdef AMQPProperties props
     if msg._header is not None:
@@ -375,7 +375,7 @@ cdef MessageCtx dec_message(Reader *r):
                 ) from None
         elif code == SEC_FOOTER:
             msg._footer = dec_map_section(r, offset, 'footer')
-    msg.body = body
+    msg._body = body
     return msg
 
 def decode_amqp(buffer: bytes | bytearray | memoryview) -> MessageCtx:

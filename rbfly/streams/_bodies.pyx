@@ -98,7 +98,7 @@ cdef class Bodies:
             msg = <MessageCtx>PyList_GET_ITEM(messages, i)
             self._next = i + 1
             set_ctx(msg)
-            return ready(msg.body)
+            return ready(msg._body)
         return self._next_chunk()
 
     cdef int _processed(self, MessageCtx msg) except -1:
@@ -183,7 +183,7 @@ cdef class Bodies:
                     self._stream = messages.stream
                 msg = <MessageCtx>messages[0]
                 set_ctx(msg)
-                return msg.body
+                return msg._body
 
     def asend(self, value: object) -> object:
         if value is not None:

@@ -41,7 +41,7 @@ from cpython.ref cimport PyObject
 from libc.stdint cimport UINT64_MAX, int64_t, uint8_t, uint16_t, uint32_t, uint64_t
 
 from ..._wire._buffer cimport Reader, r_take, rbfly_load_u16, rbfly_load_u32, rbfly_load_u64
-from ...amqp._message cimport MessageCtx
+from ...amqp._message cimport MessageCtx, untrack_received
 from ...amqp._sections cimport dec_message
 
 from ...error import AMQPDecodeError, ChunkCrcError, ChunkError, ChunkTooLarge
@@ -132,10 +132,11 @@ cdef class _Decoder:
                 msg = dec_message(&r)
             else:
                 msg = MessageCtx.__new__(MessageCtx)
-                msg.body = PyBytes_FromStringAndSize(<const char*> data, size)
+                msg._body = PyBytes_FromStringAndSize(<const char*> data, size)
             msg.stream_offset = self.offset
             msg.stream_timestamp = self.timestamp
-            msg.stream = self.stream
+            msg._stream = self.stream
+            untrack_received(msg)
             self.messages.append(msg)
         self.offset += 1
         return 0

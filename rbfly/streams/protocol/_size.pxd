@@ -17,7 +17,7 @@ cdef inline Py_ssize_t body_size(object message):
     once encoded, and they are bounded by count).
     """
     if type(message) is MessageCtx:
-        message = (<MessageCtx> message).body
+        message = (<MessageCtx> message)._body
     if type(message) is bytes:
         return PyBytes_GET_SIZE(message)
     if type(message) is str:
