@@ -162,6 +162,7 @@ cdef class MessageCtx:
         self.stream_timestamp = stream_timestamp
         self.stream_publish_id = stream_publish_id
         self._stream = stream
+        track(self)  # __init__ called again on a received message
 
     @property
     def body(self) -> object:
@@ -172,6 +173,10 @@ cdef class MessageCtx:
         self._body = value
         track(self)
 
+    @body.deleter
+    def body(self) -> None:
+        self._body = None
+
     @property
     def stream(self) -> object:
         return self._stream
@@ -180,6 +185,10 @@ cdef class MessageCtx:
     def stream(self, value: object) -> None:
         self._stream = value
         track(self)
+
+    @stream.deleter
+    def stream(self) -> None:
+        self._stream = None
 
     @property
     def header(self) -> AMQPHeader:

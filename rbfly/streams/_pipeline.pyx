@@ -107,7 +107,7 @@ cdef class PipelineState:
         """
         cdef list buffer = self._buffer
         cdef Py_ssize_t n = PyList_GET_SIZE(buffer)
-        cdef Py_ssize_t size
+        cdef Py_ssize_t size, buffered
         cdef bint full
         if self._error is None \
                 and not self._write_paused \
@@ -116,9 +116,8 @@ cdef class PipelineState:
                 and not (type(message) is MessageCtx
                          and (<MessageCtx> message).stream_publish_id):
             size = body_size(message)
-            self._pending_bytes += size
-            size += self._buffer_bytes
-            full = n + 1 >= self.batch_size or size >= self.batch_bytes
+            buffered = self._buffer_bytes + size
+            full = n + 1 >= self.batch_size or buffered >= self.batch_bytes
             if not self._scheduled and not full:
                 # first, as it raises outside of an event loop
                 if self.linger > 0:
@@ -132,7 +131,8 @@ cdef class PipelineState:
             if n == 0:
                 self._buffer_first = pid
             buffer.append(message)
-            self._buffer_bytes = size
+            self._buffer_bytes = buffered
+            self._pending_bytes += size
             if full:
                 self._send_buffer()
             return ready(pid)

@@ -23,7 +23,6 @@ from collections import deque
 from time import monotonic
 
 from ..amqp import MessageCtx
-from ..error import RbFlyError
 from ._confirm import Confirmation, confirm, explicit_ids, track
 from .error import ConfirmTimeout, ConnectionLost, MessageRejected, NotRetried, PublisherError
 from .lifecycle import Lifecycle, ResourceState, StateListener
@@ -393,12 +392,14 @@ class PublisherTrait:
             messages = [m for _, m in items]
             try:
                 frames = self._frames(protocol, messages, ids[0], ids)
-            except (RbFlyError, TypeError, ValueError):
+            except Exception:  # noqa: BLE001 - found one by one below
                 good = []
                 for pid, m in items:
                     try:
                         self._frames(protocol, [m], pid)
-                    except (RbFlyError, TypeError, ValueError) as ex:
+                    except Exception as ex:  # noqa: BLE001 - e.g. filter_extract's own
+                        # a message that cannot be encoded fails alone, to its
+                        # waiters and listeners; the others go
                         self._reject(pid, ex, m)
                     else:
                         good.append((pid, m))

@@ -28,7 +28,6 @@ import asyncio
 import typing as tp
 
 from ..amqp import MessageCtx
-from ..error import RbFlyError
 from ..types import AMQPAppProperties, AMQPBody
 from ._confirm import Confirmation, track
 from ._pipeline import PipelineState, message_size
@@ -337,7 +336,7 @@ class PublisherPipelined(PipelineState, PublisherTrait):
         if protocol is not None and protocol.is_open:
             try:
                 frames = self._frames(protocol, buffer, first)
-            except (RbFlyError, TypeError, ValueError):
+            except Exception:  # noqa: BLE001 - e.g. filter_extract's own error
                 pass  # find the bad messages one by one below
             else:
                 track(self._unconfirmed, self._waiting, buffer, first, None, None)
@@ -386,6 +385,8 @@ class PublisherPipelined(PipelineState, PublisherTrait):
         while True:
             if self._error is not None:
                 raise self._error
+            if not self._unconfirmed and not self._buffer:
+                self._pending_bytes = 0  # nothing waits (see _released)
             if self._write_paused:
                 protocol = self.protocol
                 if protocol is not None and not protocol.is_writable:
@@ -421,14 +422,14 @@ class PublisherPipelined(PipelineState, PublisherTrait):
 
     def _released(self, size: int) -> None:
         if self._unconfirmed or self._buffer:
-            self._pending_bytes -= size
+            self._pending_bytes = max(0, self._pending_bytes - size)
         else:
             # nothing waits: exactly 0, even if a MessageCtx's body was
             # replaced while it waited (it would count off another size)
             self._pending_bytes = 0
 
     def _rejected(self, publishing_id: int, error: Exception, message: tp.Any) -> None:
-        self._pending_bytes -= message_size(message)
+        self._released(message_size(message))
         self._rejections.append(error)
         for listener in self._error_listeners:
             listener(publishing_id, error)
@@ -439,6 +440,16 @@ class PublisherPipelined(PipelineState, PublisherTrait):
         if self._deferred:  # an answer to what was in flight, as a confirmation
             self._send_buffer()
         self._wake()
+
+    def on_connection_lost(self, error: Exception) -> None:
+        super().on_connection_lost(error)
+        # what is buffered joins the unconfirmed messages now, in order of
+        # their ids, to be sent again after the ones before them: left in
+        # the buffer (waiting for a confirmation, or a linger), it could go
+        # out first on the new connection, from a confirmation the recovery
+        # itself makes (see _restore), and the broker would take the
+        # earlier ids sent after them for duplicates
+        self._send_buffer()
 
     def _fail(self, error: Exception) -> None:
         super()._fail(error)

@@ -147,7 +147,7 @@ cdef class PublishEncoder:
         if spare is None:
             if n >= POOL_SIZE:
                 return PyBytes_FromStringAndSize(PyByteArray_AS_STRING(self.buffer), size)
-            spare = bytearray(PyByteArray_GET_SIZE(self.buffer))
+            spare = bytearray(size)  # grown as a frame needs
             self.pool.append(spare)
         frame = self.buffer
         if n == 0 or not any(x is frame for x in self.pool):
@@ -258,8 +258,14 @@ cdef class PublishEncoder:
             else:
                 rbfly_store_u64(w_take(&w, 8), <uint64_t> ids[i])
             msg = messages[i]
-            if count > 0 and w.pos + body_size(msg) > limit:
-                # a big body that cannot fit: not copied in to be undone
+            if w.pos + body_size(msg) > limit:
+                # a big body that cannot fit: not copied in to be undone (nor
+                # to grow the buffer to its size, as a frame's would stay)
+                if count == 0:
+                    raise MessageTooLarge(
+                        'message of {} bytes does not fit into a frame of at most'
+                        ' {} bytes'.format(body_size(msg), limit)
+                    )
                 w.pos = before
                 break
             sub = type(msg) is SubEntryBatch

@@ -94,3 +94,16 @@ def test_untracked_messages_freed() -> None:
     gc.collect()
     again = decoded(MessageCtx(b'x'))  # the freelist's objects, reused
     assert again[0].body == b'x' and not gc.is_tracked(again[0])
+
+def test_init_again_and_del() -> None:
+    """
+    ``__init__`` called again on a received message tracks it; deleting the
+    body or the stream sets it to None, as with RbFly 0.10's attributes.
+    """
+    [m] = decoded(MessageCtx(b'x'))
+    m.__init__([m])  # type: ignore[misc]
+    assert gc.is_tracked(m) and m.body == [m]
+    [m] = decoded(MessageCtx(b'x'))
+    del m.body
+    del m.stream
+    assert m.body is None and m.stream is None

@@ -8,8 +8,11 @@ confirmation, when that confirmation (or a rejection) comes, or after
 import asyncio
 import typing as tp
 
+import pytest
+
+from rbfly.streams import ConnectionLost
 from rbfly.streams.metrics import Counters
-from rbfly.streams.protocol import Publish, decode
+from rbfly.streams.protocol import Publish, PublishV2, decode
 from rbfly.streams.protocol._publish import PublishEncoder
 from rbfly.streams.publisher import DEFER_MAX, PublisherPipelined
 
@@ -33,8 +36,8 @@ class Protocol:
 
     def send_frame(self, frame: bytes | memoryview) -> None:
         cmd = decode(bytes(frame)[4:])
-        assert isinstance(cmd, Publish)
-        self.frames.append([pid for pid, _ in cmd.messages])
+        assert isinstance(cmd, Publish | PublishV2)
+        self.frames.append([m[0] for m in cmd.messages])
 
 def publisher() -> tuple[PublisherPipelined, Protocol]:
     p = PublisherPipelined(tp.cast(tp.Any, Client()), 'orders', 0, 'name', 0)
@@ -147,4 +150,45 @@ async def test_window_bytes_counts_bodies() -> None:
     assert p._pending_bytes == 1
     await iterations()
     p.on_confirm([4])
+    assert p._pending_bytes == 0
+
+async def test_connection_lost_keeps_order() -> None:
+    """
+    A buffer waiting for a confirmation when the connection is lost joins
+    the unconfirmed messages at once: the recovery sends them all again in
+    the order of their ids, even when it confirms some itself.
+    """
+    p, protocol = publisher()
+    for m in (b'a', b'b', b'c'):
+        await p.send(m)
+        await iterations()
+    assert protocol.frames == [[1]]
+    p.on_connection_lost(ConnectionLost('gone'))
+    assert p._buffer == [] and not p._deferred
+    assert list(p._unconfirmed) == [1, 2, 3]
+    new = Protocol()
+    p.protocol = tp.cast(tp.Any, new)
+    p._restore(1)  # the broker stored the first: confirmed, not sent again
+    assert new.frames == [[2, 3]]
+    await asyncio.sleep(DEFER_MAX * 2)  # no timer of the old connection left
+    assert new.frames == [[2, 3]]
+
+async def test_failing_filter_rejects_its_message() -> None:
+    """
+    A ``filter_extract`` that raises fails its message alone (to its waiter
+    and flush), the others go; the publisher, and its connection, go on.
+    """
+    p, protocol = publisher()
+
+    def extract(m: tp.Any) -> str:
+        return {b'a': 'x', b'c': 'z'}[m.body]  # KeyError for b'b'
+
+    p._filter_extract = extract
+    for m in (b'a', b'b', b'c'):
+        await p.send(m)
+    await iterations()
+    assert protocol.frames == [[1, 3]]
+    p.on_confirm([1, 3])
+    with pytest.raises(KeyError):
+        await p.flush()
     assert p._pending_bytes == 0

@@ -120,3 +120,14 @@ def test_big_body_not_fitting_is_not_copied_in() -> None:
     cmd = decode(second[4:])
     assert isinstance(cmd, Publish)
     assert [(pid, bytes(m)) for pid, m in cmd.messages] == [(2, messages[1])]
+
+def test_too_large_refused_before_copying() -> None:
+    """
+    A body bigger than a frame is refused before it is copied in: the error
+    names its size, and the encoder's buffers stay small.
+    """
+    encoder = PublishEncoder(1 << 20)
+    with pytest.raises(MessageTooLarge, match='message of 100000000 bytes'):
+        encoder.encode(0, [b'x' * 100_000_000], 0, 1, amqp=False)
+    frames = [encoder.encode(0, [b'y' * POOLED_FRAME], 0, 1, amqp=False)[1] for _ in range(3)]
+    assert all(len(f.obj) <= 4 * POOLED_FRAME for f in frames)  # type: ignore[union-attr,arg-type]
