@@ -246,7 +246,9 @@ class PublisherTrait:
                 if pid in self._unconfirmed:
                     self._reject(pid, ConfirmTimeout(pid, self.stream, timeout))
         self._prune()
-        if deadlines and self._error is None:
+        # a rejection above may have armed the timer already (the pipelined
+        # publisher sends its buffer then): one timer, never two
+        if deadlines and self._error is None and self._timer is None:
             self._timer = loop.call_at(deadlines[0][0], self._expire)
 
     def _prune(self) -> None:
@@ -393,21 +395,26 @@ class PublisherTrait:
             try:
                 frames = self._frames(protocol, messages, ids[0], ids)
             except Exception:  # noqa: BLE001 - found one by one below
-                good = []
+                ids, messages = [], []
+                single: list[bytes | memoryview] = []
                 for pid, m in items:
                     try:
-                        self._frames(protocol, [m], pid)
+                        single.extend(self._frames(protocol, [m], pid))
                     except Exception as ex:  # noqa: BLE001 - e.g. filter_extract's own
                         # a message that cannot be encoded fails alone, to its
                         # waiters and listeners; the others go
                         self._reject(pid, ex, m)
                     else:
-                        good.append((pid, m))
-                if not good:
+                        ids.append(pid)
+                        messages.append(m)
+                if not messages:
                     return
-                ids = [pid for pid, _ in good]
-                messages = [m for _, m in good]
-                frames = self._frames(protocol, messages, ids[0], ids)
+                try:
+                    frames = self._frames(protocol, messages, ids[0], ids)
+                except Exception:  # noqa: BLE001 - failing now, encoded fine above
+                    # (a filter_extract failing now and then): the frames of
+                    # one message each, rather than losing the good ones
+                    frames = single
             for pid, m in zip(ids, messages, strict=True):
                 self._unconfirmed[pid] = m
             self._send_frames(protocol, frames, len(messages))

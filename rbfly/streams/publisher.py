@@ -25,7 +25,9 @@ all of them (``_publisher_base``).
 from __future__ import annotations
 
 import asyncio
+import logging
 import typing as tp
+from collections.abc import Callable
 
 from ..amqp import MessageCtx
 from ..types import AMQPAppProperties, AMQPBody
@@ -41,6 +43,8 @@ from ._publisher_base import (
 from .error import EnqueueTimeout
 from .protocol._publish import SubEntryBatch
 from .types import BloomFilterExtract
+
+logger = logging.getLogger(__name__)
 
 class Publisher(PublisherTrait):
     """
@@ -229,6 +233,10 @@ class PublisherPipelined(PipelineState, PublisherTrait):
         :py:class:`~rbfly.streams.ConfirmationStatus`, for a message
         confirmed or failed, e.g. to log or store a failed message; it
         costs an object per message, the other listeners do not).
+
+        Listeners run as the connection reads the broker's frames: they
+        should return quickly, and an error they raise is logged (logger
+        ``rbfly.streams.publisher``), not raised.
         """
         for listener in (on_confirm, on_error, on_status):
             if listener is not None and not callable(listener):
@@ -400,7 +408,10 @@ class PublisherPipelined(PipelineState, PublisherTrait):
                 continue
             if self._space is None or self._space.done():
                 self._space = asyncio.get_running_loop().create_future()
-            await self._space
+            # shared by every waiting sender: shielded, so that one sender
+            # cancelled (e.g. by its enqueue_timeout) does not cancel the
+            # others' wait
+            await asyncio.shield(self._space)
 
     def on_confirm(self, publishing_ids: tp.Sequence[int]) -> None:
         statuses = None
@@ -414,10 +425,10 @@ class PublisherPipelined(PipelineState, PublisherTrait):
         if self._deferred:
             self._send_buffer()
         for listener in self._confirm_listeners:
-            listener(publishing_ids)
+            _call(listener, publishing_ids)
         if statuses:
             for status_listener in self._status_listeners:
-                status_listener(statuses)
+                _call(status_listener, statuses)
         self._wake()
 
     def _released(self, size: int) -> None:
@@ -432,11 +443,11 @@ class PublisherPipelined(PipelineState, PublisherTrait):
         self._released(message_size(message))
         self._rejections.append(error)
         for listener in self._error_listeners:
-            listener(publishing_id, error)
+            _call(listener, publishing_id, error)
         if self._status_listeners:
             statuses = [ConfirmationStatus(publishing_id, message, False, error)]
             for status_listener in self._status_listeners:
-                status_listener(statuses)
+                _call(status_listener, statuses)
         if self._deferred:  # an answer to what was in flight, as a confirmation
             self._send_buffer()
         self._wake()
@@ -450,6 +461,18 @@ class PublisherPipelined(PipelineState, PublisherTrait):
         # itself makes (see _restore), and the broker would take the
         # earlier ids sent after them for duplicates
         self._send_buffer()
+
+    def _close(self) -> None:
+        super()._close()
+        # a sender waiting for room, or a flush in another task, would never
+        # be woken once the publisher is detached: they get the error
+        error = tp.cast(Exception, self._error)
+        space = self._space
+        if space is not None and not space.done():
+            space.set_result(None)  # the sender raises the error
+        drained = self._drained
+        if drained is not None and not drained.done():
+            drained.set_exception(error)
 
     def _fail(self, error: Exception) -> None:
         super()._fail(error)
@@ -498,11 +521,24 @@ class PublisherPipelined(PipelineState, PublisherTrait):
                 raise self._error
             if self._drained is None or self._drained.done():
                 self._drained = asyncio.get_running_loop().create_future()
-            await self._drained
+            await asyncio.shield(self._drained)  # shared, as _space in _wait_room
         if self._rejections:
             error = self._rejections[0]
             self._rejections = []
             raise error
+
+def _call(listener: Callable[..., object], *args: object) -> None:
+    """
+    Call an application's listener; its error is logged, not raised.
+
+    Listeners run in the connection's callback, as frames are read: an
+    error raised there would drop the connection and the rest of what it
+    read (the other publishers' confirmations among it).
+    """
+    try:
+        listener(*args)
+    except Exception:  # the application's; see above
+        logger.exception('publisher listener %r failed', listener)
 
 class PublisherBin(PublisherTrait):
     """

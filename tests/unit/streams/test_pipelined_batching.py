@@ -11,6 +11,7 @@ import typing as tp
 import pytest
 
 from rbfly.streams import ConnectionLost
+from rbfly.streams.error import PublisherError
 from rbfly.streams.metrics import Counters
 from rbfly.streams.protocol import Publish, PublishV2, decode
 from rbfly.streams.protocol._publish import PublishEncoder
@@ -192,3 +193,97 @@ async def test_failing_filter_rejects_its_message() -> None:
     with pytest.raises(KeyError):
         await p.flush()
     assert p._pending_bytes == 0
+
+async def test_cancelled_sender_leaves_the_others_waiting() -> None:
+    """
+    Senders waiting for room share one future: one of them cancelled (e.g.
+    by its enqueue_timeout) must not cancel the others' wait.
+    """
+    p, _ = publisher()
+    p.window = 2
+    await p.send(b'a')
+    await p.send(b'b')
+    first = asyncio.create_task(p.send(b'c'))
+    second = asyncio.create_task(p.send(b'd'))
+    await iterations()
+    assert not first.done() and not second.done()
+    first.cancel()
+    await iterations()
+    assert first.cancelled()
+    assert not second.done()
+    p.on_confirm([1, 2])
+    assert await asyncio.wait_for(second, 1) == 3
+
+async def test_filter_failing_when_encoded_again() -> None:
+    """
+    A ``filter_extract`` that fails for a message only now and then: the
+    messages found good one by one are sent even when encoding them
+    together fails, not lost.
+    """
+    p, protocol = publisher()
+    calls = {b'a': 0, b'b': 0, b'c': 0}
+
+    def extract(m: tp.Any) -> str:
+        calls[m.body] += 1
+        if m.body == b'b' or (m.body == b'c' and calls[b'c'] == 2):
+            raise ValueError('no filter value for {!r}'.format(m.body))
+        return 'x'
+
+    p._filter_extract = extract
+    for m in (b'a', b'b', b'c'):
+        await p.send(m)
+    await iterations()
+    assert sorted(pid for frame in protocol.frames for pid in frame) == [1, 3]
+    assert sorted(p._unconfirmed) == [1, 3]
+    p.on_confirm([1, 3])
+    with pytest.raises(ValueError, match="b'b'"):
+        await p.flush()
+
+async def test_close_wakes_waiting_sender_and_flush() -> None:
+    """
+    A sender waiting for room and a flush waiting for confirmations in
+    other tasks get the publisher's error when its context ends: nothing
+    would wake them once it is detached.
+    """
+    p, _ = publisher()
+    p.window = 2
+    await p.send(b'a')
+    await p.send(b'b')
+    sender = asyncio.create_task(p.send(b'c'))
+    flush = asyncio.create_task(p.flush())
+    await iterations()
+    assert not sender.done() and not flush.done()
+    p._close()
+    with pytest.raises(PublisherError, match='closed'):
+        await asyncio.wait_for(sender, 1)
+    with pytest.raises(PublisherError, match='closed'):
+        await asyncio.wait_for(flush, 1)
+
+async def test_listener_error_is_logged(caplog: pytest.LogCaptureFixture) -> None:
+    """
+    A listener runs in the connection's callback: its error is logged and
+    the other listeners, and the publisher, go on.
+    """
+    p, _ = publisher()
+    seen: list[int] = []
+
+    def broken(ids: tp.Sequence[int]) -> None:
+        raise RuntimeError('listener bug')
+
+    def broken_error(pid: int, error: Exception) -> None:
+        raise ZeroDivisionError('listener bug')
+
+    p.add_listener(on_confirm=broken)
+    p.add_listener(on_confirm=seen.extend, on_error=broken_error)
+    await p.send(b'a')
+    await p.send(b'b')
+    await iterations()
+    p.on_confirm([1])
+    p.on_error([(2, 0x02)])
+    assert seen == [1]
+    assert not p._unconfirmed
+    failed = [r for r in caplog.records if 'listener' in r.getMessage()]
+    assert len(failed) == 2
+    assert failed[0].exc_info is not None and isinstance(failed[0].exc_info[1], RuntimeError)
+    assert failed[1].exc_info is not None \
+        and isinstance(failed[1].exc_info[1], ZeroDivisionError)
