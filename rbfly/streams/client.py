@@ -41,6 +41,7 @@ from .parts.options import (
     DEFAULT_BACKOFF,
     DEFAULT_BUFFER_BYTES,
     DEFAULT_CREDIT,
+    DEFAULT_READ_PAUSE,
     DEFAULT_REQUEST_TIMEOUT,
     DEFAULT_SPIN,
     ClientOptions,
@@ -95,6 +96,7 @@ class StreamsClient:
             credit: int = DEFAULT_CREDIT,
             buffer_bytes: int = DEFAULT_BUFFER_BYTES,
             spin: float = DEFAULT_SPIN,
+            read_pause: float = DEFAULT_READ_PAUSE,
             connect_timeout: float = 30,
             request_timeout: float | None = DEFAULT_REQUEST_TIMEOUT,
             connection_name: str | None = None,
@@ -117,7 +119,8 @@ class StreamsClient:
     ) -> None:
         self._options = options = ClientOptions(
             frame_max=frame_max, heartbeat=heartbeat, credit=credit,
-            buffer_bytes=buffer_bytes, spin=spin, connect_timeout=connect_timeout,
+            buffer_bytes=buffer_bytes, spin=spin, read_pause=read_pause,
+            connect_timeout=connect_timeout,
             request_timeout=request_timeout, connection_name=connection_name,
             client_properties=client_properties, receive_buffer=receive_buffer,
             send_buffer=send_buffer,
@@ -678,7 +681,8 @@ def streams_client(
     return StreamsClient([parse_uri(u, ssl) for u in uri], **options)
 
 __all__ = [
-    'DEFAULT_BACKOFF', 'DEFAULT_BUFFER_BYTES', 'DEFAULT_CREDIT', 'DEFAULT_REQUEST_TIMEOUT',
-    'DEFAULT_SPIN', 'STREAM_RECOVERY_TIMEOUT', 'ConsumerUpdateCallback', 'ResumeCallback',
-    'StreamInfo', 'StreamsClient', 'connection', 'filter_properties', 'streams_client'
+    'DEFAULT_BACKOFF', 'DEFAULT_BUFFER_BYTES', 'DEFAULT_CREDIT', 'DEFAULT_READ_PAUSE',
+    'DEFAULT_REQUEST_TIMEOUT', 'DEFAULT_SPIN', 'STREAM_RECOVERY_TIMEOUT', 'ConsumerUpdateCallback',
+    'ResumeCallback', 'StreamInfo', 'StreamsClient', 'connection', 'filter_properties',
+    'streams_client',
 ]

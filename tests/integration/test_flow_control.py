@@ -21,6 +21,7 @@ from rbfly.streams import (
     get_message_ctx,
     streams_client,
 )
+from rbfly.streams.aio.protocol import StreamsProtocol
 from rbfly.streams.error import AuthenticationFailure
 
 async def fill(client: StreamsClient, stream: str, n: int, per_batch: int = 10) -> None:
@@ -277,3 +278,37 @@ async def test_disconnect_ends_waiting_subscriber(any_url: str, stream: str) -> 
         await asyncio.wait_for(task, 5)
     await client.delete_stream(stream)
     await client.disconnect()
+
+async def test_history_read_pausing(
+        any_url: str, stream: str, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """
+    Reading a stream's history (chunks written a second or more before they
+    arrive) pauses the connection's reads between bursts of chunks
+    (``read_pause``): every message arrives, in order, and a message
+    published after that, at the live end, arrives too.
+    """
+    pauses = 0
+    pause = StreamsProtocol._pause_reading
+
+    def counting(self: StreamsProtocol) -> None:
+        nonlocal pauses
+        pauses += 1
+        pause(self)
+
+    monkeypatch.setattr(StreamsProtocol, '_pause_reading', counting)
+    client = streams_client(any_url, read_pause=0.001)
+    async with client:
+        await client.create_stream(stream)
+        await fill(client, stream, 2000)  # about 200 chunks
+        await asyncio.sleep(1.2)  # a second old: history
+        received = []
+        async for body in client.subscribe(stream, offset=Offset.FIRST, timeout=10):
+            received.append(body)
+            if len(received) == 2000:
+                assert pauses > 0
+                async with client.publisher(stream) as publisher:
+                    await publisher.send(2000)
+            elif len(received) == 2001:
+                break
+    assert received == list(range(2001))

@@ -23,6 +23,7 @@ state instead of the mechanism's; fixed in RabbitMQ 3.11.19 and 3.12.1), so
 the broker drops the connection and the client raises ``ConnectionLost``.
 """
 
+import asyncio
 import os
 import ssl
 from collections.abc import AsyncIterator
@@ -34,6 +35,7 @@ from rbfly.error import RbFlyError
 from rbfly.streams import (
     ConnectionLost,
     Offset,
+    PublisherBatchFast,
     PublisherPipelined,
     StreamsClient,
     get_message_ctx,
@@ -230,3 +232,21 @@ async def test_external_310_broker_bug(tls_url: str, cert_ctx: ssl.SSLContext) -
     async with client:
         protocol = await client._connections.get()
         assert protocol.server_properties['version'].startswith('3.10.')
+
+async def test_history_read_pausing(tls_client: StreamsClient, stream: str) -> None:
+    """
+    Reading history over TLS pauses and resumes the TLS transport's reads
+    (``read_pause``, the client's default): every message arrives, in order.
+    """
+    async with tls_client.publisher(stream, cls=PublisherBatchFast) as publisher:
+        for i in range(1000):
+            publisher.batch(i)
+            if i % 10 == 9:
+                await publisher.flush()
+    await asyncio.sleep(1.2)  # a second old: history
+    received = []
+    async for body in tls_client.subscribe(stream, offset=Offset.FIRST, timeout=10):
+        received.append(body)
+        if len(received) == 1000:
+            break
+    assert received == list(range(1000))

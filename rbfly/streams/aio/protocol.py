@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import socket
+import time
 import typing as tp
 from collections.abc import Callable, Mapping
 
@@ -42,6 +43,13 @@ from ..protocol.connection import (
 from ..protocol.constants import ResponseCode
 
 logger = logging.getLogger(__name__)
+
+HISTORY_AGE = 1.0
+"""
+A chunk written this many seconds or more before it arrived is history:
+the application is catching up, and a read paused a moment costs it
+nothing it would notice.
+"""
 
 class PublisherHandler(tp.Protocol):
     """What the connection calls on a registered publisher."""
@@ -116,6 +124,11 @@ class StreamsProtocol(asyncio.Protocol):
         self._writable = asyncio.Event()
         self._writable.set()
         self._error: Exception | None = None
+        # seconds to stop reading after a read that brought history (0:
+        # never; the client sets its option read_pause)
+        self.read_pause = 0.0
+        self._history = False  # the read being handled brought history
+        self._resume: asyncio.TimerHandle | None = None
 
     #
     # asyncio.Protocol
@@ -144,6 +157,40 @@ class StreamsProtocol(asyncio.Protocol):
         for event in events:
             self._dispatch(event)
         self.flush()
+        if self._history:
+            self._history = False
+            self._pause_reading()
+
+    def _pause_reading(self) -> None:
+        """
+        Stop reading for ``read_pause`` seconds after a read that brought
+        a chunk of history (a subscription catching up), so that the
+        broker's next chunks arrive together, in one read, not a wake-up
+        each.
+
+        A client that sleeps between chunks makes the broker slower: each
+        chunk the broker sends wakes the client's task on another core,
+        and that costs the broker's sending thread too. Measured here (2
+        vCPUs, RabbitMQ 3.10, a stream of 50-message chunks, a consumer
+        that decodes nothing): 230-250k msg/s sleeping at 1.4 us of client
+        CPU a message, 305-312k polling with a busy core (2.9 us), and
+        310-350k pausing its reads for 1 ms at 0.5 us. Live chunks
+        (written less than ``HISTORY_AGE`` before they arrive, by the
+        clocks of the broker and of this machine) never pause a read:
+        their latency is the application's.
+        """
+        transport = self.transport
+        if self.read_pause <= 0 or self._resume is not None or transport is None \
+                or transport.is_closing():
+            return
+        transport.pause_reading()
+        self._resume = self.loop.call_later(self.read_pause, self._resume_reading)
+
+    def _resume_reading(self) -> None:
+        self._resume = None
+        transport = self.transport
+        if transport is not None and not transport.is_closing():
+            transport.resume_reading()
 
     def connection_lost(self, exc: Exception | None) -> None:
         step = self.core.state.value  # of the handshake, when not open yet
@@ -152,6 +199,9 @@ class StreamsProtocol(asyncio.Protocol):
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        if self._resume is not None:
+            self._resume.cancel()
+            self._resume = None
         if self.opened.done():
             what = 'connection to broker lost'
         elif step == 'peer-properties' and not partial:
@@ -362,7 +412,12 @@ class StreamsProtocol(asyncio.Protocol):
             sub = self.subscriptions.get(deliver.subscription_id)
             if sub is not None:
                 committed = deliver.committed_chunk_id if t is DeliverV2 else None  # type: ignore[union-attr]
-                sub.on_chunk(deliver.chunk, committed)
+                chunk = deliver.chunk
+                if not self._history and len(chunk) >= 16:
+                    # the chunk's timestamp: ms since the epoch, at 8 in its header
+                    written = int.from_bytes(chunk[8:16], 'big', signed=True)
+                    self._history = written <= (time.time() - HISTORY_AGE) * 1000
+                sub.on_chunk(chunk, committed)
             else:
                 logger.debug('chunk for unknown subscription %d', deliver.subscription_id)
         elif t is PublishError:

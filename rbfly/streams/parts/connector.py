@@ -172,6 +172,8 @@ class Connector:
         credentials.opened()
         protocol.address = (info.host, info.port)
         protocol.request_timeout = options.request_timeout
+        # a client that polls (spin) reads at once: it is awake anyway
+        protocol.read_pause = 0.0 if options.spin else options.read_pause
         # the connection that received it: the broker forgot what that
         # connection held of the stream, and nothing else
         protocol.on_metadata_update = functools.partial(on_update, protocol)

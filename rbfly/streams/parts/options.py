@@ -38,6 +38,12 @@ next one before its task sleeps, and a publisher polls for a confirmation
 core busy.
 """
 
+DEFAULT_READ_PAUSE = 0.001
+"""
+Seconds a connection stops reading after a read that brought a chunk of a
+stream's history (see :py:attr:`ClientOptions.read_pause`).
+"""
+
 DEFAULT_REQUEST_TIMEOUT = 30.0
 """
 Seconds to wait for the broker's response to a request; creating a stream
@@ -87,6 +93,18 @@ class ClientOptions:
     trade-off measured in the performance report); opt in with e.g.
     ``spin=0.0005``. A consumer at the live end of a quiet stream, or a
     publisher sending now and then, never spins.
+    """
+    read_pause: float = DEFAULT_READ_PAUSE
+    """
+    Seconds a connection stops reading after a read that
+    brought a chunk of history (written a second or more before it
+    arrived: a subscription catching up), so that the next chunks arrive
+    together, in one read, rather than a wake-up each (0: read at once).
+    Measured on a stream of 50-message chunks: the same rate, at 40% less
+    client CPU (see the performance report). Chunks at the live end of a
+    stream never pause a read; a publisher's confirmations on a
+    connection catching up come up to this much later. A client that
+    polls (``spin`` above 0) never pauses its reads.
     """
     connect_timeout: float = 30
     """
@@ -271,6 +289,10 @@ class ClientOptions:
             _check_seconds('request_timeout', self.request_timeout, ' or None')
         if not _is_number(self.spin) or not 0 <= self.spin <= 1:
             raise ValueError('spin must be 0..1 seconds, got {!r}'.format(self.spin))
+        if not _is_number(self.read_pause) or not 0 <= self.read_pause <= 1:
+            raise ValueError('read_pause must be 0..1 seconds, got {!r}'.format(
+                self.read_pause,
+            ))
         ratio = self.token_refresh
         if not _is_number(ratio) or not 0 < ratio < 1:
             raise ValueError('token_refresh must be between 0 and 1, got {!r}'.format(ratio))

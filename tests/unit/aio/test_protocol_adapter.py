@@ -10,6 +10,7 @@ loop's clock is the only clock (a heartbeat of 0 sets no timer).
 from __future__ import annotations
 
 import asyncio
+import time
 import typing as tp
 
 import pytest
@@ -69,6 +70,9 @@ class Transport:
         self.closing = False
         self.closed = False
         self.aborted = False
+        self.reading = True
+        self.paused = 0
+        self.resumed = 0
 
     def write(self, data: bytes) -> None:
         assert not self.closing, 'written after close'
@@ -76,6 +80,16 @@ class Transport:
 
     def is_closing(self) -> bool:
         return self.closing
+
+    def pause_reading(self) -> None:
+        assert not self.closing, 'paused after close'
+        self.reading = False
+        self.paused += 1
+
+    def resume_reading(self) -> None:
+        assert not self.closing, 'resumed after close'
+        self.reading = True
+        self.resumed += 1
 
     def close(self) -> None:
         self.closed = True
@@ -508,3 +522,63 @@ async def test_open_connection_bad_address(host: str, port: int, message: str) -
         pytest.skip('uvloop asks the resolver, which may go to the network')
     with pytest.raises(ConnectionLost, match=message):
         await open_connection(host, port, ConnectionCore(), timeout=5)
+
+#
+# reading paused after a chunk of history
+#
+
+def chunk_written(seconds_ago: float) -> bytes:
+    """A chunk's header (no records) with its timestamp ``seconds_ago`` before now."""
+    ms = int((time.time() - seconds_ago) * 1000)
+    return bytes([0x50, 0, 0, 0, 0, 0, 0, 0]) + ms.to_bytes(8, 'big') + bytes(40)
+
+async def test_history_pauses_reading() -> None:
+    """
+    A read that brought a chunk written a second or more ago stops reading
+    for ``read_pause``, once, then reading resumes; the chunk is delivered
+    at once.
+    """
+    protocol, transport = handshake()
+    protocol.read_pause = 0.01
+    sub = Subscription()
+    protocol.subscriptions[1] = sub
+    protocol.data_received(
+        encode(Deliver(1, chunk_written(5))) + encode(Deliver(1, chunk_written(4))),
+    )
+    assert len(sub.calls) == 2
+    assert transport.paused == 1
+    protocol.data_received(encode(Deliver(1, chunk_written(3))))  # read while pausing
+    assert transport.paused == 1 and transport.reading is False
+    await asyncio.sleep(0.05)
+    assert transport.reading is True and transport.resumed == 1
+
+async def test_live_chunk_does_not_pause() -> None:
+    """Chunks written just now (a live consumer) and other frames never pause reading."""
+    protocol, transport = handshake()
+    protocol.read_pause = 0.01
+    sub = Subscription()
+    protocol.subscriptions[1] = sub
+    protocol.data_received(encode(Deliver(1, chunk_written(0))))
+    protocol.data_received(encode(PublishConfirm(0, [1])))
+    assert len(sub.calls) == 1
+    assert transport.paused == 0 and transport.reading
+
+async def test_no_pause_when_off() -> None:
+    """``read_pause`` 0 (the adapter's own default, the client sets its option): never."""
+    protocol, transport = handshake()
+    assert protocol.read_pause == 0
+    protocol.subscriptions[1] = Subscription()
+    protocol.data_received(encode(Deliver(1, chunk_written(5))))
+    assert transport.paused == 0
+
+async def test_connection_lost_while_paused() -> None:
+    """The resume timer is cancelled with the connection: nothing touches a closed transport."""
+    protocol, transport = handshake()
+    protocol.read_pause = 0.01
+    protocol.subscriptions[1] = Subscription()
+    protocol.data_received(encode(Deliver(1, chunk_written(5))))
+    assert transport.paused == 1
+    transport.abort()
+    await asyncio.sleep(0.05)
+    assert protocol._resume is None
+    assert transport.resumed == 0

@@ -28,6 +28,9 @@ BAD_OPTIONS: dict[str, tuple[dict[str, tp.Any], type[Exception], str]] = {
     'buffer_bytes 0': ({'buffer_bytes': 0}, ValueError, 'buffer_bytes'),
     'spin negative': ({'spin': -0.001}, ValueError, 'spin'),
     'spin over 1s': ({'spin': 1.5}, ValueError, 'spin'),
+    'read_pause negative': ({'read_pause': -0.001}, ValueError, 'read_pause'),
+    'read_pause over 1s': ({'read_pause': 2}, ValueError, 'read_pause'),
+    'read_pause str': ({'read_pause': '1ms'}, ValueError, 'read_pause'),
     'request_timeout 0': ({'request_timeout': 0}, ValueError, 'request_timeout'),
     'request_timeout negative': ({'request_timeout': -1.0}, ValueError, 'request_timeout'),
     'publishers_per_connection 0': (
@@ -86,6 +89,7 @@ GOOD_OPTIONS: dict[str, dict[str, tp.Any]] = {
     'credit top': {'credit': 0xffff},
     'spin 0': {'spin': 0},
     'spin 1': {'spin': 1},
+    'read_pause 0': {'read_pause': 0},
     'no request timeout': {'request_timeout': None},
     'one per connection': {'publishers_per_connection': 1, 'subscriptions_per_connection': 1},
     'protocol limit': {'publishers_per_connection': 256, 'subscriptions_per_connection': 256},
