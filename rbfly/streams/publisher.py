@@ -473,6 +473,13 @@ class PublisherPipelined(PipelineState, PublisherTrait):
         drained = self._drained
         if drained is not None and not drained.done():
             drained.set_exception(error)
+            drained.exception()  # retrieved: its waiter may be gone (see flush)
+        # so would a confirmed() waiting: confirmations of a detached
+        # publisher are dropped
+        waiting = self._waiting
+        self._waiting = {}
+        for c in waiting.values():
+            c.fail(error)
 
     def _fail(self, error: Exception) -> None:
         super()._fail(error)
@@ -491,6 +498,7 @@ class PublisherPipelined(PipelineState, PublisherTrait):
                 drained.set_result(None)
             else:
                 drained.set_exception(error)
+                drained.exception()  # retrieved: its waiter may be gone (see flush)
 
     async def confirmed(self, publishing_id: int) -> None:
         """
@@ -501,6 +509,8 @@ class PublisherPipelined(PipelineState, PublisherTrait):
         buffered = self._buffer_first <= publishing_id < self._buffer_first + len(self._buffer)
         if publishing_id not in self._unconfirmed and not buffered:
             return
+        if self._closed:  # its confirmation would never reach a closed publisher
+            raise tp.cast(Exception, self._error)
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiting[publishing_id] = Confirmation(future, 1)
         await future

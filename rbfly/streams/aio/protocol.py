@@ -176,8 +176,11 @@ class StreamsProtocol(asyncio.Protocol):
         CPU a message, 305-312k polling with a busy core (2.9 us), and
         310-350k pausing its reads for 1 ms at 0.5 us. Live chunks
         (written less than ``HISTORY_AGE`` before they arrive, by the
-        clocks of the broker and of this machine) never pause a read:
-        their latency is the application's.
+        clocks of the broker and of this machine) never pause a read by
+        themselves; what else the connection carries (a live
+        subscription, confirmations) waits with a subscription catching
+        up on it. Over TLS the socket is still read into the TLS layer's
+        buffer while paused: less is saved.
         """
         transport = self.transport
         if self.read_pause <= 0 or self._resume is not None or transport is None \
@@ -413,7 +416,7 @@ class StreamsProtocol(asyncio.Protocol):
             if sub is not None:
                 committed = deliver.committed_chunk_id if t is DeliverV2 else None  # type: ignore[union-attr]
                 chunk = deliver.chunk
-                if not self._history and len(chunk) >= 16:
+                if self.read_pause and not self._history and len(chunk) >= 16:
                     # the chunk's timestamp: ms since the epoch, at 8 in its header
                     written = int.from_bytes(chunk[8:16], 'big', signed=True)
                     self._history = written <= (time.time() - HISTORY_AGE) * 1000

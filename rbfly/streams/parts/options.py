@@ -102,9 +102,13 @@ class ClientOptions:
     together, in one read, rather than a wake-up each (0: read at once).
     Measured on a stream of 50-message chunks: the same rate, at 40% less
     client CPU (see the performance report). Chunks at the live end of a
-    stream never pause a read; a publisher's confirmations on a
-    connection catching up come up to this much later. A client that
-    polls (``spin`` above 0) never pauses its reads.
+    stream never pause a read by themselves, but what shares a
+    connection with a subscription catching up (a live subscription, a
+    publisher's confirmations) comes up to this much later. The age of a
+    chunk is its broker timestamp against this machine's clock: a clock
+    a second or more ahead of the broker's makes every chunk look old. A
+    client that polls (``spin`` above 0) never pauses its reads. At most
+    0.1 s.
     """
     connect_timeout: float = 30
     """
@@ -289,8 +293,8 @@ class ClientOptions:
             _check_seconds('request_timeout', self.request_timeout, ' or None')
         if not _is_number(self.spin) or not 0 <= self.spin <= 1:
             raise ValueError('spin must be 0..1 seconds, got {!r}'.format(self.spin))
-        if not _is_number(self.read_pause) or not 0 <= self.read_pause <= 1:
-            raise ValueError('read_pause must be 0..1 seconds, got {!r}'.format(
+        if not _is_number(self.read_pause) or not 0 <= self.read_pause <= 0.1:
+            raise ValueError('read_pause must be 0..0.1 seconds, got {!r}'.format(
                 self.read_pause,
             ))
         ratio = self.token_refresh

@@ -578,7 +578,11 @@ async def test_connection_lost_while_paused() -> None:
     protocol.subscriptions[1] = Subscription()
     protocol.data_received(encode(Deliver(1, chunk_written(5))))
     assert transport.paused == 1
+    resume = protocol._resume
+    assert resume is not None
     transport.abort()
-    await asyncio.sleep(0.05)
+    await asyncio.sleep(0)  # the transport's connection_lost
+    assert resume.cancelled()
     assert protocol._resume is None
+    await asyncio.sleep(0.05)
     assert transport.resumed == 0

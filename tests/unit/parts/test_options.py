@@ -29,7 +29,7 @@ BAD_OPTIONS: dict[str, tuple[dict[str, tp.Any], type[Exception], str]] = {
     'spin negative': ({'spin': -0.001}, ValueError, 'spin'),
     'spin over 1s': ({'spin': 1.5}, ValueError, 'spin'),
     'read_pause negative': ({'read_pause': -0.001}, ValueError, 'read_pause'),
-    'read_pause over 1s': ({'read_pause': 2}, ValueError, 'read_pause'),
+    'read_pause over 0.1s': ({'read_pause': 0.2}, ValueError, 'read_pause'),
     'read_pause str': ({'read_pause': '1ms'}, ValueError, 'read_pause'),
     'request_timeout 0': ({'request_timeout': 0}, ValueError, 'request_timeout'),
     'request_timeout negative': ({'request_timeout': -1.0}, ValueError, 'request_timeout'),

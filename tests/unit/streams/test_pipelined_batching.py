@@ -287,3 +287,27 @@ async def test_listener_error_is_logged(caplog: pytest.LogCaptureFixture) -> Non
     assert failed[0].exc_info is not None and isinstance(failed[0].exc_info[1], RuntimeError)
     assert failed[1].exc_info is not None \
         and isinstance(failed[1].exc_info[1], ZeroDivisionError)
+
+async def test_close_fails_confirmed_waiters() -> None:
+    """
+    ``confirmed()`` waiting in another task gets the error when the
+    context ends (a detached publisher gets no confirmation), and a later
+    call raises it at once; a flush cancelled before leaves no future with
+    an unretrieved exception.
+    """
+    p, _ = publisher()
+    pid = await p.send(b'a')
+    await iterations()
+    waiter = asyncio.create_task(p.confirmed(pid))
+    flush = asyncio.create_task(p.flush())
+    await iterations()
+    flush.cancel()
+    await iterations()
+    p._close()
+    with pytest.raises(PublisherError, match='closed'):
+        await asyncio.wait_for(waiter, 1)
+    with pytest.raises(PublisherError, match='closed'):
+        await p.confirmed(pid)
+    drained = p._drained
+    assert drained is not None and drained.done()
+    assert drained._log_traceback is False
