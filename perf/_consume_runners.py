@@ -130,6 +130,8 @@ API = {
     'rbfly': 'async for body in client.subscribe(stream, offset=Offset.FIRST)',
     'rbfly-spin': 'streams_client(spin=0.0005): async for body in client.subscribe(...),'
                   ' polling the loop up to 0.5 ms for the next chunk (busy-waiting)',
+    'rbfly-nopause': 'streams_client(read_pause=0): async for body in client.subscribe(...),'
+                     ' reading at once, not pausing 1 ms after a read of history',
     'rbfly-chunks': 'async for chunk in client.subscribe_chunks(stream, offset=Offset.FIRST)',
     BASELINE: 'async for body in client.subscribe(stream, offset=Offset.FIRST)',
     'rstream': 'Consumer.subscribe(stream, callback, decoder=amqp_decoder,'
@@ -158,14 +160,14 @@ def make_runner(name: str, args: argparse.Namespace) -> Runner:
             name, version, functools.partial(consume_rbfly, url, chunks=chunks),
             API[name], args.profile,
         )
-    if name == 'rbfly-spin':
+    if name in ('rbfly-spin', 'rbfly-nopause'):
         version, _ = rbfly_module_info()
         if version is None:
             raise SkipImplementation('rbfly is not importable; pip install -e .')
-        return LocalRunner(
-            name, version, functools.partial(consume_rbfly, url, chunks=False, spin=0.0005),
-            API[name], args.profile,
-        )
+        consume = functools.partial(consume_rbfly, url, chunks=False, spin=0.0005) \
+            if name == 'rbfly-spin' else \
+            functools.partial(consume_rbfly, url, chunks=False, read_pause=0.0)
+        return LocalRunner(name, version, consume, API[name], args.profile)
     if name == 'rstream':
         version = package_version('rstream')
         if version is None:

@@ -50,16 +50,22 @@ class Received:
 
 async def consume_rbfly(
         url: str, stream: str, count: int, chunks: bool, spin: float | None = None,
+        read_pause: float | None = None,
 ) -> JsonDict:
     """
     Read a stream with rbfly (``async for``, or the chunk API with
     ``chunks``); with ``spin``, the subscription polls for the next chunk
-    that far (``streams_client(spin=...)``; rbfly's default is no spin).
+    that far (``streams_client(spin=...)``; rbfly's default is no spin);
+    with ``read_pause``, the client's pause of its reads of history
+    (``streams_client(read_pause=...)``; 0: reads at once).
     """
     from rbfly.streams import Offset, get_message_ctx, streams_client
 
-    # RbFly 0.10 clients are no context managers; it has no spin option
-    client = streams_client(url) if spin is None else streams_client(url, spin=spin)
+    # RbFly 0.10 clients are no context managers; it has neither option
+    options: dict[str, Any] = {} if spin is None else {'spin': spin}
+    if read_pause is not None:
+        options['read_pause'] = read_pause
+    client = streams_client(url, **options)
     watch = Stopwatch()
     received = Received()
     try:

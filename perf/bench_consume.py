@@ -26,6 +26,11 @@ Implementations (``--impl``), each decoding the AMQP messages:
     polls the event loop for up to 0.5 ms for the next chunk instead of
     sleeping (busy-waiting; rbfly's default is no spin). A separate line
     with its own CPU cost.
+``rbfly-nopause``
+    ``async for`` with ``streams_client(read_pause=0)``: the connection
+    reads at once, rather than pausing its reads for 1 ms after a read
+    that brought a chunk of history (rbfly's default): what the pause
+    changes, in the same run.
 ``rbfly-0.10``
     RbFly 0.10.0's ``async for`` in ``perf/.venv-rbfly010``, this script run
     there as a child process per round (``--impl rbfly --child``)
@@ -121,7 +126,9 @@ from _streams import (
 )
 
 BENCHMARK = 'consume'
-IMPLEMENTATIONS = ('rbfly', 'rbfly-chunks', 'rbfly-spin', BASELINE, 'rstream', 'java', CEILING)
+IMPLEMENTATIONS = (
+    'rbfly', 'rbfly-chunks', 'rbfly-spin', 'rbfly-nopause', BASELINE, 'rstream', 'java', CEILING,
+)
 VARIANTS = CONSUME_VARIANTS
 COUNT = CONSUME_COUNT
 QUICK_COUNT = CONSUME_QUICK_COUNT

@@ -50,6 +50,7 @@ COLOURS = {
     'rbfly-subentry': '#aec7e8',
     'rbfly-anonymous': '#9edae5',
     'rbfly-spin': '#c5b0d5',
+    'rbfly-nopause': '#dbdb8d',
     'rbfly-linger1': '#393b79',
     'rbfly-0.10': '#7f7f7f',
     'rstream': '#ff7f0e',
