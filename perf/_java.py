@@ -48,7 +48,7 @@ WARMUP_NOTE = (
     ' runs of {}% of the messages for {:g} s ({}) so the JIT has compiled the hot paths;'
     ' then the timed run'
 )
-PUBLISH_WARMUP = 'to one stream of its own, by one producer'
+PUBLISH_WARMUP = 'to one stream of its own, by a new producer each run'
 CONSUME_WARMUP = 'reading the first messages of the same stream'
 CONSUME_API = (
     'Environment.consumerBuilder().offset(OffsetSpecification.first())'
