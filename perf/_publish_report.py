@@ -28,6 +28,17 @@ BATCH_RATIO = 1.5           # batches of 100, vs RbFly 0.10 (251k msg/s measured
 PIPELINED_RATE = 700_000
 
 CEILING = 'ceiling'   # what the broker does for a client that does next to nothing
+CEILINGS = (CEILING, 'ceiling-polling')   # the same client asleep while it waits, and polling
+
+
+def best_ceiling(impls: JsonDict) -> float | None:
+    """
+    The broker's ceiling in a scenario: the best median of the ceiling
+    publishers, asleep or polling while they wait (on two cores either can
+    be the faster; neither alone is a ceiling).
+    """
+    rates = [r for r in (ok_rate(impls.get(name)) for name in CEILINGS) if r]
+    return max(rates) if rates else None
 
 
 TITLES = {
@@ -47,7 +58,7 @@ def report(doc: JsonDict, rounds: int) -> str:
         ))
         base = ok_rate(impls.get(BASELINE))
         peer = ok_rate(impls.get('rstream'))
-        ceiling = ok_rate(impls.get(CEILING))
+        ceiling = best_ceiling(impls)
         headers = [
             'implementation', 'version', 'msg/s', 'spread', 'CPU us/msg', 'sys', 'client',
             'broker', 'machine', 'p50 us', 'p95 us', 'p99 us', 'vs ' + BASELINE,
@@ -67,7 +78,7 @@ def report(doc: JsonDict, rounds: int) -> str:
                 format_ratio(ratio(r['median_rate'], base)) if name != BASELINE else '',
                 format_ratio(ratio(r['median_rate'], peer)) if name != 'rstream' else '',
                 format_share(ratio(r['median_rate'], ceiling))
-                if name not in (CEILING, 'aiokafka') else '',
+                if name != 'aiokafka' else '',
             ])
         if rows:
             lines.append(format_table(headers, rows))
@@ -102,7 +113,7 @@ def targets(doc: JsonDict) -> list[Target]:
         single_goal = JAVA_SINGLE_RATE
         single_note = 'official Java stream-perf-test tool; java not measured in this run'
     batch_note = 'same run'
-    ceiling = ok_rate(impl('batch/amqp', CEILING))
+    ceiling = best_ceiling(res.get('batch/amqp', {}).get('implementations', {}))
     base = ok_rate(impl('batch/amqp', BASELINE))
     rbfly = ok_rate(impl('batch/amqp', 'rbfly'))
     if batch_ratio is not None and batch_ratio < BATCH_RATIO and ceiling and base and rbfly \
@@ -113,7 +124,7 @@ def targets(doc: JsonDict) -> list[Target]:
                 format_share(rbfly / ceiling),
             )
     pipelined = ok_rate(impl('pipelined/amqp', 'rbfly'))
-    pipelined_ceiling = ok_rate(impl('pipelined/amqp', CEILING))
+    pipelined_ceiling = best_ceiling(res.get('pipelined/amqp', {}).get('implementations', {}))
     pipelined_note = ''
     if pipelined is not None and pipelined < PIPELINED_RATE and pipelined_ceiling \
             and pipelined_ceiling < PIPELINED_RATE:

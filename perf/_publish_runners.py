@@ -48,6 +48,8 @@ from _streams import (
 SCRIPT = Path(__file__).resolve().parent / 'bench_publish.py'
 CHILD_TIMEOUT = 3600
 CEILING = 'ceiling'
+CEILING_POLLING = 'ceiling-polling'
+CEILINGS = (CEILING, CEILING_POLLING)
 
 #
 # implementations
@@ -209,12 +211,16 @@ RSTREAM_API = {
     'pipelined': 'Producer.send(stream, m, on_publish_confirm=cb) for each,'
                  ' then wait until cb counted all',
 }
-CEILING_API = {
-    'single': 'a Publish frame of one message, built before the timing; its'
-              ' PublishConfirm awaited, polling (perf/_raw.py)',
-    'batch': 'a Publish frame of 100 messages, built before the timing; its'
-             ' PublishConfirm awaited, polling (perf/_raw.py)',
-}
+def ceiling_api(waiting: str) -> dict[str, str]:
+    return {
+        'single': 'a Publish frame of one message, built before the timing; its'
+                  ' PublishConfirm awaited, {} (perf/_raw.py)'.format(waiting),
+        'batch': 'a Publish frame of 100 messages, built before the timing; its'
+                 ' PublishConfirm awaited, {} (perf/_raw.py)'.format(waiting),
+        'pipelined': 'Publish frames of 1,000 messages, built before the timing, at'
+                     ' most 10,000 unconfirmed; confirmations awaited, {}'
+                     ' (perf/_raw.py)'.format(waiting),
+    }
 AIOKAFKA_API = {
     'single': "AIOKafkaProducer(acks='all').send_and_wait(topic, msgpack.packb(m))",
     'batch': 'create_batch() + 100 x append + await (await send_batch(...))',
@@ -276,12 +282,13 @@ def make_runner(name: str, args: argparse.Namespace, admin: StreamAdmin) -> Runn
         return JavaPublishRunner(
             url, _streams.BROKER_PID, admin, warmup_seconds=0 if args.quick else WARMUP_SECONDS,
         )
-    if name == CEILING:
+    if name in CEILINGS:
         if not url.startswith('rabbitmq-stream:'):
             raise SkipImplementation('the ceiling publisher has no TLS')
+        polling = name == CEILING_POLLING
         return LocalRunner(
-            name, '-', admin, functools.partial(publish_ceiling, url), CEILING_API,
-            args.profile,
+            name, '-', admin, functools.partial(publish_ceiling, url, polling=polling),
+            ceiling_api('polling' if polling else 'asleep'), args.profile,
         )
     raise ValueError(name)
 

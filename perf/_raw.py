@@ -5,10 +5,11 @@ lines: what the broker does for a client that does next to nothing.
 Written from the protocol specification (PROTOCOL.adoc) and sharing no
 code with rbfly, so that what they measure is the broker: a handshake
 (SASL PLAIN, no TLS), then frames built or read with ``struct`` only.
-Waiting clients keep the event loop polling (``asyncio.sleep(0)``) rather
-than sleeping, as rbfly's publishers and subscriptions do when answers come
-quickly: on the benchmark machine a client asleep between frames makes the
-broker slower (see doc/perf.rst).
+The consuming client keeps the event loop polling (``asyncio.sleep(0)``)
+rather than sleeping: on the benchmark machines a client asleep between
+small chunks makes the broker slower (see doc/perf.rst). The publishing
+client waits either way (:py:func:`poll`, or a plain ``await``): polling
+takes a core the broker needs on a machine of two cores.
 """
 
 from __future__ import annotations

@@ -57,6 +57,7 @@ COLOURS = {
     'aiokafka': '#2ca02c',
     'proton': '#9467bd',
     'java': '#d62728',
+    'ceiling-polling': '#e7ba52',
 }
 OTHER_COLOUR = '#bcbd22'
 CPU_WIDTH = 6   # inches per panel of cpu.png
