@@ -12,7 +12,7 @@ sixth of what the client spends per message when pipelining to RabbitMQ
 path touches lives in C fields of the publisher object, and the path
 itself is a C function; the rest of the publisher (sending a buffer,
 confirmations, waiting for room) stays in Python, in
-:py:mod:`rbfly.streams.publisher`, which uses the same fields through
+:py:mod:`rbfly.streams.pipelined`, which uses the same fields through
 their Python attributes.
 """
 

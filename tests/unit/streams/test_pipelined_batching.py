@@ -13,9 +13,9 @@ import pytest
 from rbfly.streams import ConnectionLost
 from rbfly.streams.error import PublisherError
 from rbfly.streams.metrics import Counters
+from rbfly.streams.pipelined import DEFER_MAX, PublisherPipelined
 from rbfly.streams.protocol import Publish, PublishV2, decode
 from rbfly.streams.protocol._publish import PublishEncoder
-from rbfly.streams.publisher import DEFER_MAX, PublisherPipelined
 
 class Client:
     """A publisher's host (:py:class:`rbfly.streams._publisher_base.PublisherHost`)."""
