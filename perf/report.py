@@ -276,8 +276,23 @@ PUBLISH_TITLES = {
 }
 
 
+def ceiling_of(impls: JsonDict) -> float | None:
+    """
+    The broker's ceiling in a scenario: the best median of its ``ceiling``
+    lines (publishing has two: the minimal client asleep while it waits,
+    and polling; on two cores either can be the faster).
+    """
+    rates = [_median(r) for n, r in impls.items() if n.startswith('ceiling')]
+    best = [r for r in rates if r]
+    return max(best) if best else None
+
+
 def scenario_tables(doc: JsonDict) -> list[Table]:
-    """A table per scenario of ``publish`` or ``consume`` results."""
+    """
+    A table per scenario of ``publish`` or ``consume`` results; ``of
+    ceiling`` is each line's share of :py:func:`ceiling_of` (none for
+    aiokafka, whose broker is another).
+    """
     tables = []
     for key, res in doc['results'].items():
         impls = res['implementations']
@@ -287,12 +302,14 @@ def scenario_tables(doc: JsonDict) -> list[Table]:
         refs = [_median(impls.get(n)) for n in REFERENCES]
         names = [n for n, _ in ok]
         unit = next((r['latency'].get('unit') for _, r in ok if r.get('latency')), None)
-        headers = ['implementation', *RATE_HEADERS, *CPU_HEADERS]
+        ceiling = ceiling_of(impls)
+        headers = ['implementation', *RATE_HEADERS, 'of ceiling', *CPU_HEADERS]
         if unit:
             headers += ['{} µs/{}'.format(p[:3], unit) for p in LATENCY]
         rows = []
         for name, r in ok:
-            row = [label(doc, name, r, names), *_rate_cells(r, refs),
+            share = None if name == 'aiokafka' or not ceiling else (_median(r) or 0) / ceiling
+            row = [label(doc, name, r, names), *_rate_cells(r, refs), fmt_share(share),
                    fmt_small(r.get('cpu_us_per_msg')), fmt_share(r.get('broker_cpu_share'))]
             if unit:
                 lat = r.get('latency') or {}
