@@ -276,14 +276,19 @@ PUBLISH_TITLES = {
 }
 
 
-def ceiling_of(impls: JsonDict) -> float | None:
+def ceiling_of(impls: JsonDict, source: int) -> float | None:
     """
-    The broker's ceiling in a scenario: the best median of its ``ceiling``
-    lines (publishing has two: the minimal client asleep while it waits,
-    and polling; on two cores either can be the faster).
+    The broker's ceiling in a scenario of run ``source`` (``report.py``
+    merges runs; each line is held against its own run's): the best
+    median of the run's ``ceiling`` lines (publishing has two: the minimal
+    client asleep while it waits, and polling; on two cores either can be
+    the faster).
     """
-    rates = [_median(r) for n, r in impls.items() if n.startswith('ceiling')]
-    best = [r for r in rates if r]
+    best = [
+        rate for n, r in impls.items()
+        if n.startswith('ceiling') and r.get('_source', 0) == source
+        and (rate := _median(r))
+    ]
     return max(best) if best else None
 
 
@@ -302,12 +307,12 @@ def scenario_tables(doc: JsonDict) -> list[Table]:
         refs = [_median(impls.get(n)) for n in REFERENCES]
         names = [n for n, _ in ok]
         unit = next((r['latency'].get('unit') for _, r in ok if r.get('latency')), None)
-        ceiling = ceiling_of(impls)
         headers = ['implementation', *RATE_HEADERS, 'of ceiling', *CPU_HEADERS]
         if unit:
             headers += ['{} µs/{}'.format(p[:3], unit) for p in LATENCY]
         rows = []
         for name, r in ok:
+            ceiling = ceiling_of(impls, r.get('_source', 0))
             share = None if name == 'aiokafka' or not ceiling else (_median(r) or 0) / ceiling
             row = [label(doc, name, r, names), *_rate_cells(r, refs), fmt_share(share),
                    fmt_small(r.get('cpu_us_per_msg')), fmt_share(r.get('broker_cpu_share'))]
