@@ -178,6 +178,23 @@ def format_rate(value: float | None) -> str:
     return f'{value:,.0f}'
 
 
+CEILINGS = ('ceiling', 'ceiling-polling')
+"""
+The minimal clients of the benchmarks (``perf/_raw.py``): asleep while
+they wait, and polling the event loop.
+"""
+
+
+def best_ceiling(impls: JsonDict) -> float | None:
+    """
+    The broker's ceiling in a scenario: the best median of the ceiling
+    clients, asleep or polling while they wait (on two cores either can
+    be the faster; neither alone is a ceiling).
+    """
+    rates = [r for r in (ok_rate(impls.get(name)) for name in CEILINGS) if r]
+    return max(rates) if rates else None
+
+
 def format_table(
         headers: Sequence[str],
         rows: Iterable[Sequence[str]],

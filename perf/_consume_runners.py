@@ -17,6 +17,7 @@ from typing import Protocol
 
 import _streams
 from _common import (
+    CEILINGS,
     JsonDict,
     package_version,
 )
@@ -37,7 +38,7 @@ from _streams import (
 SCRIPT = Path(__file__).resolve().parent / 'bench_consume.py'
 CHILD_TIMEOUT = 3600
 RUN_TIMEOUT = 600   # a run that stalls this long fails
-CEILING = 'ceiling'
+CEILING, CEILING_POLLING = CEILINGS
 
 
 
@@ -137,7 +138,10 @@ API = {
     'rstream': 'Consumer.subscribe(stream, callback, decoder=amqp_decoder,'
                ' offset_specification=ConsumerOffsetSpecification(OffsetType.FIRST))',
     'java': JAVA_API,
-    CEILING: 'a Deliver frame counter: no decoding, a credit per chunk (perf/_consumers.py)',
+    CEILING: 'a Deliver frame counter: no decoding, a credit per chunk, asleep, its reads'
+             ' paused 1 ms after each (perf/_consumers.py)',
+    CEILING_POLLING: 'the same counter polling the event loop, reading at once'
+                     ' (perf/_consumers.py)',
 }
 
 
@@ -179,11 +183,13 @@ def make_runner(name: str, args: argparse.Namespace) -> Runner:
         return JavaConsumeRunner(
             url, _streams.BROKER_PID, warmup_seconds=0 if args.quick else WARMUP_SECONDS,
         )
-    if name == CEILING:
+    if name in (CEILING, CEILING_POLLING):
         if not url.startswith('rabbitmq-stream:'):
             raise SkipImplementation('the ceiling consumer has no TLS')
+        polling = name == CEILING_POLLING
         return LocalRunner(
-            name, '-', functools.partial(consume_ceiling, url), API[name], args.profile,
+            name, '-', functools.partial(consume_ceiling, url, polling=polling), API[name],
+            args.profile,
         )
     raise ValueError(name)
 

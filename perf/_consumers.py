@@ -150,21 +150,32 @@ async def consume_rstream(url: str, stream: str, count: int) -> JsonDict:
 # the broker's ceiling: a consumer that decodes nothing
 #
 
-async def consume_ceiling(url: str, stream: str, count: int, credit: int = 64) -> JsonDict:
+CEILING_PAUSE = 0.001
+"""Seconds the sleeping ceiling consumer pauses its reads (rbfly's default ``read_pause``)."""
+
+
+async def consume_ceiling(
+        url: str, stream: str, count: int, credit: int = 64, polling: bool = False,
+) -> JsonDict:
     """
     Read a stream with :py:class:`_raw.Counter` (frame lengths and record
-    counts only, a credit per chunk), polling the event loop.
+    counts only, a credit per chunk): asleep while it waits, its reads
+    paused for :py:data:`CEILING_PAUSE` after each, or, with ``polling``,
+    polling the event loop (a busy core) and reading at once.
     """
     if not url.startswith('rabbitmq-stream:'):
         raise CeilingError('the ceiling consumer has no TLS')
     ep = endpoint(url)
-    counter = Counter(ep, count)
+    counter = Counter(ep, count, pause=0.0 if polling else CEILING_PAUSE)
     await connect(ep, counter)
     watch = Stopwatch()
     try:
         watch.start()
         counter.subscribe(stream, credit)
-        await poll(counter.done)
+        if polling:
+            await poll(counter.done)
+        else:
+            await counter.done
         watch.stop()
     finally:
         counter.close()

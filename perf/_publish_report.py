@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from _common import (
     JsonDict,
+    best_ceiling,
     format_rate,
     format_ratio,
     format_table,
@@ -26,20 +27,6 @@ JAVA_SINGLE_RATE = 10_700   # official Java stream-perf-test tool, single publis
                             # (fallback: the java implementation measured in the run)
 BATCH_RATIO = 1.5           # batches of 100, vs RbFly 0.10 (251k msg/s measured here)
 PIPELINED_RATE = 700_000
-
-CEILING = 'ceiling'   # what the broker does for a client that does next to nothing
-CEILINGS = (CEILING, 'ceiling-polling')   # the same client asleep while it waits, and polling
-
-
-def best_ceiling(impls: JsonDict) -> float | None:
-    """
-    The broker's ceiling in a scenario: the best median of the ceiling
-    publishers, asleep or polling while they wait (on two cores either can
-    be the faster; neither alone is a ceiling).
-    """
-    rates = [r for r in (ok_rate(impls.get(name)) for name in CEILINGS) if r]
-    return max(rates) if rates else None
-
 
 TITLES = {
     'single': 'single message publishing, each confirmation awaited',

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 import _streams
 from _common import (
+    CEILINGS,
     JsonDict,
     package_version,
 )
@@ -47,9 +48,7 @@ from _streams import (
 
 SCRIPT = Path(__file__).resolve().parent / 'bench_publish.py'
 CHILD_TIMEOUT = 3600
-CEILING = 'ceiling'
-CEILING_POLLING = 'ceiling-polling'
-CEILINGS = (CEILING, CEILING_POLLING)
+CEILING, CEILING_POLLING = CEILINGS
 
 #
 # implementations

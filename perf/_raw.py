@@ -5,11 +5,12 @@ lines: what the broker does for a client that does next to nothing.
 Written from the protocol specification (PROTOCOL.adoc) and sharing no
 code with rbfly, so that what they measure is the broker: a handshake
 (SASL PLAIN, no TLS), then frames built or read with ``struct`` only.
-The consuming client keeps the event loop polling (``asyncio.sleep(0)``)
-rather than sleeping: on the benchmark machines a client asleep between
-small chunks makes the broker slower (see doc/perf.rst). The publishing
-client waits either way (:py:func:`poll`, or a plain ``await``): polling
-takes a core the broker needs on a machine of two cores.
+The clients wait either way: keeping the event loop polling
+(:py:func:`poll`, ``asyncio.sleep(0)``), or asleep (a plain ``await``;
+the consumer then pauses its reads for a moment after each read, as
+rbfly does with chunks of history). A client asleep between small chunks
+makes the broker slower, and a polling one takes a core the broker needs
+on a machine of two cores (see doc/perf.rst); the benchmarks run both.
 """
 
 from __future__ import annotations
@@ -164,11 +165,24 @@ class Counter(RawClient):
     it arrives. ``done`` when the record at offset ``count - 1`` came.
     """
 
-    def __init__(self, ep: Endpoint, count: int) -> None:
+    def __init__(self, ep: Endpoint, count: int, pause: float = 0.0) -> None:
         super().__init__(ep)
         self.count = count
         self.received = 0
         self.last_offset: int | None = None
+        # seconds its reads pause after each read (0: none), as rbfly's
+        # read_pause does when chunks of history arrive
+        self.pause = pause
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self.pause and self.transport is not None and not self.done.done():
+            self.transport.pause_reading()
+            asyncio.get_running_loop().call_later(self.pause, self._resume)
+
+    def _resume(self) -> None:
+        if self.transport is not None and not self.transport.is_closing():
+            self.transport.resume_reading()
 
     def subscribe(self, stream: str, credit: int) -> None:
         # subscription id 0, offset spec FIRST (1), credit, no properties

@@ -126,6 +126,7 @@ from pathlib import Path
 
 import _streams
 from _common import (
+    CEILINGS,
     JsonDict,
     env_metadata,
     log,
@@ -133,7 +134,7 @@ from _common import (
 )
 from _java import java_missing
 from _publish_report import report, targets
-from _publish_runners import CEILINGS, Runner, kafka_available, make_runner
+from _publish_runners import Runner, kafka_available, make_runner
 from _publishers import (
     StreamAdmin,
     publish_rbfly,

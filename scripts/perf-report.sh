@@ -41,7 +41,7 @@ scripts/brokers.sh start 310
 eval "$(scripts/brokers.sh env)"
 mkdir -p perf/results doc/perf
 impls=(rbfly rbfly-anonymous rbfly-subentry rbfly-spin rbfly-0.10 rstream ceiling ceiling-polling)
-consume_impls=(rbfly rbfly-chunks rbfly-spin rbfly-nopause rbfly-0.10 rstream ceiling)
+consume_impls=(rbfly rbfly-chunks rbfly-spin rbfly-nopause rbfly-0.10 rstream ceiling ceiling-polling)
 runs() { case ",$only," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
 for b in codec publish consume workloads; do
   if ! runs "$b"; then

@@ -54,7 +54,7 @@ if scripts/java-perf.sh --prepare >/dev/null 2>&1; then java=(java); fi
 "$VENV/bin/python" perf/bench_publish.py --quick --url "$RBFLY_URL" --json "$quick/publish.json" \
   --impl rbfly rbfly-0.10 rstream rbfly-subentry rbfly-spin ceiling ceiling-polling "${java[@]}" >/dev/null
 "$VENV/bin/python" perf/bench_consume.py --quick --url "$RBFLY_URL" --json "$quick/consume.json" \
-  --impl rbfly rbfly-chunks rbfly-spin rbfly-nopause rbfly-0.10 rstream ceiling "${java[@]}" >/dev/null
+  --impl rbfly rbfly-chunks rbfly-spin rbfly-nopause rbfly-0.10 rstream ceiling ceiling-polling "${java[@]}" >/dev/null
 "$VENV/bin/python" perf/plot.py --output-dir "$quick" "$quick"/{codec,publish,consume}.json >/dev/null
 "$VENV/bin/python" perf/report.py --output-dir "$quick" "$quick"/{codec,publish,consume}.json \
   >/dev/null
