@@ -280,9 +280,8 @@ def ceiling_of(impls: JsonDict, source: int) -> float | None:
     """
     The broker's ceiling in a scenario of run ``source`` (``report.py``
     merges runs; each line is held against its own run's): the best
-    median of the run's ``ceiling`` lines (publishing has two: the minimal
-    client asleep while it waits, and polling; on two cores either can be
-    the faster).
+    median of the run's ``ceiling`` lines (the minimal client asleep while
+    it waits, and polling; on two cores either can be the faster).
     """
     best = [
         rate for n, r in impls.items()
