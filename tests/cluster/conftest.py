@@ -169,3 +169,31 @@ async def failover(
         client = streams_client(f.survivors[0].url)
         async with client:
             await client.delete_stream(stream)
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """
+    Each failover test kills a node, and reviving it takes a RabbitMQ boot
+    (8-10 s, the test's teardown): the four combinations of event loop
+    and leader placement cost 200 s of the suite. The event loop matters
+    below the failover logic (the asyncio adapter, tested on both loops by
+    ``tests/integration``, connection cuts and broker restarts included),
+    so each failover test runs each placement once, on alternating loops:
+    across the tests, every loop meets every placement.
+    """
+    keep: list[pytest.Item] = []
+    dropped: list[pytest.Item] = []
+    tests: dict[str, int] = {}
+    for item in items:
+        params = getattr(getattr(item, 'callspec', None), 'params', {})
+        if 'failover' not in params or not item.nodeid.startswith('tests/cluster/'):
+            keep.append(item)
+            continue
+        name = item.nodeid.split('[', 1)[0]
+        index = tests.setdefault(name, len(tests))
+        loop = item.callspec.id.split('-', 1)[0]  # type: ignore[attr-defined]
+        with_coordinator = params['failover'] == LEADER_WITH_COORDINATOR
+        wanted = 'asyncio' if with_coordinator == (index % 2 == 0) else 'uvloop'
+        (keep if loop == wanted else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
