@@ -21,6 +21,9 @@ from rbfly.streams import Offset, PublisherBatchFast, StreamsClient
 SCRIPT = str(Path(__file__).resolve().parents[2] / 'scripts' / 'java-perf.sh')
 COUNT = 300
 
+# the JVM's start is most of each test; the event loop plays no part
+pytestmark = pytest.mark.one_loop
+
 @pytest.fixture(scope='module')
 def java() -> str:
     """The Java side, built once (the first build resolves jars: a minute)."""

@@ -80,6 +80,7 @@ def spans() -> tuple[Tracer, InMemorySpanExporter]:
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     return provider.get_tracer('test'), exporter
 
+@pytest.mark.one_loop
 async def test_java_publishes_rbfly_processes(
         java: str, url: str, client310: StreamsClient, stream: str,
 ) -> None:
@@ -96,6 +97,7 @@ async def test_java_publishes_rbfly_processes(
     assert process.parent is not None
     assert format_span_id(process.parent.span_id) == span_id
 
+@pytest.mark.one_loop
 async def test_rbfly_publishes_java_processes(
         java: str, url: str, client310: StreamsClient, stream: str,
 ) -> None:
