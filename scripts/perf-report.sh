@@ -7,8 +7,9 @@
 #   --rounds N  rounds of the full run (default 5; the original report used 100)
 #   --no-kafka  leave Kafka alone (neither started nor measured), e.g. on a
 #               machine where a JVM of 512 MiB does not fit
-#   --only B,.. run only these of codec, publish, consume, workloads; the
-#               others keep their committed results (doc/perf/results/B.json)
+#   --only B,.. run only these of codec, publish, consume, workloads,
+#               concurrent; the others keep their committed results
+#               (doc/perf/results/B.json)
 # Results: perf/results/*.json; plots (perf/plot.py) and reST tables
 # (perf/report.py, *.rst.inc): doc/perf/; the workloads users run
 # (perf/bench_workloads.py: message sizes, many publishers, latency at a
@@ -25,7 +26,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${RBFLY_VENV:-.venv}
-quick=() rounds=5 kafka=1 only=codec,publish,consume,workloads
+quick=() rounds=5 kafka=1 only=codec,publish,consume,workloads,concurrent
 while [ $# -gt 0 ]; do
   case "$1" in
     --only) only=$2; shift 2 ;;
@@ -43,7 +44,7 @@ mkdir -p perf/results doc/perf
 impls=(rbfly rbfly-anonymous rbfly-subentry rbfly-spin rbfly-0.10 rstream ceiling ceiling-polling)
 consume_impls=(rbfly rbfly-chunks rbfly-spin rbfly-nopause rbfly-0.10 rstream ceiling ceiling-polling)
 runs() { case ",$only," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
-for b in codec publish consume workloads; do
+for b in codec publish consume workloads concurrent; do
   if ! runs "$b"; then
     [ -f "doc/perf/results/$b.json" ] || { echo "no committed results of $b; run it" >&2; exit 2; }
     cp "doc/perf/results/$b.json" "perf/results/$b.json"
@@ -80,10 +81,16 @@ if runs workloads; then
   "$py" perf/bench_workloads.py "${quick[@]}" --url "$RBFLY_URL" --impl "${workload_impls[@]}" \
     --json perf/results/workloads.json | tee doc/perf/workloads.txt
 fi
+if runs concurrent; then
+  # many tasks of one process, each awaiting its message's confirmation
+  "$py" perf/bench_concurrent.py "${quick[@]}" --rounds "$rounds" --url "$RBFLY_URL" \
+    --json perf/results/concurrent.json | tee doc/perf/concurrent.txt
+fi
 results=(perf/results/codec.json perf/results/publish.json perf/results/consume.json)
 rm -f doc/perf/*.png doc/perf/*.rst.inc   # no figure or table of an earlier run stays
 mkdir -p doc/perf/results
-cp "${results[@]}" perf/results/workloads.json perf/results/floor.json doc/perf/results/
+cp "${results[@]}" perf/results/workloads.json perf/results/floor.json perf/results/concurrent.json \
+  doc/perf/results/
 "$py" perf/plot.py --output-dir doc/perf "${results[@]}"
 "$py" perf/report.py --output-dir doc/perf "${results[@]}"
 "$py" perf/report_workloads.py --output-dir doc/perf perf/results/workloads.json

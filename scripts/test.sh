@@ -66,6 +66,10 @@ if scripts/java-perf.sh --prepare >/dev/null 2>&1; then java=(java); fi
   || { cat "$quick/workloads.log" >&2; exit 1; }
 "$VENV/bin/python" perf/report_workloads.py --output-dir "$quick" "$quick/workloads.json" \
   2>/dev/null
+# many tasks each awaiting the confirmation of one message at a time
+"$VENV/bin/python" perf/bench_concurrent.py --quick --strict --url "$RBFLY_URL" \
+  --json "$quick/concurrent.json" >/dev/null 2>"$quick/concurrent.log" \
+  || { cat "$quick/concurrent.log" >&2; exit 1; }
 # the Java client's own perf tool against the harness (seconds each), and
 # at a fixed rate as the workloads run it, where its jars resolve
 # (stream-client 0.13.0 and the tool's dependencies)
