@@ -16,7 +16,7 @@ import typing as tp
 import pytest
 
 from rbfly.error import FrameDecodeError
-from rbfly.streams.aio.protocol import StreamsProtocol, open_connection
+from rbfly.streams.aio.protocol import COALESCE_MAX, StreamsProtocol, open_connection
 from rbfly.streams.error import (
     AccessRefused,
     AuthenticationFailure,
@@ -562,6 +562,67 @@ async def test_frames_of_woken_tasks_coalesced() -> None:
     _, frame = encoder.encode(3, [b'm'], 0, 200, False, None, None)
     protocol.send_frame(frame)
     assert transport.writes == 2
+
+async def test_frames_coalesced_across_confirmations_of_one_read() -> None:
+    """Tasks woken by the second confirmation of a read, of another publisher, join the write."""
+    protocol, transport = handshake()
+    first, second = Waking(), Waking()
+    protocol.publishers[3] = first
+    protocol.publishers[4] = second
+    encoder = protocol.publish_encoder
+    transport.writes = 0  # the handshake's
+
+    async def sender(publisher: Waking, ident: int, pid: int) -> None:
+        await publisher.wait(pid)
+        _, frame = encoder.encode(ident, [b'm'], 0, 100 + pid, False, None, None)
+        protocol.send_frame(frame)
+
+    tasks = [
+        asyncio.ensure_future(sender(first, 3, 1)),
+        asyncio.ensure_future(sender(second, 4, 2)),
+    ]
+    await asyncio.sleep(0)
+    protocol.data_received(encode(PublishConfirm(3, [1])) + encode(PublishConfirm(4, [2])))
+    await asyncio.gather(*tasks)
+    await asyncio.sleep(0)
+    assert transport.writes == 1
+    assert [c.publisher_id for c, _ in transport.sent()] == [3, 4]  # type: ignore[attr-defined]
+
+async def test_coalesced_frames_bounded() -> None:
+    """
+    Frames held for the write are written once they reach ``COALESCE_MAX``
+    bytes, and a frame of that size goes alone, after those held: the
+    transport's write buffer, and its high-water mark, see them.
+    """
+    protocol, transport = handshake()
+    publisher = Waking()
+    protocol.publishers[3] = publisher
+    encoder = protocol.publish_encoder
+    transport.writes = 0  # the handshake's
+    big = b'x' * COALESCE_MAX
+    small = b'y' * (COALESCE_MAX // 3)
+    sizes: list[int] = []
+
+    async def sender() -> None:
+        await publisher.wait(1)
+        for i, body in enumerate([small, small, big, small, small, small]):
+            _, frame = encoder.encode(3, [body], 0, 10 + i, False, None, None)
+            protocol.send_frame(frame)
+            sizes.append(transport.writes)
+
+    task = asyncio.ensure_future(sender())
+    await asyncio.sleep(0)
+    protocol.data_received(encode(PublishConfirm(3, [1])))
+    await task
+    # two small held; the big one: those two written, then it alone; then
+    # three small: the third passes the bound, all three written
+    assert sizes == [0, 0, 2, 2, 2, 3]
+    await asyncio.sleep(0)
+    assert transport.writes == 3
+    sent = transport.sent()
+    assert [len(c.messages[0][1]) for c, _ in sent] == [  # type: ignore[attr-defined]
+        len(small), len(small), len(big), len(small), len(small), len(small),
+    ]
 
 async def test_coalesced_frames_not_written_after_loss() -> None:
     """Frames waiting for the write are dropped with a lost connection, not written after it."""
