@@ -16,12 +16,15 @@ import dataclasses as dtc
 import logging
 import os
 import subprocess
+import typing as tp
 import uuid
+import zlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+import uvloop
 
 from rbfly.streams import streams_client
 from rbfly.streams.backoff import Backoff
@@ -177,23 +180,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     and leader placement cost 200 s of the suite. The event loop matters
     below the failover logic (the asyncio adapter, tested on both loops by
     ``tests/integration``, connection cuts and broker restarts included),
-    so each failover test runs each placement once, on alternating loops:
-    across the tests, every loop meets every placement.
+    so each failover test runs each placement once, on loops that depend
+    on the test's name only (across the tests, every loop meets every
+    placement). A combination named on the command line always runs.
     """
+    named = {arg.replace('\\', '/') for arg in config.args}
     keep: list[pytest.Item] = []
     dropped: list[pytest.Item] = []
-    tests: dict[str, int] = {}
     for item in items:
         params = getattr(getattr(item, 'callspec', None), 'params', {})
-        if 'failover' not in params or not item.nodeid.startswith('tests/cluster/'):
+        if 'failover' not in params or any(item.nodeid.endswith(a) for a in named):
             keep.append(item)
             continue
-        name = item.nodeid.split('[', 1)[0]
-        index = tests.setdefault(name, len(tests))
-        loop = item.callspec.id.split('-', 1)[0]  # type: ignore[attr-defined]
+        parity = zlib.crc32(tp.cast(pytest.Function, item).originalname.encode()) & 1
+        on_uvloop = params.get('_asyncio_loop_factory') is uvloop.new_event_loop
         with_coordinator = params['failover'] == LEADER_WITH_COORDINATOR
-        wanted = 'asyncio' if with_coordinator == (index % 2 == 0) else 'uvloop'
-        (keep if loop == wanted else dropped).append(item)
+        wanted_uvloop = with_coordinator == bool(parity)
+        (keep if on_uvloop == wanted_uvloop else dropped).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = keep
