@@ -7,8 +7,13 @@ as the request handlers of a web application do. rbfly against RbFly
 rstream (``Producer.send_wait`` from each task), on the same broker, in
 alternating rounds; 10-byte AMQP messages.
 
-For each number of tasks: msg/s, the client's CPU per message, and each
-peer's rate as a share of rbfly's, from the same rounds (medians).
+For each number of tasks: msg/s, the client's CPU per message, each
+peer's rate as a share of rbfly's, from the same rounds (medians), and
+the messages the stream holds after the run (read back after each run;
+rbfly and rstream must store every message once). RbFly 0.10 does not
+store them all: its ``Publisher.send`` takes the publishing id before
+taking its lock, so concurrent sends share an id and the broker drops
+the repeats as duplicates (confirming them all the same).
 
 Examples::
 
@@ -24,7 +29,7 @@ import asyncio
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import _streams
 from _common import (
@@ -117,6 +122,19 @@ async def publish_rstream(url: str, stream: str, count: int, tasks: int) -> Json
     return run_result(count, watch)
 
 
+async def stored(client: Any, stream: str) -> int:
+    """Messages the stream holds: read from the first until a second passes without one."""
+    from rbfly.streams import Offset
+
+    n = 0
+    try:
+        async for chunk in client.subscribe_chunks(stream, offset=Offset.FIRST, timeout=1):
+            n += len(chunk)
+    except TimeoutError:
+        pass
+    return n
+
+
 async def one_run(args: argparse.Namespace, impl: str, tasks: int) -> JsonDict:
     """One run of an implementation, on a stream of its own, deleted after."""
     from rbfly.streams import streams_client
@@ -125,21 +143,31 @@ async def one_run(args: argparse.Namespace, impl: str, tasks: int) -> JsonDict:
     client = streams_client(args.url)
     try:
         await client.create_stream(stream)
-        if impl == 'rbfly':
-            return await publish_rbfly(args.url, stream, args.count, tasks)
-        if impl == 'rstream':
-            return await publish_rstream(args.url, stream, args.count, tasks)
-        doc = await run_child(
-            baseline_python(), Path(__file__), [
-                '--url', args.url, '--stream', stream, '--count', str(args.count),
-                '--tasks', str(tasks), '--loop', args.loop,
-                '--broker-pid', str(_streams.BROKER_PID or 0),
-            ], timeout=1800, expect_version=BASELINE_VERSION,
-        )
-        return cast(JsonDict, doc['result'])
+        result = await publish(args, impl, stream, tasks)
+        result['stored'] = await stored(client, stream)
+        if impl != BASELINE and result['stored'] != args.count:
+            raise VerificationError('{}: the stream holds {} of {} messages'.format(
+                impl, result['stored'], args.count,
+            ))
+        return result
     finally:
         await client.delete_stream(stream)
         await client.disconnect()
+
+
+async def publish(args: argparse.Namespace, impl: str, stream: str, tasks: int) -> JsonDict:
+    if impl == 'rbfly':
+        return await publish_rbfly(args.url, stream, args.count, tasks)
+    if impl == 'rstream':
+        return await publish_rstream(args.url, stream, args.count, tasks)
+    doc = await run_child(
+        baseline_python(), Path(__file__), [
+            '--url', args.url, '--stream', stream, '--count', str(args.count),
+            '--tasks', str(tasks), '--loop', args.loop,
+            '--broker-pid', str(_streams.BROKER_PID or 0),
+        ], timeout=1800, expect_version=BASELINE_VERSION,
+    )
+    return cast(JsonDict, doc['result'])
 
 
 async def benchmark(args: argparse.Namespace) -> JsonDict:
@@ -159,16 +187,18 @@ async def benchmark(args: argparse.Namespace) -> JsonDict:
                     log('{}: skipped: {}'.format(impl, ex))
                     continue
                 runs[str(tasks)][impl].append(result)
-                log('round {}/{} {:>4} tasks  {:<11} {:>9} msg/s  CPU {:7.2f} us/msg'.format(
-                    r, args.rounds, tasks, impl, format_rate(result['rate']),
-                    result['cpu_us_per_msg'],
-                ))
+                log('round {}/{} {:>4} tasks  {:<11} {:>9} msg/s  CPU {:7.2f} us/msg'
+                    '  stored {:,}'.format(
+                        r, args.rounds, tasks, impl, format_rate(result['rate']),
+                        result['cpu_us_per_msg'], result['stored'],
+                    ))
     results: JsonDict = {}
     for tasks, by_impl in runs.items():
         results[tasks] = {
             impl: {
                 'rate': median([x['rate'] for x in rs]),
                 'cpu_us_per_msg': median([x['cpu_us_per_msg'] for x in rs]),
+                'stored': min(x['stored'] for x in rs),
                 'rounds': rs,
             } for impl, rs in by_impl.items() if rs
         }
@@ -183,8 +213,11 @@ def report(doc: JsonDict) -> str:
             rows.append([
                 tasks, impl, format_rate(res['rate']), '{:.2f}'.format(res['cpu_us_per_msg']),
                 format_ratio(res['rate'] / ours if ours and impl != 'rbfly' else None),
+                '{:,}'.format(res['stored']),
             ])
-    return format_table(['tasks', 'client', 'msg/s', 'CPU us/msg', 'of rbfly'], rows)
+    return format_table(
+        ['tasks', 'client', 'msg/s', 'CPU us/msg', 'of rbfly', 'stored (fewest)'], rows,
+    )
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -262,7 +295,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         'env': env, **doc,
     }
     print('Concurrent senders: tasks each awaiting the confirmation of one message'
-          ' at a time, {:,} messages a run, median of {} rounds'.format(args.count, args.rounds))
+          ' at a time, {:,} messages a run, median of {} rounds; stored: the fewest'
+          ' messages the stream held after a run'.format(args.count, args.rounds))
     print(report(doc))
     if args.json:
         log('results written to {}'.format(write_json(args.json, doc)))
