@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import socket
 import time
 import typing as tp
 from collections.abc import Callable, Mapping
@@ -559,89 +558,4 @@ class StreamsProtocol(asyncio.Protocol):
         if self.core.state is CoreState.OPENED:
             self._schedule_tick()
 
-async def open_connection(
-        host: str,
-        port: int,
-        core: ConnectionCore,
-        ssl: tp.Any = None,
-        timeout: float = 30,
-        buffers: tuple[int | None, int | None] = (None, None),
-) -> StreamsProtocol:
-    """
-    Connect to a broker and finish the handshake.
-
-    :param buffers: The socket's receive and send buffer sizes
-        (``SO_RCVBUF``, ``SO_SNDBUF``; ``None``: the system's), set before
-        connecting, as TCP agrees on its window scale then.
-
-    :raises ConnectionLost: When the broker cannot be reached, does not
-        answer in time, or does not speak the stream protocol.
-    :raises rbfly.streams.error.AuthenticationError: When the credentials
-        are refused.
-    """
-    loop = asyncio.get_running_loop()
-    protocol: StreamsProtocol | None = None
-    where = '{}:{}'.format(host, port)
-    if not 0 < port < 0x10000:  # Metadata's port is an uint32; the socket would wrap it
-        raise ConnectionLost('cannot connect to {}: port out of range 1..65535'.format(where))
-    try:
-        async with asyncio.timeout(timeout):
-            if buffers == (None, None):
-                _, protocol = await loop.create_connection(
-                    lambda: StreamsProtocol(core), host, port, ssl=ssl,
-                )
-            else:
-                sock = await _connected_socket(host, port, buffers)
-                _, protocol = await loop.create_connection(
-                    lambda: StreamsProtocol(core), sock=sock, ssl=ssl,
-                    server_hostname=host if ssl is not None else None,
-                )
-            await protocol.opened
-    except TimeoutError as ex:  # before OSError: TimeoutError is an OSError
-        _abort(protocol)
-        raise ConnectionLost('connecting to {} timed out after {}s'.format(
-            where, timeout
-        )) from ex
-    except ProtocolError as ex:
-        _abort(protocol)
-        hint = '' if ssl is not None else ' (a TLS port? use rabbitmq-stream+tls://)'
-        raise ConnectionLost('{} does not speak the stream protocol{}: {}'.format(
-            where, hint, ex
-        )) from ex
-    except (OSError, ValueError) as ex:
-        # ValueError: a host name the resolver refuses (a NUL character, an
-        # empty label or one too long), as Metadata may carry
-        _abort(protocol)
-        raise ConnectionLost('cannot connect to {}: {}'.format(where, ex)) from ex
-    return protocol
-
-async def _connected_socket(
-        host: str, port: int, buffers: tuple[int | None, int | None],
-) -> socket.socket:
-    """A TCP socket with the buffer sizes set, connected to the first address that answers."""
-    loop = asyncio.get_running_loop()
-    infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-    error: OSError = OSError('no address for {}'.format(host))
-    for family, kind, proto, _, address in infos:
-        sock = socket.socket(family, kind, proto)
-        try:
-            sock.setblocking(False)
-            for option, size in zip((socket.SO_RCVBUF, socket.SO_SNDBUF), buffers, strict=True):
-                if size is not None:
-                    sock.setsockopt(socket.SOL_SOCKET, option, size)
-            await loop.sock_connect(sock, address)
-        except OSError as ex:
-            sock.close()
-            error = ex
-            continue
-        except BaseException:
-            sock.close()
-            raise
-        return sock
-    raise error
-
-def _abort(protocol: StreamsProtocol | None) -> None:
-    if protocol is not None and protocol.transport is not None:
-        protocol.transport.abort()
-
-__all__ = ['StreamsProtocol', 'open_connection']
+__all__ = ['StreamsProtocol']

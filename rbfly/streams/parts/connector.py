@@ -17,7 +17,8 @@ import logging
 import platform
 import typing as tp
 
-from ..aio.protocol import StreamsProtocol, open_connection
+from ..aio.connect import open_connection
+from ..aio.protocol import StreamsProtocol
 from ..error import AuthenticationFailure, ConnectionLost, RequestTimeout
 from ..metrics import Counters
 from ..protocol.commands import CommandVersion, ExchangeCommandVersions, MetadataUpdate

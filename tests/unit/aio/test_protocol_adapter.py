@@ -16,7 +16,8 @@ import typing as tp
 import pytest
 
 from rbfly.error import FrameDecodeError
-from rbfly.streams.aio.protocol import COALESCE_MAX, StreamsProtocol, open_connection
+from rbfly.streams.aio.connect import open_connection
+from rbfly.streams.aio.protocol import COALESCE_MAX, StreamsProtocol
 from rbfly.streams.error import (
     AccessRefused,
     AuthenticationFailure,
