@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-import typing as tp
 
 import pytest
 
 from rbfly.error import FrameDecodeError
 from rbfly.streams.aio.connect import open_connection
-from rbfly.streams.aio.protocol import COALESCE_MAX, StreamsProtocol
+from rbfly.streams.aio.protocol import StreamsProtocol
 from rbfly.streams.error import (
     AccessRefused,
     AuthenticationFailure,
@@ -35,157 +34,30 @@ from rbfly.streams.protocol import (
     Create,
     CreateResponse,
     Deliver,
-    FrameReader,
     Metadata,
     MetadataUpdate,
-    Open,
     OpenResponse,
-    PeerProperties,
     PeerPropertiesResponse,
     PublishConfirm,
     PublishError,
-    SaslAuthenticate,
     SaslAuthenticateResponse,
-    SaslHandshake,
     SaslHandshakeResponse,
     Tune,
-    TuneResponse,
-    decode_frame,
     encode,
 )
 from rbfly.streams.protocol.base import OffsetSpec, PublishingError
 from rbfly.streams.protocol.connection import ConnectionCore, Opened
 
-OK = 1
-SERVER = {'product': 'RabbitMQ', 'version': '3.10.8'}
-OPEN_PROPERTIES = {'advertised_host': 'node-1', 'advertised_port': '5552'}
-
-class Transport:
-    """
-    A fake transport: keeps what is written; closing or aborting it ends
-    the connection on the next loop iteration, as asyncio's transports do.
-    """
-    def __init__(self, protocol: StreamsProtocol) -> None:
-        self.protocol = protocol
-        self.written = bytearray()
-        self.writes = 0
-        self.closing = False
-        self.closed = False
-        self.aborted = False
-        self.reading = True
-        self.paused = 0
-        self.resumed = 0
-
-    def write(self, data: bytes) -> None:
-        assert not self.closing, 'written after close'
-        self.written += data
-        self.writes += 1
-
-    def is_closing(self) -> bool:
-        return self.closing
-
-    def pause_reading(self) -> None:
-        assert not self.closing, 'paused after close'
-        self.reading = False
-        self.paused += 1
-
-    def resume_reading(self) -> None:
-        assert not self.closing, 'resumed after close'
-        self.reading = True
-        self.resumed += 1
-
-    def close(self) -> None:
-        self.closed = True
-        self._end()
-
-    def abort(self) -> None:
-        self.aborted = True
-        self._end()
-
-    def _end(self) -> None:
-        if not self.closing:
-            self.closing = True
-            asyncio.get_running_loop().call_soon(self.protocol.connection_lost, None)
-
-    def sent(self) -> list[tuple[object, int | None]]:
-        """Decode (and take) what the adapter wrote."""
-        reader = FrameReader()
-        reader.feed(bytes(self.written))
-        del self.written[:]
-        return [(d.command, d.correlation_id) for d in map(decode_frame, reader)]
-
-class Publisher:
-    """Records what the connection calls on a publisher."""
-    def __init__(self) -> None:
-        self.calls: list[tuple[str, object]] = []
-
-    def on_confirm(self, publishing_ids: tp.Sequence[int]) -> None:
-        self.calls.append(('confirm', list(publishing_ids)))
-
-    def on_error(self, errors: tp.Sequence[tuple[int, int]]) -> None:
-        self.calls.append(('error', list(errors)))
-
-    def on_connection_lost(self, error: Exception) -> None:
-        self.calls.append(('lost', error))
-
-class Subscription:
-    """Records what the connection calls on a subscription."""
-    def __init__(self) -> None:
-        self.calls: list[tuple[object, ...]] = []
-
-    def on_chunk(
-            self, chunk: bytes | bytearray | memoryview, committed_chunk_id: int | None,
-    ) -> None:
-        self.calls.append(('chunk', bytes(chunk), committed_chunk_id))
-
-    def on_connection_lost(self, error: Exception) -> None:
-        self.calls.append(('lost', error))
-
-    def on_consumer_update(
-            self, protocol: StreamsProtocol, correlation_id: int, active: bool,
-    ) -> None:
-        self.calls.append(('consumer-update', protocol, correlation_id, active))
-
-def connect(heartbeat: int = 0) -> tuple[StreamsProtocol, Transport]:
-    """A connection made, before the broker answered anything."""
-    core = ConnectionCore(
-        virtual_host='vh', username='user', password='secret', heartbeat=heartbeat,
-        client_properties={'product': 'test'},
-    )
-    protocol = StreamsProtocol(core)
-    transport = Transport(protocol)
-    protocol.connection_made(tp.cast(asyncio.Transport, transport))
-    return protocol, transport
-
-def handshake(
-        version: str = '3.10.8', heartbeat: int = 0,
-) -> tuple[StreamsProtocol, Transport]:
-    """A connection through the whole handshake, as the broker answers it."""
-    protocol, transport = connect(heartbeat)
-    assert transport.sent() == [(PeerProperties({'product': 'test'}), 1)]
-    protocol.data_received(encode(PeerPropertiesResponse(1, OK, {**SERVER, 'version': version})))
-    assert transport.sent() == [(SaslHandshake(), 2)]
-    protocol.data_received(encode(SaslHandshakeResponse(2, OK, ['PLAIN', 'AMQPLAIN'])))
-    assert transport.sent() == [(SaslAuthenticate('PLAIN', b'\0user\0secret'), 3)]
-    assert not protocol.opened.done()
-    protocol.data_received(
-        encode(SaslAuthenticateResponse(3, OK, None)) + encode(Tune(1 << 20, heartbeat)),
-    )
-    assert transport.sent() == [(TuneResponse(1 << 20, heartbeat), None), (Open('vh'), 4)]
-    assert not protocol.is_open
-    protocol.data_received(encode(OpenResponse(4, OK, OPEN_PROPERTIES)))
-    assert transport.sent() == []
-    return protocol, transport
-
-async def start(
-        protocol: StreamsProtocol, transport: Transport, command: tp.Any, context: str = '',
-) -> tuple[asyncio.Task[tp.Any], int]:
-    """Send a request from a task; return the task and the request's correlation id."""
-    task = asyncio.ensure_future(protocol.request(command, context))
-    await asyncio.sleep(0)  # the task runs up to waiting for its response
-    [(sent, correlation_id)] = transport.sent()
-    assert sent == command and correlation_id is not None
-    return task, correlation_id
+from ._fakes import (
+    OK,
+    OPEN_PROPERTIES,
+    SERVER,
+    Publisher,
+    Subscription,
+    connect,
+    handshake,
+    start,
+)
 
 #
 # handshake
@@ -511,140 +383,6 @@ async def test_send_frame_written() -> None:
     protocol.send_frame(frame)
     assert bytes(transport.written) == frame
 
-class Waking:
-    """A publisher whose confirmations wake the task awaiting each message."""
-    def __init__(self) -> None:
-        self.waiting: dict[int, asyncio.Future[None]] = {}
-
-    def wait(self, publishing_id: int) -> asyncio.Future[None]:
-        fut = asyncio.get_running_loop().create_future()
-        self.waiting[publishing_id] = fut
-        return fut
-
-    def on_confirm(self, publishing_ids: tp.Sequence[int]) -> None:
-        for pid in publishing_ids:
-            self.waiting.pop(pid).set_result(None)
-
-    def on_error(self, errors: tp.Sequence[tuple[int, int]]) -> None:
-        raise AssertionError(errors)
-
-    def on_connection_lost(self, error: Exception) -> None:
-        pass
-
-async def test_frames_of_woken_tasks_coalesced() -> None:
-    """
-    The Publish frames that the tasks woken by one read of confirmations
-    send go in one write, in the order the tasks sent them; a frame sent
-    afterwards is written at once again.
-    """
-    protocol, transport = handshake()
-    publisher = Waking()
-    protocol.publishers[3] = publisher
-    encoder = protocol.publish_encoder
-    transport.writes = 0  # the handshake's
-
-    async def sender(pid: int) -> None:
-        await publisher.wait(pid)
-        _, frame = encoder.encode(3, [b'm%d' % pid], 0, 100 + pid, False, None, None)
-        protocol.send_frame(frame)
-
-    tasks = [asyncio.ensure_future(sender(pid)) for pid in range(1, 6)]
-    await asyncio.sleep(0)  # the tasks wait for their confirmations
-    protocol.data_received(encode(PublishConfirm(3, [1, 2, 3, 4, 5])))
-    assert transport.writes == 0
-    await asyncio.gather(*tasks)
-    await asyncio.sleep(0)
-    assert transport.writes == 1
-    sent = transport.sent()
-    assert [[pid for pid, _ in c.messages] for c, _ in sent] == [  # type: ignore[attr-defined]
-        [101], [102], [103], [104], [105],
-    ]
-
-    _, frame = encoder.encode(3, [b'm'], 0, 200, False, None, None)
-    protocol.send_frame(frame)
-    assert transport.writes == 2
-
-async def test_frames_coalesced_across_confirmations_of_one_read() -> None:
-    """Tasks woken by the second confirmation of a read, of another publisher, join the write."""
-    protocol, transport = handshake()
-    first, second = Waking(), Waking()
-    protocol.publishers[3] = first
-    protocol.publishers[4] = second
-    encoder = protocol.publish_encoder
-    transport.writes = 0  # the handshake's
-
-    async def sender(publisher: Waking, ident: int, pid: int) -> None:
-        await publisher.wait(pid)
-        _, frame = encoder.encode(ident, [b'm'], 0, 100 + pid, False, None, None)
-        protocol.send_frame(frame)
-
-    tasks = [
-        asyncio.ensure_future(sender(first, 3, 1)),
-        asyncio.ensure_future(sender(second, 4, 2)),
-    ]
-    await asyncio.sleep(0)
-    protocol.data_received(encode(PublishConfirm(3, [1])) + encode(PublishConfirm(4, [2])))
-    await asyncio.gather(*tasks)
-    await asyncio.sleep(0)
-    assert transport.writes == 1
-    assert [c.publisher_id for c, _ in transport.sent()] == [3, 4]  # type: ignore[attr-defined]
-
-async def test_coalesced_frames_bounded() -> None:
-    """
-    Frames held for the write are written once they reach ``COALESCE_MAX``
-    bytes, and a frame of that size goes alone, after those held: the
-    transport's write buffer, and its high-water mark, see them.
-    """
-    protocol, transport = handshake()
-    publisher = Waking()
-    protocol.publishers[3] = publisher
-    encoder = protocol.publish_encoder
-    transport.writes = 0  # the handshake's
-    big = b'x' * COALESCE_MAX
-    small = b'y' * (COALESCE_MAX // 3)
-    sizes: list[int] = []
-
-    async def sender() -> None:
-        await publisher.wait(1)
-        for i, body in enumerate([small, small, big, small, small, small]):
-            _, frame = encoder.encode(3, [body], 0, 10 + i, False, None, None)
-            protocol.send_frame(frame)
-            sizes.append(transport.writes)
-
-    task = asyncio.ensure_future(sender())
-    await asyncio.sleep(0)
-    protocol.data_received(encode(PublishConfirm(3, [1])))
-    await task
-    # two small held; the big one: those two written, then it alone; then
-    # three small: the third passes the bound, all three written
-    assert sizes == [0, 0, 2, 2, 2, 3]
-    await asyncio.sleep(0)
-    assert transport.writes == 3
-    sent = transport.sent()
-    assert [len(c.messages[0][1]) for c, _ in sent] == [  # type: ignore[attr-defined]
-        len(small), len(small), len(big), len(small), len(small), len(small),
-    ]
-
-async def test_coalesced_frames_not_written_after_loss() -> None:
-    """Frames waiting for the write are dropped with a lost connection, not written after it."""
-    protocol, transport = handshake()
-    publisher = Waking()
-    protocol.publishers[3] = publisher
-    encoder = protocol.publish_encoder
-    transport.writes = 0  # the handshake's
-
-    async def sender() -> None:
-        await publisher.wait(1)
-        _, frame = encoder.encode(3, [b'm'], 0, 2, False, None, None)
-        protocol.send_frame(frame)
-        transport.abort()
-
-    task = asyncio.ensure_future(sender())
-    await asyncio.sleep(0)
-    protocol.data_received(encode(PublishConfirm(3, [1])))
-    await task
-    await asyncio.sleep(0)
-    assert transport.writes == 0
 
 @pytest.mark.parametrize(('host', 'port', 'message'), [
     # Metadata's port is an uint32: 70000 would connect to port 4464
