@@ -24,11 +24,11 @@ MODULES = [
     'rbfly.amqp._sections',
     'rbfly.streams._bodies',
     'rbfly.streams.protocol._chunk',
-    'rbfly.streams._confirm',
+    'rbfly.streams.publishers._confirm',
     'rbfly.streams.protocol._frames',
-    'rbfly.streams._pipeline',
+    'rbfly.streams.publishers._pipeline',
     'rbfly.streams.protocol._publish',
-    'rbfly.streams._ready',
+    'rbfly.streams.aio._ready',
 ]
 
 directives = {

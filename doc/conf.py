@@ -35,7 +35,7 @@ nitpicky = True
 # reference leaves them out on purpose (see doc/architecture.rst)
 nitpick_ignore = [
     ('py:class', name) for name in (
-        'PublisherTrait', 'rbfly.streams._publisher_base.PublisherTrait', 'PublisherHost',
+        'PublisherTrait', 'rbfly.streams.publishers.base.PublisherTrait', 'PublisherHost',
         'Counters', 'ConnectionInfo', 'StreamsProtocol', 'ConnectionManager', 'Meter',
         'Tracer', 'Span',  # OpenTelemetry's, an optional dependency
         'rbfly.streams.decorator.F', 'rbfly.streams.client.T',
@@ -45,7 +45,7 @@ nitpick_ignore = [
     ('py:func', 'rbfly.streams.aio.records.attach'),
     ('py:mod', 'rbfly.streams.protocol.request_codec'),
     ('py:mod', 'rbfly.streams.protocol.response_codec'),
-    ('py:mod', 'rbfly.streams._pipeline'),
+    ('py:mod', 'rbfly.streams.publishers._pipeline'),
     ('py:mod', 'rbfly.streams.parts.placement'),
 ]
 # the values of typing.Literal parameters ('post', 'basic')

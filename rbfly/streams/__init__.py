@@ -34,7 +34,7 @@ if tp.TYPE_CHECKING:
     from .offset import Offset, OffsetType
     from .pipe import pipe
     from .protocol._publish import SubEntryBatch
-    from .publisher import (
+    from .publishers.awaited import (
         ConfirmationStatus,
         Publisher,
         PublisherBatch,
@@ -46,8 +46,8 @@ if tp.TYPE_CHECKING:
         PublisherPipelined,
         stream_message_ctx,
     )
+    from .publishers.superstream import SuperStreamPublisher
     from .subscriber import Subscription as Subscriber
-    from .superstream import SuperStreamPublisher
     from .types import BloomFilterExtract, MessageFilter
 
 _EXPORTS = {
@@ -68,19 +68,19 @@ _EXPORTS = {
     'MessageRejected': '.error',
     'NoRoute': '.error',
     'RequestTimeout': '.error',
-    'SuperStreamPublisher': '.superstream',
+    'SuperStreamPublisher': '.publishers.superstream',
     'ResponseError': '.error',
     'StreamsError': '.error',
     'Offset': '.offset',
     'OffsetType': '.offset',
-    'Publisher': '.publisher',
-    'PublisherBatch': '.publisher',
-    'PublisherBatchFast': '.publisher',
-    'PublisherBatchLimit': '.publisher',
-    'PublisherBatchMem': '.publisher',
-    'PublisherBin': '.publisher',
-    'PublisherBinBatch': '.publisher',
-    'PublisherPipelined': '.publisher',
+    'Publisher': '.publishers.awaited',
+    'PublisherBatch': '.publishers.awaited',
+    'PublisherBatchFast': '.publishers.awaited',
+    'PublisherBatchLimit': '.publishers.awaited',
+    'PublisherBatchMem': '.publishers.awaited',
+    'PublisherBin': '.publishers.awaited',
+    'PublisherBinBatch': '.publishers.awaited',
+    'PublisherPipelined': '.publishers.awaited',
     'Backoff': '.backoff',
     'Compression': '.compression',
     'ConnectionEvent': '.events',
@@ -91,14 +91,14 @@ _EXPORTS = {
     'ConnectionState': '.events',
     'SubEntryBatch': '.protocol._publish',
     'Subscriber': '.subscriber',
-    'stream_message_ctx': '.publisher',
+    'stream_message_ctx': '.publishers.awaited',
     'BloomFilterExtract': '.types',
     'MessageFilter': '.types',
     'pipe': '.pipe',
     'CreditOnTake': '.flow',
     'CreditWhenProcessed': '.flow',
     'ManualCredit': '.flow',
-    'ConfirmationStatus': '.publisher',
+    'ConfirmationStatus': '.publishers.awaited',
     'EnqueueTimeout': '.error',
     'NotRetried': '.error',
     'ResourceState': '.lifecycle',

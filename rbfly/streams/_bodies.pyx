@@ -33,7 +33,7 @@ from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from libc.stdint cimport uint64_t
 
 from ..amqp._message cimport MessageCtx, set_ctx
-from ._ready cimport ready
+from .aio._ready cimport ready
 
 logger = logging.getLogger(__name__)
 

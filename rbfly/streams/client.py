@@ -18,6 +18,7 @@ and wires the parts of :py:mod:`rbfly.streams.parts`; its methods hand over.
 from __future__ import annotations
 
 import contextlib
+import functools
 import ssl as _ssl
 import typing as tp
 from collections.abc import AsyncGenerator, AsyncIterator
@@ -55,17 +56,17 @@ from .parts.streams import Streams
 from .parts.subscribing import (
     ConsumerUpdateCallback,
     ResumeCallback,
+    SubscribeOptions,
     Subscribing,
-    check_timeout,
     filter_properties,
 )
 from .parts.superstreams import SuperStreams
 from .parts.tasks import Background
 from .protocol._chunk import DEFAULT_MAX_CHUNK_UNCOMPRESSED
 from .protocol.constants import DEFAULT_FRAME_MAX, DEFAULT_HEARTBEAT
-from .publisher import Publisher, PublisherTrait
+from .publishers.awaited import Publisher, PublisherTrait
+from .publishers.superstream import RoutingKey, RoutingStrategy, SuperStreamPublisher
 from .subscriber import Chunk
-from .superstream import RoutingKey, RoutingStrategy, SuperStreamPublisher
 from .types import BloomFilterExtract, MessageFilter, StreamInfo
 from .url import ConnectionInfo, parse_uri
 
@@ -406,18 +407,20 @@ class StreamsClient:
         is asked for (see :py:mod:`rbfly.streams.tracking`).
         """
         tracker = self._offsets.tracker(name, store_every, store_interval)
-        chunks = self.subscribe_chunks(
-            stream, offset=offset, filter=filter, amqp=amqp, timeout=timeout,
-            name=name, single_active=single_active, consumer_update=consumer_update,
-            credit=credit, buffer_bytes=buffer_bytes, resume=resume, on_state=on_state,
-            flow=flow, stop_at_end=stop_at_end,
+        options = SubscribeOptions(
+            offset=offset, filter=filter, timeout=timeout, amqp=amqp, name=name,
+            single_active=single_active, consumer_update=consumer_update,
+            store_every=store_every, store_interval=store_interval, credit=credit,
+            buffer_bytes=buffer_bytes, resume=resume, on_state=on_state, flow=flow,
+            stop_at_end=stop_at_end,
         )
+        chunks = self._subscribing.subscribe(stream, options, track=False)
         # the bodies of the messages, each set as the current message
         # context (compiled); with a tracker, a message counts as processed
         # when the next one is asked for, the last one at the end
         return Bodies(chunks, tracker)
 
-    async def subscribe_chunks(
+    def subscribe_chunks(
             self, stream: str, *, offset: Offset = Offset.NEXT,
             filter: MessageFilter | None = None, timeout: float = 0, amqp: bool = True,
             name: str | None = None, single_active: bool = False,
@@ -479,21 +482,14 @@ class StreamsClient:
             iteration at once. Not with a ``filter`` (the broker may skip
             the last chunk).
         """
-        check_name('stream', stream)
-        check_timeout(timeout)
-        subscribing = self._subscribing
-        flows = subscribing.flow(credit, buffer_bytes, flow)
-        sub = await subscribing.new(
-            stream, offset, filter, amqp, name, single_active, consumer_update, None, flows,
-            resume, on_state, stop_at_end,
+        options = SubscribeOptions(
+            offset=offset, filter=filter, timeout=timeout, amqp=amqp, name=name,
+            single_active=single_active, consumer_update=consumer_update,
+            store_every=store_every, store_interval=store_interval, credit=credit,
+            buffer_bytes=buffer_bytes, resume=resume, on_state=on_state, flow=flow,
+            stop_at_end=stop_at_end,
         )
-        tracker = self._offsets.tracker(name, store_every, store_interval)
-        # closed with this generator, not when garbage collected: the
-        # subscription ends (and its node connection closes) at once
-        async with contextlib.aclosing(subscribing.chunks([sub], filter, timeout, tracker)) \
-                as chunks:
-            async for chunk in chunks:
-                yield chunk
+        return self._subscribing.subscribe(stream, options)
 
     # -- offsets --
 
@@ -588,7 +584,7 @@ class StreamsClient:
             clients), ``key`` (the broker's bindings decide; a key bound to
             several partitions sends to each), or a routing strategy: a
             function of the message and the partitions returning those it
-            goes to (:py:data:`rbfly.streams.superstream.RoutingStrategy`).
+            goes to (:py:data:`rbfly.streams.publishers.superstream.RoutingStrategy`).
         :param name: Publisher name, for deduplication; the publishers of
             all partitions use it (sequences are kept per stream).
         :param options: Other options of :py:meth:`publisher`.
@@ -612,15 +608,18 @@ class StreamsClient:
         their messages' bodies (see :py:meth:`subscribe_super_stream_chunks`;
         messages of one partition come in order).
         """
-        chunks = self.subscribe_super_stream_chunks(
-            super_stream, offset=offset, filter=filter, amqp=amqp, timeout=timeout,
-            name=name, single_active=single_active, consumer_update=consumer_update,
-            credit=credit, buffer_bytes=buffer_bytes, resume=resume, on_state=on_state,
-            flow=flow, stop_at_end=stop_at_end,
+        tracker = self._offsets.tracker(name, store_every, store_interval)
+        options = SubscribeOptions(
+            offset=offset, filter=filter, timeout=timeout, amqp=amqp, name=name,
+            single_active=single_active, consumer_update=consumer_update,
+            store_every=store_every, store_interval=store_interval, credit=credit,
+            buffer_bytes=buffer_bytes, resume=resume, on_state=on_state, flow=flow,
+            stop_at_end=stop_at_end,
         )
-        return Bodies(chunks, self._offsets.tracker(name, store_every, store_interval))
+        make = functools.partial(self._super_streams.subscriptions, super_stream, options)
+        return Bodies(self._subscribing.chunks(make, options, track=False), tracker)
 
-    async def subscribe_super_stream_chunks(
+    def subscribe_super_stream_chunks(
             self, super_stream: str, *, offset: Offset = Offset.NEXT,
             filter: MessageFilter | None = None, timeout: float = 0, amqp: bool = True,
             name: str | None = None, single_active: bool = False,
@@ -642,20 +641,15 @@ class StreamsClient:
         The other parameters are those of :py:meth:`subscribe_chunks`
         (``resume`` is called with the partition).
         """
-        check_timeout(timeout)
-        subscribing = self._subscribing
-        flows = subscribing.flow(credit, buffer_bytes, flow)
-        subs = await self._super_streams.subscriptions(
-            super_stream, offset, filter, amqp, name, single_active, consumer_update, flows,
-            resume, on_state, stop_at_end,
+        options = SubscribeOptions(
+            offset=offset, filter=filter, timeout=timeout, amqp=amqp, name=name,
+            single_active=single_active, consumer_update=consumer_update,
+            store_every=store_every, store_interval=store_interval, credit=credit,
+            buffer_bytes=buffer_bytes, resume=resume, on_state=on_state, flow=flow,
+            stop_at_end=stop_at_end,
         )
-        tracker = self._offsets.tracker(name, store_every, store_interval)
-        # closed with this generator, not when garbage collected: the
-        # subscriptions end (and their node connections close) at once
-        async with contextlib.aclosing(subscribing.chunks(subs, filter, timeout, tracker)) \
-                as chunks:
-            async for chunk in chunks:
-                yield chunk
+        make = functools.partial(self._super_streams.subscriptions, super_stream, options)
+        return self._subscribing.chunks(make, options)
 
 def streams_client(
         uri: str | tp.Sequence[str], /, ssl: _ssl.SSLContext | None = None, **options: tp.Any,

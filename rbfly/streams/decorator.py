@@ -10,10 +10,16 @@ import functools
 import inspect
 import typing as tp
 
-if tp.TYPE_CHECKING:
-    from .client import StreamsClient
-
 F = tp.TypeVar('F', bound=tp.Callable[..., tp.Any])
+
+class Disconnectable(tp.Protocol):
+    """
+    What the decorator needs of a client: a way to disconnect it (typed
+    against this, not :py:class:`~rbfly.streams.StreamsClient`, the
+    decorator stays below the facade that exports it).
+    """
+    async def disconnect(self) -> None:
+        """Close the client's connections."""
 
 def connection(func: F) -> F:
     """
@@ -23,7 +29,7 @@ def connection(func: F) -> F:
     """
     if inspect.isasyncgenfunction(func):
         @functools.wraps(func)
-        async def wrapper_gen(client: StreamsClient, *args: tp.Any, **kw: tp.Any) -> tp.Any:
+        async def wrapper_gen(client: Disconnectable, *args: tp.Any, **kw: tp.Any) -> tp.Any:
             try:
                 async for value in func(client, *args, **kw):
                     yield value
@@ -32,11 +38,11 @@ def connection(func: F) -> F:
         return tp.cast(F, wrapper_gen)
 
     @functools.wraps(func)
-    async def wrapper(client: StreamsClient, *args: tp.Any, **kw: tp.Any) -> tp.Any:
+    async def wrapper(client: Disconnectable, *args: tp.Any, **kw: tp.Any) -> tp.Any:
         try:
             return await func(client, *args, **kw)
         finally:
             await client.disconnect()
     return tp.cast(F, wrapper)
 
-__all__ = ['connection']
+__all__ = ['Disconnectable', 'connection']

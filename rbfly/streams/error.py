@@ -16,7 +16,7 @@ host), never a secret.
 from typing import ClassVar
 
 from ..error import RbFlyError
-from .protocol.constants import ResponseCode
+from .codes import ResponseCode
 
 class StreamsError(RbFlyError):
     """

@@ -30,7 +30,7 @@ from ..amqp import MessageCtx, get_message_ctx
 from ..types import AMQPBody
 from .names import check_name
 from .offset import Offset
-from .publisher import PublisherPipelined
+from .publishers.awaited import PublisherPipelined
 
 if tp.TYPE_CHECKING:
     from .client import StreamsClient

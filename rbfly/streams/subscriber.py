@@ -59,8 +59,8 @@ from .protocol.commands import Credit, OffsetSpec
 from .protocol.constants import OffsetType
 
 if tp.TYPE_CHECKING:
-    from .aio.manager import ConnectionManager
     from .aio.protocol import StreamsProtocol
+    from .aio.records import Owner
 
 logger = logging.getLogger(__name__)
 
@@ -155,7 +155,7 @@ class Subscription:
         # (rbfly.streams.aio.records; a lost connection clears protocol)
         self.protocol: StreamsProtocol | None = None
         self.ident = -1
-        self.owner: ConnectionManager | None = None
+        self.owner: Owner | None = None
         self.lifecycle = Lifecycle('subscription', stream)
         self.closed = False
         self.committed_chunk_id: int | None = None
@@ -209,7 +209,7 @@ class Subscription:
         return self.ident
 
     @property
-    def manager(self) -> ConnectionManager | None:
+    def manager(self) -> Owner | None:
         """The connection manager holding it (its former name)."""
         return self.owner
 

@@ -42,7 +42,7 @@ from ..types import AMQPBody, Symbol
 if tp.TYPE_CHECKING:
     from opentelemetry.trace import Span, Tracer
 
-    from ._publisher_base import PublisherTrait
+    from .publishers.base import PublisherTrait
 
 TRACER_NAME = 'rbfly.streams'
 """Name of the tracer used when none is given."""

@@ -15,7 +15,7 @@ from rbfly.streams import (
     StreamsClient,
     stream_message_ctx,
 )
-from rbfly.streams.publisher import PublisherTrait
+from rbfly.streams.publishers.awaited import PublisherTrait
 
 from .test_recovery import read_all
 

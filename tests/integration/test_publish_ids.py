@@ -19,7 +19,7 @@ from rbfly.streams import (
     get_message_ctx,
     stream_message_ctx,
 )
-from rbfly.streams.publisher import PublisherTrait
+from rbfly.streams.publishers.awaited import PublisherTrait
 
 async def read(client: StreamsClient, stream: str, count: int) -> list[object]:
     result: list[object] = []

@@ -26,7 +26,7 @@ from rbfly.streams import (
 )
 from rbfly.streams.backoff import Backoff
 from rbfly.streams.error import NoOffset, StreamDoesNotExist
-from rbfly.streams.superstream import hash_partition
+from rbfly.streams.publishers.superstream import hash_partition
 
 from .proxy import Proxy
 

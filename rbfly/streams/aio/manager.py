@@ -19,11 +19,9 @@ from collections.abc import Awaitable, Callable, Iterator
 from ..backoff import Backoff
 from ..error import ConnectionLost, StreamsError
 from ..events import ConnectionState
-from .records import let_go
+from .records import Held, let_go
 
 if tp.TYPE_CHECKING:
-    from ..publisher import PublisherTrait
-    from ..subscriber import Subscription
     from .protocol import StreamsProtocol
 
 logger = logging.getLogger(__name__)
@@ -35,14 +33,23 @@ with fresh delays; lost sooner, the loss is a failed attempt of the last
 recovery.
 """
 
-Restore: tp.TypeAlias = Callable[['StreamsProtocol', tp.Any], Awaitable[None]]
+P = tp.TypeVar('P', bound=Held)
+S = tp.TypeVar('S', bound=Held)
+
 Notify: tp.TypeAlias = Callable[
-    ['ConnectionManager', ConnectionState, 'StreamsProtocol | None', 'Exception | None'], None,
+    ['ConnectionManager[tp.Any, tp.Any]', ConnectionState, 'StreamsProtocol | None',
+     'Exception | None'],
+    None,
 ]
 
-class ConnectionManager:
+class ConnectionManager(tp.Generic[P, S]):
     """
     Owner of a client's connection.
+
+    Generic in what it holds, publishers (``P``) and subscriptions
+    (``S``): the adapter sees them only as
+    :py:class:`~rbfly.streams.aio.records.Held`; the layers above give the
+    types they define.
 
     :param connect: Opens a new connection (handshake included).
     :param backoff: Delays between reconnection attempts.
@@ -58,9 +65,9 @@ class ConnectionManager:
             self,
             connect: Callable[[], Awaitable[StreamsProtocol]],
             backoff: Backoff,
-            restore_publisher: Restore,
-            restore_subscription: Restore,
-            on_lost: Callable[[ConnectionManager], None] | None = None,
+            restore_publisher: Callable[[StreamsProtocol, P], Awaitable[None]],
+            restore_subscription: Callable[[StreamsProtocol, S], Awaitable[None]],
+            on_lost: Callable[[ConnectionManager[P, S]], None] | None = None,
             notify: Notify | None = None,
     ) -> None:
         self._connect = connect
@@ -70,8 +77,8 @@ class ConnectionManager:
         self._lost_hook = on_lost
         self._notify = notify
         self.protocol: StreamsProtocol | None = None
-        self.publishers: set[PublisherTrait] = set()
-        self.subscriptions: set[Subscription] = set()
+        self.publishers: set[P] = set()
+        self.subscriptions: set[S] = set()
         self._lock: asyncio.Lock | None = None
         self._recovery: asyncio.Task[None] | None = None
         self._closing = False
@@ -230,7 +237,7 @@ class ConnectionManager:
                 raise
             except StreamsError as ex:  # e.g. the stream was deleted meanwhile
                 logger.warning('cannot restore publisher of %r: %s', publisher.stream, ex)
-                publisher._fail(ex)
+                publisher.fail(ex)
                 let_go(publisher)
         for subscription in list(self.subscriptions):
             try:
@@ -245,7 +252,7 @@ class ConnectionManager:
     def _give_up(self, error: Exception) -> None:
         """Fail what the manager holds, and let go of it (nobody restores it)."""
         for publisher in list(self.publishers):
-            publisher._fail(error)
+            publisher.fail(error)
             let_go(publisher)
         for subscription in list(self.subscriptions):
             subscription.fail(error)

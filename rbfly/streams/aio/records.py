@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import typing as tp
+from collections.abc import MutableSet
 
 from ...error import RbFlyError
 from ..error import StreamsError
@@ -31,7 +32,6 @@ from ..protocol.commands import Command
 from .protocol import ABANDONED
 
 if tp.TYPE_CHECKING:
-    from .manager import ConnectionManager
     from .protocol import StreamsProtocol
 
 logger = logging.getLogger('rbfly.streams.client')
@@ -42,11 +42,37 @@ Spawn: tp.TypeAlias = tp.Callable[[tp.Coroutine[tp.Any, tp.Any, None]], object]
 MAX_IDS = 256
 """Publisher or subscription ids of one connection (the protocol's limit)."""
 
+class Owner(tp.Protocol):
+    """
+    What holds publishers and subscriptions across connections, and
+    declares them again after a loss: a connection manager
+    (:py:class:`~rbfly.streams.aio.manager.ConnectionManager`), as the
+    records see it.
+    """
+    @property
+    def publishers(self) -> MutableSet[tp.Any]:
+        """The publishers held."""
+
+    @property
+    def subscriptions(self) -> MutableSet[tp.Any]:
+        """The subscriptions held."""
+
 class Held(tp.Protocol):
-    """A publisher or subscription, as the records see it."""
-    owner: ConnectionManager | None
+    """
+    A publisher or subscription, as the adapter sees it: the records'
+    fields, the stream, and how to end it. The adapter knows nothing else
+    of publishers and subscriptions (the layers above it define them); what
+    a connection calls as frames arrive is
+    :py:class:`~rbfly.streams.aio.protocol.PublisherHandler` and
+    :py:class:`~rbfly.streams.aio.protocol.SubscriptionHandler`.
+    """
+    owner: Owner | None
     protocol: StreamsProtocol | None
     ident: int
+
+    @property
+    def stream(self) -> str:
+        """The stream it sends to, or reads."""
 
     @property
     def kind(self) -> Kind:
@@ -55,10 +81,13 @@ class Held(tp.Protocol):
     def attached(self) -> None:
         """Called once attached to a connection."""
 
-def _table(holder: ConnectionManager | StreamsProtocol, kind: Kind) -> tp.Any:
+    def fail(self, error: Exception) -> None:
+        """End it with an error (nobody restores it)."""
+
+def _table(holder: Owner | StreamsProtocol, kind: Kind) -> tp.Any:
     return holder.publishers if kind == 'publishers' else holder.subscriptions
 
-def hold(manager: ConnectionManager, item: Held) -> None:
+def hold(manager: Owner, item: Held) -> None:
     """A connection manager holds ``item`` from now on (it restores it after a loss)."""
     previous = item.owner
     if previous is not None and previous is not manager:
@@ -66,7 +95,7 @@ def hold(manager: ConnectionManager, item: Held) -> None:
     _table(manager, item.kind).add(item)
     item.owner = manager
 
-def let_go(item: Held) -> ConnectionManager | None:
+def let_go(item: Held) -> Owner | None:
     """No manager holds ``item`` any more; return the one that held it."""
     manager, item.owner = item.owner, None
     if manager is not None:
@@ -141,6 +170,6 @@ def abandon(
     spawn(delete_it())
 
 __all__ = [
-    'MAX_IDS', 'Held', 'Kind', 'abandon', 'attach', 'detach', 'free_id', 'hold', 'let_go',
+    'MAX_IDS', 'Held', 'Kind', 'Owner', 'abandon', 'attach', 'detach', 'free_id', 'hold', 'let_go',
     'release_id', 'reserve',
 ]

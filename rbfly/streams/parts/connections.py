@@ -14,14 +14,13 @@ what it holds, and is not reopened when lost: what it held is placed anew
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import functools
 import logging
 import typing as tp
 
 from ..aio.manager import ConnectionManager
 from ..aio.protocol import StreamsProtocol
+from ..aio.records import Owner
 from ..error import ConnectionLost
 from ..events import ConnectionEvent, ConnectionState
 from ..metrics import Counters, Metrics
@@ -31,8 +30,11 @@ from .options import ClientOptions, Kind
 from .tasks import Background
 
 if tp.TYPE_CHECKING:
-    from ..publisher import PublisherTrait
+    from ..publishers.awaited import PublisherTrait
     from ..subscriber import Subscription
+
+    Manager: tp.TypeAlias = ConnectionManager[PublisherTrait, Subscription]
+    """A connection manager of the client: it holds its publishers and subscriptions."""
 
 logger = logging.getLogger('rbfly.streams.client')
 
@@ -47,7 +49,7 @@ class RecoveryHooks(tp.Protocol):
     async def restore_subscription(self, protocol: StreamsProtocol, sub: Subscription) -> None:
         """Subscribe again on a connection."""
 
-    def node_lost(self, manager: ConnectionManager) -> None:
+    def node_lost(self, manager: Manager) -> None:
         """A connection to a node was lost: place what it held anew."""
 
     def metadata_update(self, protocol: StreamsProtocol, update: MetadataUpdate) -> None:
@@ -76,7 +78,7 @@ class Connections:
             self._recover_publisher, self._restore_subscription, notify=self._notify,
         )
         # connections besides the client's own, by where they go
-        self._nodes: dict[Where, list[ConnectionManager]] = {}
+        self._nodes: dict[Where, list[Manager]] = {}
 
     def bind(self, hooks: RecoveryHooks) -> None:
         """
@@ -126,10 +128,7 @@ class Connections:
         open connection; it is checked again every second).
         """
         await self.own.wait_recovery()
-        if not publisher._ready.is_set():
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(1):
-                    await publisher._ready.wait()
+        await publisher.wait_ready(1)
 
     async def _connect_own(self) -> StreamsProtocol:
         return await self._connector.connect(self._metadata_update)
@@ -138,12 +137,12 @@ class Connections:
     # connections to nodes
     #
 
-    def has_room(self, manager: ConnectionManager, kind: Kind) -> bool:
+    def has_room(self, manager: Manager, kind: Kind) -> bool:
         """Whether a connection holds fewer publishers (or subscriptions) than it may."""
         held = manager.publishers if kind == 'publishers' else manager.subscriptions
         return len(held) < self._options.per_connection(kind)
 
-    def node_manager(self, where: Where, kind: Kind) -> ConnectionManager:
+    def node_manager(self, where: Where, kind: Kind) -> Manager:
         """
         A connection to a node (``None``: the client's own broker) with
         room for one more publisher or subscription (``kind``); opened
@@ -162,7 +161,7 @@ class Connections:
         return manager
 
     @property
-    def nodes(self) -> tp.Mapping[Where, list[ConnectionManager]]:
+    def nodes(self) -> tp.Mapping[Where, list[Manager]]:
         """The connections besides the client's own, by where they go (read only)."""
         return self._nodes
 
@@ -173,7 +172,7 @@ class Connections:
     async def _connect_node(self, where: Where) -> StreamsProtocol:
         return await self._connector.connect_node(where, self.own.protocol, self._metadata_update)
 
-    def forget(self, manager: ConnectionManager) -> None:
+    def forget(self, manager: Manager) -> None:
         """A node's connection is not to be used any more."""
         for where, managers in list(self._nodes.items()):
             if manager in managers:
@@ -181,23 +180,25 @@ class Connections:
             if not managers:
                 del self._nodes[where]
 
-    def release(self, manager: ConnectionManager | None) -> bool:
+    def release(self, owner: Owner | None) -> bool:
         """
-        Close a node's connection when it holds nothing any more; true
-        when it is closing (what was on it needs no deleting).
+        Close a node's connection when it holds nothing any more (``owner``:
+        what held a publisher or subscription that ended, as the records
+        give it back); true when it is closing (what was on it needs no
+        deleting).
         """
-        if manager is None or manager is self.own or manager.subscriptions \
-                or manager.publishers:
+        manager = next((m for m in self.node_managers() if m is owner), None)
+        if manager is None or manager.subscriptions or manager.publishers:
             return False
         self.forget(manager)
         self._tasks.spawn(manager.close())
         return True
 
-    def node_managers(self) -> list[ConnectionManager]:
+    def node_managers(self) -> list[Manager]:
         """The managers of the connections besides the client's own."""
         return [m for ms in self._nodes.values() for m in ms]
 
-    def managers(self) -> list[ConnectionManager]:
+    def managers(self) -> list[Manager]:
         """The managers of all the client's connections, its own first."""
         return [self.own, *self.node_managers()]
 
@@ -233,7 +234,7 @@ class Connections:
             connections=len(self.open_protocols()),
             publishers=len(publishers),
             subscriptions=len(subscriptions),
-            outstanding_confirms=sum(len(p._unconfirmed) for p in publishers),
+            outstanding_confirms=sum(p.unconfirmed for p in publishers),
             buffered_chunks=sum(s.buffered_chunks for s in subscriptions),
             chunks_skipped=c.chunks_skipped,
             buffered_bytes=sum(s.buffered_bytes for s in subscriptions),
@@ -257,7 +258,7 @@ class Connections:
     async def _restore_subscription(self, protocol: StreamsProtocol, sub: Subscription) -> None:
         await self.hooks.restore_subscription(protocol, sub)
 
-    def _node_lost(self, manager: ConnectionManager) -> None:
+    def _node_lost(self, manager: Manager) -> None:
         self.forget(manager)
         self.hooks.node_lost(manager)
 
@@ -265,7 +266,7 @@ class Connections:
         self.hooks.metadata_update(protocol, update)
 
     def _notify(
-            self, manager: ConnectionManager, state: ConnectionState,
+            self, manager: Manager, state: ConnectionState,
             protocol: StreamsProtocol | None, error: Exception | None,
     ) -> None:
         if state is ConnectionState.LOST:

@@ -32,7 +32,7 @@ from . import metadata
 from .tasks import Background
 
 if tp.TYPE_CHECKING:
-    from ..publisher import PublisherTrait
+    from ..publishers.awaited import PublisherTrait
     from ..subscriber import Subscription
 
 logger = logging.getLogger('rbfly.streams.client')
@@ -114,7 +114,7 @@ class Declarer:
             protocol, publisher.stream, lambda: self.declare_publisher(protocol, publisher),
         )
         attach(protocol, publisher, ident)
-        publisher._restore(sequence)
+        publisher.restore(sequence)
 
     async def delete_publisher(self, publisher: PublisherTrait, closing: bool) -> None:
         """

@@ -23,7 +23,7 @@ from .declare import Declarer
 from .options import ClientOptions
 
 if tp.TYPE_CHECKING:
-    from ..publisher import PublisherTrait
+    from ..publishers.awaited import PublisherTrait
     from ..subscriber import Subscription
 
 logger = logging.getLogger('rbfly.streams.client')

@@ -2,7 +2,7 @@
 Publishers: checking a publisher's options, declaring it (once more on a
 new connection when the first dies under the declaration), and ending it.
 This part is also what every publisher asks of its client (the
-:py:class:`~rbfly.streams._publisher_base.PublisherHost`).
+:py:class:`~rbfly.streams.publishers.base.PublisherHost`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from ..metrics import Counters
 from ..names import check_name
 from ..protocol.commands import QueryPublisherSequence
 from ..protocol.compression import compression_code
-from ..publisher import PublisherBatchTrait, PublisherPipelined, PublisherTrait
+from ..publishers.awaited import PublisherBatchTrait, PublisherPipelined, PublisherTrait
+from ..publishers.options import PublisherOptions
 from ..types import BloomFilterExtract
 from .connections import Connections
 from .declare import Declarer
@@ -44,25 +45,19 @@ def _seconds(what: str, value: object, zero: bool = False) -> float:
         ))
     return float(value)
 
-def pipelined_options(
-        cls: type[PublisherTrait], window: int | None, enqueue_timeout: float | None,
-        linger: float | None, window_bytes: int | None = None,
-) -> dict[str, tp.Any]:
-    """Check the options of the pipelined publisher only."""
-    options: dict[str, tp.Any] = {}
-    for option, value in (('window', window), ('window_bytes', window_bytes),
-                          ('enqueue_timeout', enqueue_timeout), ('linger', linger)):
-        if value is None:
-            continue
-        if not issubclass(cls, PublisherPipelined):
-            raise ValueError('{} is an option of PublisherPipelined only'.format(option))
-        if not option.startswith('window'):
-            options[option] = _seconds(option, value, zero=option == 'linger')
-        elif isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError('{} must be at least 1, got {!r}'.format(option, value))
-        else:
-            options[option] = value
-    return options
+def _pipelined_option(
+        cls: type[PublisherTrait], option: str, value: object, seconds: bool, zero: bool = False,
+) -> tp.Any:
+    """Check an option of the pipelined publisher only (``None``: not given)."""
+    if value is None:
+        return None
+    if not issubclass(cls, PublisherPipelined):
+        raise ValueError('{} is an option of PublisherPipelined only'.format(option))
+    if seconds:
+        return _seconds(option, value, zero=zero)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError('{} must be at least 1, got {!r}'.format(option, value))
+    return value
 
 def publisher_options(
         cls: type[PublisherTrait], name: str | None, filter_extract: BloomFilterExtract | None,
@@ -70,9 +65,10 @@ def publisher_options(
         confirm_timeout: float | None, dedup: bool,
         enqueue_timeout: float | None = None, linger: float | None = None,
         retry_on_recovery: bool = True, window_bytes: int | None = None,
-) -> dict[str, tp.Any]:
+) -> PublisherOptions:
     """
-    Check the options of a publisher; return the attributes to set on it.
+    Check the options of a publisher; return them as the record its
+    constructor takes.
 
     :raises ValueError: When an option is out of range, or does not apply
         to the publisher class.
@@ -92,16 +88,17 @@ def publisher_options(
         if not dedup:
             raise ValueError('publisher {!r}: a named publisher deduplicates;'
                              ' dedup=False takes no name'.format(name))
-    options: dict[str, tp.Any] = {}
     if confirm_timeout is not None:
-        options['confirm_timeout'] = _seconds('confirm_timeout', confirm_timeout)
+        confirm_timeout = _seconds('confirm_timeout', confirm_timeout)
     if not isinstance(retry_on_recovery, bool):
         raise TypeError('retry_on_recovery must be True or False, got {!r}'.format(
             retry_on_recovery,
         ))
-    if not retry_on_recovery:
-        options['retry_on_recovery'] = False
-    options.update(pipelined_options(cls, window, enqueue_timeout, linger, window_bytes))
+    window = _pipelined_option(cls, 'window', window, seconds=False)
+    window_bytes = _pipelined_option(cls, 'window_bytes', window_bytes, seconds=False)
+    enqueue_timeout = _pipelined_option(cls, 'enqueue_timeout', enqueue_timeout, seconds=True)
+    linger = _pipelined_option(cls, 'linger', linger, seconds=True, zero=True)
+    code = 0
     if sub_entry_size is not None:
         if not issubclass(cls, PublisherBatchTrait):
             raise ValueError('sub_entry_size is an option of the batch publishers;'
@@ -111,11 +108,14 @@ def publisher_options(
             raise ValueError('sub_entry_size must be 1..65535, got {!r}'.format(sub_entry_size))
         if filter_extract is not None:
             raise ValueError('sub-entry batches cannot have filter values')
-        options['sub_entry_size'] = sub_entry_size
-        options['compression'] = compression_code(compression)
+        code = compression_code(compression)
     elif compression != 'none':
         raise ValueError('compression is an option of sub-entry batches (sub_entry_size)')
-    return options
+    return PublisherOptions(
+        confirm_timeout=confirm_timeout, retry_on_recovery=retry_on_recovery, window=window,
+        window_bytes=window_bytes, enqueue_timeout=enqueue_timeout, linger=linger,
+        sub_entry_size=sub_entry_size, compression=code,
+    )
 
 class Publishing:
     """
@@ -170,7 +170,7 @@ class Publishing:
     async def open(
             self, stream: str, name: str | None,
             filter_extract: BloomFilterExtract | None, cls: type[T],
-            options: dict[str, tp.Any], on_state: StateListener | None = None,
+            options: PublisherOptions, on_state: StateListener | None = None,
     ) -> AsyncIterator[T]:
         """
         A publisher of a stream, declared (``name``: ``None`` for a
@@ -182,9 +182,7 @@ class Publishing:
             protocol.require((3, 13), 'stream filtering')
         if name is None:
             name = 'rbfly-{}'.format(uuid.uuid4().hex)
-        publisher = cls(self, stream, -1, name, 0, filter_extract)
-        for key, value in options.items():
-            setattr(publisher, key, value)
+        publisher = cls(self, stream, -1, name, 0, filter_extract, options)
         if on_state is not None:
             publisher.add_state_listener(on_state)
         try:
@@ -197,11 +195,9 @@ class Publishing:
             raise
         try:
             yield publisher
-            await publisher._finish()
+            await publisher.finish()
         finally:
-            publisher._send_pending()  # before DeletePublisher: frames keep their order
-            publisher._close()
-            publisher._stop_timer()
+            publisher.close()  # sends what is pending before DeletePublisher: frames keep order
             publisher.lifecycle.move(ResourceState.CLOSED, 'closed by the application')
             closing = self._placer.release_publisher(publisher)
             await self._declarer.delete_publisher(publisher, closing)

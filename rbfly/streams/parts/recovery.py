@@ -32,7 +32,6 @@ import asyncio
 import logging
 import typing as tp
 
-from ..aio.manager import ConnectionManager
 from ..aio.protocol import StreamsProtocol
 from ..aio.records import detach, let_go
 from ..backoff import Backoff
@@ -54,8 +53,9 @@ from .placer import Placer
 from .tasks import Background
 
 if tp.TYPE_CHECKING:
-    from ..publisher import PublisherTrait
+    from ..publishers.awaited import PublisherTrait
     from ..subscriber import Subscription
+    from .connections import Manager
 
     Held: tp.TypeAlias = PublisherTrait | Subscription
 
@@ -147,7 +147,7 @@ class Recovery:
         detach(sub)
         self.relocate_subscription(sub)
 
-    def node_lost(self, manager: ConnectionManager) -> None:
+    def node_lost(self, manager: Manager) -> None:
         """A connection to a node was lost: place what it held anew."""
         for sub in list(manager.subscriptions):
             let_go(sub)
@@ -208,7 +208,7 @@ class Recovery:
         self._tasks.spawn(self._keep_placing(
             'publisher of {!r}'.format(publisher.stream),
             lambda protocol: placer.place_publisher(protocol, publisher, initial=False),
-            publisher._fail, lambda: publisher._closed or publisher._error is not None,
+            publisher.fail, lambda: publisher.ended,
             lambda: publisher.owner is own,
         ), cancel_at_close=True)
 
@@ -343,7 +343,7 @@ class Recovery:
                         detach(p)
                         p.on_connection_lost(ConnectionLost('stream {!r} moved'.format(stream)))
                         await self._restore_one(
-                            p, self.recover_publisher(protocol, p), p._fail, pending,
+                            p, self.recover_publisher(protocol, p), p.fail, pending,
                         )
                     for s in subscriptions:
                         pending.discard(s)
@@ -372,7 +372,7 @@ class Recovery:
 
     @staticmethod
     def _remaining(
-            own: ConnectionManager, pending: set[Held],
+            own: Manager, pending: set[Held],
     ) -> tuple[list[PublisherTrait], list[Subscription]]:
         """What of ``pending`` the client's connection holds still."""
         return (
@@ -421,7 +421,7 @@ class Recovery:
         for p in publishers:
             let_go(p)
             detach(p)
-            p._fail(error)
+            p.fail(error)
         for s in subscriptions:
             let_go(s)
             s.fail(error)

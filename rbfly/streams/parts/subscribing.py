@@ -6,11 +6,12 @@ automatic offset tracking, and ending subscriptions.
 
 from __future__ import annotations
 
+import dataclasses as dtc
 import functools
 import inspect
 import logging
 import typing as tp
-from collections.abc import AsyncGenerator
+from collections.abc import AsyncGenerator, Awaitable, Callable
 
 from ...amqp import MessageCtx
 from ..aio.records import detach
@@ -21,7 +22,6 @@ from ..names import check_name
 from ..offset import Offset
 from ..protocol.commands import OffsetSpec, ResolveOffsetSpec
 from ..subscriber import Chunk, Subscription, wait_any
-from ..tracking import OffsetTracker
 from ..types import MessageFilter
 from .connections import Connections
 from .declare import Declarer
@@ -49,6 +49,33 @@ one kept by the application), or ``None`` to keep it.
 
 Flow: tp.TypeAlias = tuple[int, int, FlowStrategy | None]
 """A subscription's credit, buffer size and flow strategy."""
+
+@dtc.dataclass(frozen=True, slots=True)
+class SubscribeOptions:
+    """
+    The options of a subscription, as given to the facade's subscribe
+    methods (see :py:meth:`rbfly.streams.StreamsClient.subscribe_chunks`
+    for each); one record the facade builds once and hands on, checked
+    when the subscription starts (on its first iteration, as before).
+    """
+    offset: Offset = Offset.NEXT
+    filter: MessageFilter | None = None
+    timeout: float = 0
+    amqp: bool = True
+    name: str | None = None
+    single_active: bool = False
+    consumer_update: ConsumerUpdateCallback | None = None
+    store_every: int = 0
+    store_interval: float = 5
+    credit: int | None = None
+    buffer_bytes: int | None = None
+    resume: ResumeCallback | None = None
+    on_state: StateListener | None = None
+    flow: FlowStrategy | None = None
+    stop_at_end: bool = False
+
+Make: tp.TypeAlias = Callable[[], Awaitable[list[Subscription]]]
+"""Builds the subscriptions of a read (one, or a super stream's partitions)."""
 
 def check_timeout(timeout: float) -> None:
     """A subscription's idle timeout: seconds, 0 for none."""
@@ -91,6 +118,23 @@ def _filter(flt: MessageFilter, chunk: Chunk) -> None:
         release = getattr(chunk, 'release', None)
         if release is not None:
             release()
+
+async def _take(
+        active: list[Subscription], turn: int, wait: float | None,
+) -> tuple[Subscription, Chunk, int]:
+    """
+    The next chunk of several subscriptions, taken in turn from ``turn``
+    on, when they have chunks (waiting for one otherwise); return it, its
+    subscription, and whose turn is next.
+    """
+    while True:
+        n = len(active)
+        for i in range(n):
+            sub = active[(turn + i) % n]
+            taken = sub.poll()
+            if taken is not None:
+                return sub, taken, (turn + i + 1) % n
+        await wait_any(active, wait)
 
 class Subscribing:
     """
@@ -142,22 +186,36 @@ class Subscribing:
             raise ValueError('buffer_bytes must be positive, got {!r}'.format(buffer_bytes))
         return credit, buffer_bytes, strategy
 
+    def subscribe(
+            self, stream: str, options: SubscribeOptions, track: bool = True,
+    ) -> AsyncGenerator[Chunk, None]:
+        """
+        The chunks of a stream (see
+        :py:meth:`rbfly.streams.StreamsClient.subscribe_chunks`): nothing is
+        checked or subscribed before the first iteration; with ``track``,
+        the offsets of the chunks are stored as ``options`` say (the
+        message iterator tracks single messages itself, and passes false).
+        """
+        return self.chunks(functools.partial(self._one, stream, options), options, track)
+
+    async def _one(self, stream: str, options: SubscribeOptions) -> list[Subscription]:
+        check_name('stream', stream)
+        return [await self.new(stream, options)]
+
     async def new(
-            self,
-            stream: str,
-            offset: Offset,
-            filter: MessageFilter | None,
-            amqp: bool,
-            name: str | None,
-            single_active: bool,
-            consumer_update: ConsumerUpdateCallback | None,
-            super_stream: str | None,
-            flow: Flow,
-            resume: ResumeCallback | None = None,
-            on_state: StateListener | None = None,
-            stop_at_end: bool = False,
+            self, stream: str, options: SubscribeOptions, super_stream: str | None = None,
     ) -> Subscription:
-        """Check the options of a subscription against the broker and build it."""
+        """
+        Check the options of a subscription (of a partition of
+        ``super_stream``, if given) against the broker and build it.
+        """
+        flow = self.flow(options.credit, options.buffer_bytes, options.flow)
+        offset = options.offset
+        filter = options.filter
+        name = options.name
+        single_active = options.single_active
+        consumer_update = options.consumer_update
+        stop_at_end = options.stop_at_end
         if not isinstance(offset, Offset):
             raise TypeError('offset must be an Offset, got {!r}'.format(type(offset).__name__))
         if filter is not None and not isinstance(filter, MessageFilter):
@@ -186,18 +244,18 @@ class Subscribing:
         if stop_at_end:
             protocol.require((4, 3), 'stop_at_end (resolving offset specifications)')
         spec, start = await self._offsets.spec(stream, offset)
-        options = self._options
+        client = self._options
         sub = Subscription(
-            stream, spec, start, amqp, flow[0], properties, flow[1], options.spin,
-            self._counters, options.crc_check, flow[2],
-            options.crc_failure == 'skip', options.max_chunk_uncompressed,
+            stream, spec, start, options.amqp, flow[0], properties, flow[1], client.spin,
+            self._counters, client.crc_check, flow[2],
+            client.crc_failure == 'skip', client.max_chunk_uncompressed,
         )
         if single_active:
             sub.activation = functools.partial(self._activation, stream, offset, consumer_update)
-        sub.resume = resume
+        sub.resume = options.resume
         sub.resume_offset = offset
-        if on_state is not None:
-            sub.lifecycle.listen(on_state)
+        if options.on_state is not None:
+            sub.lifecycle.listen(options.on_state)
         if stop_at_end:
             await self._find_end(sub, spec)
         return sub
@@ -265,84 +323,61 @@ class Subscribing:
         return spec
 
     def chunks(
-            self, subs: list[Subscription], filter: MessageFilter | None, timeout: float,
-            tracker: OffsetTracker | None,
+            self, make: Make, options: SubscribeOptions, track: bool = True,
     ) -> AsyncGenerator[Chunk, None]:
         """
-        The chunks of subscriptions, placed on the first iteration and
-        ended with the generator; with a tracker, their offsets are stored.
-        """
-        return self._track(self._consume(subs, filter, timeout), tracker)
+        The chunks of the subscriptions ``make`` builds (on the first
+        iteration, as everything here), placed, then ended with the
+        generator; with ``track``, their offsets are stored.
 
-    async def _track(
-            self, chunks: AsyncGenerator[Chunk, None], tracker: OffsetTracker | None,
-    ) -> AsyncGenerator[Chunk, None]:
+        One generator, the one the application iterates: the facade
+        returns it as it is, rather than yielding each chunk again.
         """
-        Chunks, with the offset of each stored once the application asks
-        for the next (automatic offset tracking).
-        """
-        last: Chunk | None = None
-        try:
-            if tracker is None:
-                async for chunk in chunks:
-                    yield chunk
-            else:
-                async for chunk in chunks:
-                    last = chunk
-                    yield chunk
-                    if chunk:
-                        tracker.processed(chunk.stream, chunk[-1].stream_offset, len(chunk))
-        finally:
-            if tracker is not None:
-                if last:  # handed out last: processed too
-                    tracker.processed(last.stream, last[-1].stream_offset)
-                tracker.close()
-            await chunks.aclose()
+        return self._consume(make, options, track)
 
     async def _consume(
-            self, subs: list[Subscription], filter: MessageFilter | None, timeout: float,
+            self, make: Make, options: SubscribeOptions, track: bool,
     ) -> AsyncGenerator[Chunk, None]:
         """
         Subscribe, and yield the chunks of the subscriptions as they come
-        (taking them in turn when several have chunks); unsubscribe at the
-        end.
+        (taking them in turn when several have chunks); with a tracker,
+        the offset of each chunk is stored once the application asks for
+        the next (automatic offset tracking); unsubscribe at the end.
         """
-        wait = timeout if timeout > 0 else None
+        check_timeout(options.timeout)
+        subs = await make()
+        tracker = self._offsets.tracker(options.name, options.store_every, options.store_interval) \
+            if track else None
+        filter = options.filter
+        wait = options.timeout if options.timeout > 0 else None
+        last: Chunk | None = None
         try:
             for sub in subs:
                 await self._placer.place_new(sub)
-            if len(subs) == 1:  # the common case, without the round robin
-                sub = subs[0]
-                while not sub.finished:
-                    chunk = await sub.next_chunk(wait)
-                    sub.bound(chunk)
-                    if filter is not None:
-                        _filter(filter, chunk)
-                    if chunk:
-                        yield chunk
-                return
+            single = subs[0] if len(subs) == 1 else None  # the common case: no round robin
             active = [s for s in subs if not s.finished]
             turn = 0
             while active:
-                n = len(active)
-                for i in range(n):
-                    sub = active[(turn + i) % n]
-                    taken = sub.poll()
-                    if taken is not None:
-                        turn = (turn + i + 1) % n
-                        chunk = taken
-                        break
+                if single is not None:
+                    sub = single
+                    chunk = await sub.next_chunk(wait)
                 else:
-                    await wait_any(active, wait)
-                    continue
+                    sub, chunk, turn = await _take(active, turn, wait)
                 sub.bound(chunk)
                 if sub.finished:
                     active.remove(sub)
                 if filter is not None:
                     _filter(filter, chunk)
                 if chunk:
+                    last = chunk
                     yield chunk
+                    if tracker is not None:
+                        tracker.processed(chunk.stream, chunk[-1].stream_offset, len(chunk))
         finally:
+            if tracker is not None:
+                if last:  # handed out last: processed too
+                    tracker.processed(last.stream, last[-1].stream_offset)
+                tracker.close()
             for sub in subs:
                 self._end(sub)
 
@@ -356,4 +391,7 @@ class Subscribing:
         else:
             detach(sub)
 
-__all__ = ['ConsumerUpdateCallback', 'ResumeCallback', 'Subscribing', 'filter_properties']
+__all__ = [
+    'ConsumerUpdateCallback', 'ResumeCallback', 'SubscribeOptions', 'Subscribing',
+    'filter_properties',
+]

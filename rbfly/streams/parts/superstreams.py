@@ -13,18 +13,20 @@ import uuid
 from collections.abc import AsyncIterator
 
 from ..error import StreamAlreadyExists, StreamDoesNotExist
-from ..lifecycle import StateListener
 from ..names import check_name
-from ..offset import Offset
 from ..protocol.commands import CreateSuperStream, DeleteSuperStream, Partitions, Route
-from ..publisher import PublisherTrait
+from ..publishers.awaited import PublisherTrait
+from ..publishers.superstream import (
+    RoutingKey,
+    RoutingStrategy,
+    SuperStreamPublisher,
+    partition_names,
+)
 from ..subscriber import Subscription
-from ..superstream import RoutingKey, RoutingStrategy, SuperStreamPublisher, partition_names
-from ..types import MessageFilter
 from .connections import Connections
 from .publishing import Publishing
 from .streams import check_arguments
-from .subscribing import ConsumerUpdateCallback, Flow, ResumeCallback, Subscribing
+from .subscribing import SubscribeOptions, Subscribing
 
 class SuperStreams:
     """
@@ -147,26 +149,12 @@ class SuperStreams:
             )
 
     async def subscriptions(
-            self,
-            super_stream: str,
-            offset: Offset,
-            filter: MessageFilter | None,
-            amqp: bool,
-            name: str | None,
-            single_active: bool,
-            consumer_update: ConsumerUpdateCallback | None,
-            flow: Flow,
-            resume: ResumeCallback | None,
-            on_state: StateListener | None = None,
-            stop_at_end: bool = False,
+            self, super_stream: str, options: SubscribeOptions,
     ) -> list[Subscription]:
         """A subscription per partition of a super stream."""
         partitions = await self._existing_partitions(super_stream)
         return [
-            await self._subscribing.new(
-                partition, offset, filter, amqp, name, single_active, consumer_update,
-                super_stream, flow, resume, on_state, stop_at_end,
-            )
+            await self._subscribing.new(partition, options, super_stream)
             for partition in partitions
         ]
 

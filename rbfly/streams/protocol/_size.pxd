@@ -1,8 +1,8 @@
 # cython: language_level=3
 """
 The size of a message's body, where it costs nothing to know: for the
-pipelined publisher's bounds in bytes (``rbfly.streams._pipeline``,
-``rbfly.streams._confirm``) and the Publish encoder's frame limit.
+pipelined publisher's bounds in bytes (``rbfly.streams.publishers._pipeline``,
+``rbfly.streams.publishers._confirm``) and the Publish encoder's frame limit.
 """
 
 from cpython.bytes cimport PyBytes_GET_SIZE

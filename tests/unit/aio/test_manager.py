@@ -16,7 +16,6 @@ import typing as tp
 
 import pytest
 
-from rbfly.streams._confirm import Confirmation
 from rbfly.streams.aio.manager import ConnectionManager
 from rbfly.streams.aio.records import hold
 from rbfly.streams.backoff import Backoff
@@ -24,7 +23,8 @@ from rbfly.streams.error import ConnectionLost, StreamDoesNotExist
 from rbfly.streams.events import ConnectionState
 from rbfly.streams.metrics import Counters
 from rbfly.streams.protocol.base import OffsetSpec
-from rbfly.streams.publisher import Publisher
+from rbfly.streams.publishers._confirm import Confirmation
+from rbfly.streams.publishers.awaited import Publisher
 from rbfly.streams.subscriber import Subscription
 
 NO_WAIT = Backoff(initial=0, maximum=0, jitter=0)
@@ -87,7 +87,7 @@ class Harness:
         self.connections: list[Connection] = []
         self.events: list[Event] = []
         self.restored: list[tuple[str, Connection, object]] = []
-        self.hooked: list[ConnectionManager] = []
+        self.hooked: list[ConnectionManager[tp.Any, tp.Any]] = []
         self.restore_errors: dict[object, list[Exception]] = {}
         self.connects = 0
         self.manager = ConnectionManager(
@@ -122,8 +122,8 @@ class Harness:
         await self.restore('subscription', protocol, sub)
 
     def notify(
-            self, manager: ConnectionManager, state: ConnectionState, protocol: tp.Any,
-            error: Exception | None,
+            self, manager: ConnectionManager[tp.Any, tp.Any], state: ConnectionState,
+            protocol: tp.Any, error: Exception | None,
     ) -> None:
         assert manager is self.manager
         self.events.append((state, protocol, error))

@@ -29,11 +29,11 @@ from rbfly.streams.aio.records import (
 )
 from rbfly.streams.metrics import Counters
 from rbfly.streams.protocol.base import OffsetSpec
-from rbfly.streams.publisher import Publisher
+from rbfly.streams.publishers.awaited import Publisher
 from rbfly.streams.subscriber import Subscription
 
 class Host:
-    """A publisher's host (:py:class:`rbfly.streams._publisher_base.PublisherHost`)."""
+    """A publisher's host (:py:class:`rbfly.streams.publishers.base.PublisherHost`)."""
     def __init__(self) -> None:
         self.counters = Counters()
         self.spin = 0.0
@@ -56,8 +56,8 @@ class Connection:
         self.publishers: dict[int, object] = {}
         self.subscriptions: dict[int, object] = {}
 
-def manager() -> ConnectionManager:
-    return tp.cast(ConnectionManager, Manager())
+def manager() -> ConnectionManager[tp.Any, tp.Any]:
+    return tp.cast(ConnectionManager[tp.Any, tp.Any], Manager())
 
 def connection() -> StreamsProtocol:
     return tp.cast(StreamsProtocol, Connection())

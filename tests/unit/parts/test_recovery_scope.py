@@ -50,7 +50,7 @@ class Item:
     def on_connection_lost(self, error: Exception) -> None:
         self.protocol = None
 
-    def _fail(self, error: Exception) -> None:
+    def fail(self, error: Exception) -> None:
         self.error = error
 
 

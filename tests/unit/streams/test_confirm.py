@@ -1,6 +1,6 @@
 """
-Bookkeeping of unconfirmed messages (rbfly.streams._confirm) and the
-awaitable that is done at once (rbfly.streams._ready), without a broker.
+Bookkeeping of unconfirmed messages (rbfly.streams.publishers._confirm) and the
+awaitable that is done at once (rbfly.streams.aio._ready), without a broker.
 """
 
 import asyncio
@@ -8,8 +8,8 @@ import asyncio
 import pytest
 
 from rbfly.amqp import MessageCtx
-from rbfly.streams._confirm import Confirmation, confirm, explicit_ids, track
-from rbfly.streams._ready import ready
+from rbfly.streams.aio._ready import ready
+from rbfly.streams.publishers._confirm import Confirmation, confirm, explicit_ids, track
 
 def test_explicit_ids_none() -> None:
     """Plain messages and messages without an id of their own: None."""

@@ -7,7 +7,8 @@ import pytest
 from rbfly.streams import ConnectionLost, PublisherPipelined, ResourceState, StateChange
 from rbfly.streams.lifecycle import Lifecycle
 from rbfly.streams.parts.publishing import publisher_options
-from rbfly.streams.publisher import Publisher
+from rbfly.streams.publishers.awaited import Publisher
+from rbfly.streams.publishers.options import PublisherOptions
 
 S = ResourceState
 
@@ -76,6 +77,6 @@ def test_options_set() -> None:
     options = publisher_options(
         PublisherPipelined, None, None, 5, None, 'none', None, True, 2, 0, False,
     )
-    assert options == {
-        'window': 5, 'enqueue_timeout': 2.0, 'linger': 0.0, 'retry_on_recovery': False,
-    }
+    assert options == PublisherOptions(
+        window=5, enqueue_timeout=2.0, linger=0.0, retry_on_recovery=False,
+    )

@@ -13,12 +13,12 @@ import pytest
 from rbfly.streams import ConnectionLost
 from rbfly.streams.error import PublisherError
 from rbfly.streams.metrics import Counters
-from rbfly.streams.pipelined import DEFER_MAX, PublisherPipelined
 from rbfly.streams.protocol import Publish, PublishV2, decode
 from rbfly.streams.protocol._publish import PublishEncoder
+from rbfly.streams.publishers.pipelined import DEFER_MAX, PublisherPipelined
 
 class Client:
-    """A publisher's host (:py:class:`rbfly.streams._publisher_base.PublisherHost`)."""
+    """A publisher's host (:py:class:`rbfly.streams.publishers.base.PublisherHost`)."""
     def __init__(self) -> None:
         self.counters = Counters()
         self.spin = 0.0
@@ -169,7 +169,7 @@ async def test_connection_lost_keeps_order() -> None:
     assert list(p._unconfirmed) == [1, 2, 3]
     new = Protocol()
     p.protocol = tp.cast(tp.Any, new)
-    p._restore(1)  # the broker stored the first: confirmed, not sent again
+    p.restore(1)  # the broker stored the first: confirmed, not sent again
     assert new.frames == [[2, 3]]
     await asyncio.sleep(DEFER_MAX * 2)  # no timer of the old connection left
     assert new.frames == [[2, 3]]
@@ -253,7 +253,7 @@ async def test_close_wakes_waiting_sender_and_flush() -> None:
     flush = asyncio.create_task(p.flush())
     await iterations()
     assert not sender.done() and not flush.done()
-    p._close()
+    p.close()
     with pytest.raises(PublisherError, match='closed'):
         await asyncio.wait_for(sender, 1)
     with pytest.raises(PublisherError, match='closed'):
@@ -303,7 +303,7 @@ async def test_close_fails_confirmed_waiters() -> None:
     await iterations()
     flush.cancel()
     await iterations()
-    p._close()
+    p.close()
     with pytest.raises(PublisherError, match='closed'):
         await asyncio.wait_for(waiter, 1)
     with pytest.raises(PublisherError, match='closed'):

@@ -14,12 +14,12 @@ from time import monotonic
 import pytest
 
 from rbfly.streams import MessageRejected
-from rbfly.streams._confirm import Confirmation
 from rbfly.streams.metrics import Counters
-from rbfly.streams.publisher import Publisher, PublisherPipelined
+from rbfly.streams.publishers._confirm import Confirmation
+from rbfly.streams.publishers.awaited import Publisher, PublisherPipelined
 
 class Client:
-    """A publisher's host (:py:class:`rbfly.streams._publisher_base.PublisherHost`)."""
+    """A publisher's host (:py:class:`rbfly.streams.publishers.base.PublisherHost`)."""
     def __init__(self) -> None:
         self.unknown: list[object] = []
         self.counters = Counters()
@@ -63,7 +63,7 @@ async def confirmation_polls(spin: float, since_confirm: float, monkeypatch: tp.
     Await a confirmation that comes five loop iterations later; return how
     often the publisher looked at the clock while it waited.
     """
-    import rbfly.streams._publisher_base as module
+    import rbfly.streams.publishers.base as module
 
     now = 100.0
     calls = 0

@@ -9,7 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from rbfly.streams.superstream import HASH_SEED, hash_partition, murmur3_32, partition_names
+from rbfly.streams.publishers.superstream import (
+    HASH_SEED,
+    hash_partition,
+    murmur3_32,
+    partition_names,
+)
 
 @pytest.mark.parametrize(('data', 'seed', 'expected'), [
     (b'', 0, 0),

@@ -96,7 +96,7 @@ cdef extern from *:
 
     static PyTypeObject rbfly_ReadyType = {
         PyVarObject_HEAD_INIT(NULL, 0)
-        .tp_name = "rbfly.streams._ready.Ready",
+        .tp_name = "rbfly.streams.aio._ready.Ready",
         .tp_basicsize = sizeof(rbfly_ReadyObject),
         .tp_dealloc = rbfly_ready_dealloc,
         .tp_flags = Py_TPFLAGS_DEFAULT,

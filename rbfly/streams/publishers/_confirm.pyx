@@ -17,8 +17,8 @@ from cpython.long cimport PyLong_FromUnsignedLongLong
 from cpython.ref cimport PyObject
 from libc.stdint cimport uint64_t
 
-from ..amqp._message cimport MessageCtx
-from .protocol._size cimport body_size
+from ...amqp._message cimport MessageCtx
+from ..protocol._size cimport body_size
 
 cdef class Confirmation:
     """

@@ -3,10 +3,10 @@ The pipelined publisher: ``await send(msg)`` returns at once with the
 message's publishing id, and the broker's confirmations come later.
 
 Its hot path (``send``, the buffer, the window) is C, in
-:py:mod:`rbfly.streams._pipeline`; this module holds what waits on the
+:py:mod:`rbfly.streams.publishers._pipeline`; this module holds what waits on the
 event loop: sending the buffer soon, waiting for room in the window, the
 futures of ``flush`` and ``confirmed``, and the listeners. The other
-publishers are in :py:mod:`rbfly.streams.publisher`, which exports this
+publishers are in :py:mod:`rbfly.streams.publishers.awaited`, which exports this
 one too.
 """
 
@@ -17,19 +17,22 @@ import logging
 import typing as tp
 from collections.abc import Callable
 
-from ..amqp import MessageCtx
-from ..types import AMQPBody
+from ...amqp import MessageCtx
+from ...types import AMQPBody
+from ..error import EnqueueTimeout
+from ..protocol._publish import SubEntryBatch
+from ..types import BloomFilterExtract
 from ._confirm import Confirmation, track
 from ._pipeline import PipelineState, message_size
-from ._publisher_base import (
+from .base import (
     ConfirmationStatus,
     ConfirmListener,
     ErrorListener,
+    PublisherHost,
     PublisherTrait,
     StatusListener,
 )
-from .error import EnqueueTimeout
-from .protocol._publish import SubEntryBatch
+from .options import DEFAULT_OPTIONS, PublisherOptions
 
 # the publishers' logger, as documented (doc/logging.rst)
 logger = logging.getLogger('rbfly.streams.publisher')
@@ -107,15 +110,27 @@ class PublisherPipelined(PipelineState, PublisherTrait):
                 delattr(cls, name)
                 setattr(cls, '_default_' + name, value)
 
-    def __init__(self, *args: tp.Any, **kw: tp.Any) -> None:
+    def __init__(
+            self,
+            host: PublisherHost,
+            stream: str,
+            publisher_id: int,
+            name: str,
+            message_id: int,
+            filter_extract: BloomFilterExtract | None = None,
+            options: PublisherOptions = DEFAULT_OPTIONS,
+    ) -> None:
         # window, batch_size, the buffer and its first publishing id are C
         # fields of PipelineState, as is send() (see _pipeline)
-        super().__init__(*args, **kw)
-        self.window = self._default_window
-        self.window_bytes = self._default_window_bytes
+        super().__init__(host, stream, publisher_id, name, message_id, filter_extract, options)
+        self.window = self._default_window if options.window is None else options.window
+        self.window_bytes = self._default_window_bytes if options.window_bytes is None \
+            else options.window_bytes
         self.batch_size = self._default_batch_size
         self.batch_bytes = self._default_batch_bytes
-        self.linger = self._default_linger
+        self.linger = self._default_linger if options.linger is None else options.linger
+        if options.enqueue_timeout is not None:
+            self.enqueue_timeout = options.enqueue_timeout
         self._space: asyncio.Future[None] | None = None
         # the buffer waits for the confirmation in flight (see _send_soon)
         self._deferred = False
@@ -197,12 +212,12 @@ class PublisherPipelined(PipelineState, PublisherTrait):
                 loop.call_soon(self._send_soon)
         return pid
 
-    async def _finish(self) -> None:
+    async def finish(self) -> None:
         # leaving the context waits for the confirmations (and raises a
         # rejection), as a flush() would: nothing sent is lost unnoticed
         await self.flush()
 
-    def _send_pending(self) -> None:
+    def send_pending(self) -> None:
         self._send_buffer()
 
     def _send_soon(self) -> None:
@@ -367,12 +382,12 @@ class PublisherPipelined(PipelineState, PublisherTrait):
         # their ids, to be sent again after the ones before them: left in
         # the buffer (waiting for a confirmation, or a linger), it could go
         # out first on the new connection, from a confirmation the recovery
-        # itself makes (see _restore), and the broker would take the
+        # itself makes (see restore), and the broker would take the
         # earlier ids sent after them for duplicates
         self._send_buffer()
 
-    def _close(self) -> None:
-        super()._close()
+    def close(self) -> None:
+        super().close()
         # a sender waiting for room, or a flush in another task, would never
         # be woken once the publisher is detached: they get the error
         error = tp.cast(Exception, self._error)
@@ -390,8 +405,8 @@ class PublisherPipelined(PipelineState, PublisherTrait):
         for c in waiting.values():
             c.fail(error)
 
-    def _fail(self, error: Exception) -> None:
-        super()._fail(error)
+    def fail(self, error: Exception) -> None:
+        super().fail(error)
         self._buffer = []
         self._buffer_bytes = 0
         self._pending_bytes = 0

@@ -35,8 +35,8 @@ import asyncio
 import typing as tp
 from collections.abc import Callable, Sequence
 
-from ._publisher_base import PublisherTrait
-from .error import NoRoute
+from ..error import NoRoute
+from .base import PublisherTrait
 
 HASH_SEED = 104729
 """Seed of the MurmurHash3 of hash routing (the one of the other clients)."""

@@ -2,7 +2,7 @@
 The state every publisher shares: publishing ids, the messages waiting for
 confirmation, sending them again on a new connection, confirmation
 timeouts, and how a publishing loop waits for a confirmation (see
-:py:mod:`rbfly.streams.publisher` for the publisher classes).
+:py:mod:`rbfly.streams.publishers.awaited` for the publisher classes).
 
 Each message gets a publishing id one higher than the previous one. A
 publisher keeps every message until the broker confirms it. When the
@@ -15,6 +15,7 @@ it: the stream holds each message exactly once.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses as dtc
 import logging
 import math
@@ -22,18 +23,19 @@ import typing as tp
 from collections import deque
 from time import monotonic
 
-from ..amqp import MessageCtx
+from ...amqp import MessageCtx
+from ..error import ConfirmTimeout, ConnectionLost, MessageRejected, NotRetried, PublisherError
+from ..lifecycle import Lifecycle, ResourceState, StateListener
+from ..protocol._publish import PublishEncoder
+from ..protocol.constants import ResponseCode
+from ..types import BloomFilterExtract
 from ._confirm import Confirmation, confirm, explicit_ids, track
-from .error import ConfirmTimeout, ConnectionLost, MessageRejected, NotRetried, PublisherError
-from .lifecycle import Lifecycle, ResourceState, StateListener
-from .protocol._publish import PublishEncoder
-from .protocol.constants import ResponseCode
-from .types import BloomFilterExtract
+from .options import DEFAULT_OPTIONS, PublisherOptions
 
 if tp.TYPE_CHECKING:
-    from .aio.manager import ConnectionManager
-    from .aio.protocol import StreamsProtocol
-    from .metrics import Counters
+    from ..aio.protocol import StreamsProtocol
+    from ..aio.records import Owner
+    from ..metrics import Counters
 
 logger = logging.getLogger('rbfly.streams.publisher')
 
@@ -82,6 +84,44 @@ class PublisherHost(tp.Protocol):
     def publisher_unknown(self, publisher: PublisherTrait) -> None:
         """The broker does not know the publisher any more: declare it again."""
 
+class PublisherControl(tp.Protocol):
+    """
+    What the client's parts do to a publisher, beside the records'
+    fields (:py:mod:`rbfly.streams.aio.records`): restore it on a new
+    connection, end it, and ask how it stands. Every publisher class
+    implements it through :py:class:`PublisherTrait`; the parts call
+    nothing else of a publisher but what its user calls.
+    """
+    @property
+    def stream(self) -> str:
+        """The stream the publisher sends to."""
+
+    @property
+    def unconfirmed(self) -> int:
+        """Messages sent and not confirmed yet."""
+
+    @property
+    def ended(self) -> bool:
+        """Whether the publisher is closed, or failed for good."""
+
+    def restore(self, sequence: int) -> None:
+        """Continue on a new connection, the broker having stored up to ``sequence``."""
+
+    def fail(self, error: Exception) -> None:
+        """End the publisher with an error; its waiting callers get it."""
+
+    async def finish(self) -> None:
+        """The application leaves the publisher's context normally."""
+
+    def send_pending(self) -> None:
+        """Send what the publisher accepted and did not send yet."""
+
+    def close(self) -> None:
+        """Refuse further messages (the context ends)."""
+
+    async def wait_ready(self, timeout: float) -> None:
+        """Wait, ``timeout`` seconds at most, until declared on a connection again."""
+
 class PublisherTrait:
     """
     State shared by all publisher classes.
@@ -121,8 +161,11 @@ class PublisherTrait:
             name: str,
             message_id: int,
             filter_extract: BloomFilterExtract | None = None,
+            options: PublisherOptions = DEFAULT_OPTIONS,
     ) -> None:
         self._host = host
+        self.confirm_timeout = options.confirm_timeout
+        self.retry_on_recovery = options.retry_on_recovery
         self.stream = stream
         self.ident = publisher_id
         self.name = name
@@ -136,7 +179,7 @@ class PublisherTrait:
         self._ready = asyncio.Event()
         self._error: Exception | None = None
         self._closed = False
-        self.owner: ConnectionManager | None = None
+        self.owner: Owner | None = None
         self.lifecycle = Lifecycle('publisher', stream)
         # with confirm_timeout: when messages handed over fail if not
         # confirmed, in order, and the timer of the first
@@ -265,7 +308,7 @@ class PublisherTrait:
         self._deadlines.clear()
 
     def on_connection_lost(self, error: Exception) -> None:
-        # unconfirmed messages wait for the reconnection; see _restore
+        # unconfirmed messages wait for the reconnection; see restore
         self.protocol = None
         self._ready.clear()
         self.lifecycle.lost(error)
@@ -279,7 +322,7 @@ class PublisherTrait:
         self._ready.set()
         self.lifecycle.opened()
 
-    def _restore(self, sequence: int) -> None:
+    def restore(self, sequence: int) -> None:
         """
         Continue on a new connection (attached already): messages up to
         ``sequence`` (the last publishing id the broker stored for this
@@ -299,7 +342,7 @@ class PublisherTrait:
                         self.name, self.stream, len(self._unconfirmed))
             self._write_checked(self.protocol, list(self._unconfirmed.items()))
 
-    def _fail(self, error: Exception) -> None:
+    def fail(self, error: Exception) -> None:
         """
         Give up: the publisher cannot continue (e.g. its stream was
         deleted); every waiting caller gets the error.
@@ -318,20 +361,47 @@ class PublisherTrait:
     # sending
     #
 
-    def _close(self) -> None:
+    def close(self) -> None:
         """
-        The publisher's context ended: every later call raises
-        :py:class:`~rbfly.streams.error.PublisherError` (unless it failed
-        for good before, then with that error). Set as its error, also the
-        pipelined publisher's per-message path (which checks only the
-        error) refuses a message at once, rather than buffering it for a
-        publisher that will never send it.
+        Refuse further messages: what the publisher accepted and did not
+        send yet is sent first (:py:meth:`send_pending`), then every later
+        call raises :py:class:`~rbfly.streams.error.PublisherError` (unless
+        it failed for good before, then with that error), and its
+        confirmation timer stops. The client calls it when the publisher's
+        context ends, and then deletes the publisher on the broker.
+
+        Set as its error, also the pipelined publisher's per-message path
+        (which checks only the error) refuses a message at once, rather
+        than buffering it for a publisher that will never send it.
         """
+        if not self._closed:
+            self.send_pending()
         self._closed = True
         if self._error is None:
             self._error = PublisherError('publisher for stream {!r} is closed'.format(
                 self.stream,
             ))
+        self._stop_timer()
+
+    @property
+    def unconfirmed(self) -> int:
+        """Messages sent and not confirmed yet (kept to send again after a reconnection)."""
+        return len(self._unconfirmed)
+
+    @property
+    def ended(self) -> bool:
+        """Whether the publisher is closed, or failed for good."""
+        return self._closed or self._error is not None
+
+    async def wait_ready(self, timeout: float) -> None:
+        """
+        Wait until the publisher is declared on a connection (or failed),
+        ``timeout`` seconds at most (no error when it is not by then).
+        """
+        if not self._ready.is_set():
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(timeout):
+                    await self._ready.wait()
 
     async def _connection(self) -> StreamsProtocol:
         while True:
@@ -476,13 +546,16 @@ class PublisherTrait:
         await future
         self._confirmed_at = monotonic()
 
-    async def _finish(self) -> None:
-        """The application leaves the publisher's context normally."""
+    async def finish(self) -> None:
+        """
+        The application leaves the publisher's context normally (the
+        pipelined publisher waits for its confirmations then).
+        """
 
-    def _send_pending(self) -> None:
-        """The publisher closes: send what it accepted and did not send yet."""
+    def send_pending(self) -> None:
+        """Send what the publisher accepted and did not send yet (its buffer, if any)."""
 
 __all__ = [
-    'ConfirmListener', 'ConfirmationStatus', 'ErrorListener', 'PublisherHost', 'PublisherTrait',
-    'StatusListener',
+    'ConfirmListener', 'ConfirmationStatus', 'ErrorListener', 'PublisherControl', 'PublisherHost',
+    'PublisherTrait', 'StatusListener',
 ]

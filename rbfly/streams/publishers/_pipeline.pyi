@@ -3,9 +3,9 @@ import typing as tp
 
 from typing_extensions import disjoint_base
 
-from ..amqp import MessageCtx
-from ..types import AMQPBody
-from .protocol._publish import SubEntryBatch
+from ...amqp import MessageCtx
+from ...types import AMQPBody
+from ..protocol._publish import SubEntryBatch
 
 def message_size(message: object) -> int: ...
 

@@ -13,7 +13,7 @@ Publishers: send messages to a stream and get the broker's confirmation.
   confirmation (``send`` waits when the window is full); confirmations are
   awaitable (:py:meth:`PublisherPipelined.confirmed`,
   :py:meth:`PublisherPipelined.flush`) or delivered to listeners. It is
-  in a module of its own, :py:mod:`rbfly.streams.pipelined`, and exported
+  in a module of its own, :py:mod:`rbfly.streams.publishers.pipelined`, and exported
   here too.
 - :py:class:`PublisherBin` and :py:class:`PublisherBinBatch`: raw binary
   messages (no AMQP encoding).
@@ -28,18 +28,20 @@ from __future__ import annotations
 
 import typing as tp
 
-from ..amqp import MessageCtx
-from ..types import AMQPAppProperties, AMQPBody
-from ._publisher_base import (
+from ...amqp import MessageCtx
+from ...types import AMQPAppProperties, AMQPBody
+from ..protocol._publish import SubEntryBatch
+from ..types import BloomFilterExtract
+from .base import (
     ConfirmationStatus,
     ConfirmListener,
     ErrorListener,
+    PublisherHost,
     PublisherTrait,
     StatusListener,
 )
+from .options import DEFAULT_OPTIONS, PublisherOptions
 from .pipelined import PublisherPipelined
-from .protocol._publish import SubEntryBatch
-from .types import BloomFilterExtract
 
 class Publisher(PublisherTrait):
     """
@@ -63,8 +65,20 @@ class PublisherBatchTrait(PublisherTrait):
     compression: int | str = 'none'
     """Compression of the sub-entry batches."""
 
-    def __init__(self, *args: tp.Any, **kw: tp.Any) -> None:
-        super().__init__(*args, **kw)
+    def __init__(
+            self,
+            host: PublisherHost,
+            stream: str,
+            publisher_id: int,
+            name: str,
+            message_id: int,
+            filter_extract: BloomFilterExtract | None = None,
+            options: PublisherOptions = DEFAULT_OPTIONS,
+    ) -> None:
+        super().__init__(host, stream, publisher_id, name, message_id, filter_extract, options)
+        if options.sub_entry_size is not None:
+            self.sub_entry_size = options.sub_entry_size
+            self.compression = options.compression
         self._data: list[tp.Any] = []
 
     async def flush(self) -> None:

@@ -12,15 +12,15 @@ sixth of what the client spends per message when pipelining to RabbitMQ
 path touches lives in C fields of the publisher object, and the path
 itself is a C function; the rest of the publisher (sending a buffer,
 confirmations, waiting for room) stays in Python, in
-:py:mod:`rbfly.streams.pipelined`, which uses the same fields through
+:py:mod:`rbfly.streams.publishers.pipelined`, which uses the same fields through
 their Python attributes.
 """
 
 from cpython.list cimport PyList_GET_SIZE
 
-from ..amqp._message cimport MessageCtx
-from ._ready cimport ready
-from .protocol._size cimport body_size
+from ...amqp._message cimport MessageCtx
+from ..aio._ready cimport ready
+from ..protocol._size cimport body_size
 
 import asyncio
 

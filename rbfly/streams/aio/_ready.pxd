@@ -1,4 +1,4 @@
 # cython: language_level=3
-"""C API of :py:mod:`rbfly.streams._ready`."""
+"""C API of :py:mod:`rbfly.streams.aio._ready`."""
 
 cpdef object ready(object value)

@@ -1,0 +1,18 @@
+"""
+Publishers: the user-API objects that send messages to a stream.
+
+- :py:mod:`~rbfly.streams.publishers.base`: the state every publisher
+  shares (publishing ids, unconfirmed messages, their recovery, confirmation
+  timeouts) and the contract the client's parts drive it through
+  (:py:class:`~rbfly.streams.publishers.base.PublisherControl`);
+- :py:mod:`~rbfly.streams.publishers.options`: a publisher's options, one
+  frozen record checked by the client;
+- :py:mod:`~rbfly.streams.publishers.awaited`: the publishers whose
+  ``send``/``flush`` wait for the broker's confirmation;
+- :py:mod:`~rbfly.streams.publishers.pipelined`: the publisher that does
+  not (its hot path is C: ``_pipeline``; confirmations: ``_confirm``);
+- :py:mod:`~rbfly.streams.publishers.superstream`: a publisher of a super
+  stream, routing each message to a partition's publisher.
+
+The public names are exported by :py:mod:`rbfly.streams`.
+"""
