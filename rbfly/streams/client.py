@@ -51,14 +51,13 @@ from .parts.options import (
 )
 from .parts.placer import Placer
 from .parts.publishing import Publishing
-from .parts.recovery import STREAM_RECOVERY_TIMEOUT, Recovery
+from .parts.recovery import Recovery
 from .parts.streams import Streams
 from .parts.subscribing import (
     ConsumerUpdateCallback,
     ResumeCallback,
     SubscribeOptions,
     Subscribing,
-    filter_properties,
 )
 from .parts.superstreams import SuperStreams
 from .parts.tasks import Background
@@ -675,8 +674,6 @@ def streams_client(
     return StreamsClient([parse_uri(u, ssl) for u in uri], **options)
 
 __all__ = [
-    'DEFAULT_BACKOFF', 'DEFAULT_BUFFER_BYTES', 'DEFAULT_CREDIT', 'DEFAULT_READ_PAUSE',
-    'DEFAULT_REQUEST_TIMEOUT', 'DEFAULT_SPIN', 'STREAM_RECOVERY_TIMEOUT', 'ConsumerUpdateCallback',
-    'ResumeCallback', 'StreamInfo', 'StreamsClient', 'connection', 'filter_properties',
-    'streams_client',
+    'ConnectionInfo', 'ConsumerUpdateCallback', 'ResumeCallback', 'StreamInfo', 'StreamsClient',
+    'connection', 'streams_client',
 ]

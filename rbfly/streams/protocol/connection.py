@@ -87,7 +87,6 @@ class CoreState(enum.Enum):
     CLOSED = 'closed'
 
 S = CoreState
-ConnectionState = CoreState  # (its former name)
 TRANSITIONS: Mapping[CoreState, frozenset[CoreState]] = {
     S.IDLE: frozenset({S.PEER_PROPERTIES, S.CLOSED}),
     S.PEER_PROPERTIES: frozenset({S.SASL_HANDSHAKE, S.CLOSED}),
