@@ -71,7 +71,7 @@ class Offsets:
             QueryOffset(reference, stream),
             'offset reference {!r} of stream {!r}'.format(reference, stream),
         )
-        return tp.cast(int, response.offset)
+        return response.offset
 
     async def write(self, stream: str, reference: str, value: int | None) -> None:
         """
