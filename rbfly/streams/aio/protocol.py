@@ -22,12 +22,14 @@ from ..protocol._publish import PublishEncoder
 from ..protocol.base import OffsetSpec
 from ..protocol.commands import (
     Command,
+    CommandBase,
     CreditResponse,
     Deliver,
     DeliverV2,
     MetadataUpdate,
     PublishConfirm,
     PublishError,
+    Request,
 )
 from ..protocol.connection import (
     ConnectionClosed,
@@ -40,8 +42,11 @@ from ..protocol.connection import (
     broker_version,
 )
 from ..protocol.constants import ResponseCode
+from ..protocol.errors import UnexpectedResponse
 
 logger = logging.getLogger(__name__)
+
+R = tp.TypeVar('R', bound=CommandBase)
 
 COALESCE_MAX = 64 * 1024
 """
@@ -127,7 +132,9 @@ class StreamsProtocol(asyncio.Protocol):
         self.address: tuple[str, int] | None = None
         # seconds to wait for a response (None: no limit)
         self.request_timeout: float | None = None
-        self._pending: dict[int, tuple[asyncio.Future[tp.Any], str]] = {}
+        # requests waiting for their response, by correlation id: the
+        # future (of the request's response class), the context, the request
+        self._pending: dict[int, tuple[asyncio.Future[tp.Any], str, Request[CommandBase]]] = {}
         self._timer: asyncio.TimerHandle | None = None
         self._writable = asyncio.Event()
         self._writable.set()
@@ -240,7 +247,7 @@ class StreamsProtocol(asyncio.Protocol):
         if not self.opened.done():
             self.opened.set_exception(error)
             self.opened.exception()  # the exception is retrieved by its waiter, if any
-        for fut, _ in self._pending.values():
+        for fut, _, _ in self._pending.values():
             if not fut.done():
                 fut.set_exception(error)
         self._pending.clear()
@@ -333,21 +340,24 @@ class StreamsProtocol(asyncio.Protocol):
             await self._writable.wait()
         self.check_open()
 
-    async def request(self, command: Command, context: str = '') -> tp.Any:
+    async def request(self, command: Request[R], context: str = '') -> R:
         """
-        Send a request and wait for its response.
+        Send a request and wait for its response, of the class the request
+        names (``command.RESPONSE``).
 
         :param context: What the request is about, for error messages.
         :raises rbfly.streams.error.ResponseError: When the response code
             is not OK.
+        :raises rbfly.streams.protocol.errors.UnexpectedResponse: When the
+            broker answers with a response of another class.
         :raises ConnectionLost: When the connection is lost first.
         :raises RequestTimeout: When no response came within
             ``request_timeout`` seconds.
         """
         self.check_open()
         correlation_id = self.core.request(command, self.loop.time())
-        fut: asyncio.Future[tp.Any] = self.loop.create_future()
-        self._pending[correlation_id] = (fut, context)
+        fut: asyncio.Future[R] = self.loop.create_future()
+        self._pending[correlation_id] = (fut, context, command)
         self.flush()
         try:
             if self.request_timeout is None:
@@ -536,8 +546,14 @@ class StreamsProtocol(asyncio.Protocol):
         if entry is None:
             logger.debug('response without a waiter: %s', type(response).__name__)
             return
-        fut, context = entry
+        fut, context, command = entry
         if fut.done():
+            return
+        expected = command.RESPONSE
+        if type(response) is not expected:  # (response classes are final: one identity test)
+            error = UnexpectedResponse(type(command), expected, type(response), context)
+            logger.error('%s', error)
+            fut.set_exception(error)
             return
         code = getattr(response, 'code', ResponseCode.OK)
         if code != ResponseCode.OK:

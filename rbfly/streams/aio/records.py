@@ -28,7 +28,7 @@ from collections.abc import MutableSet
 
 from ...error import RbFlyError
 from ..error import StreamsError
-from ..protocol.commands import Command
+from ..protocol.commands import CommandBase, Request
 from .protocol import ABANDONED
 
 if tp.TYPE_CHECKING:
@@ -145,8 +145,8 @@ def detach(item: Held) -> None:
     item.protocol = None
 
 def abandon(
-        protocol: StreamsProtocol, kind: Kind, ident: int, delete: Command, what: str,
-        spawn: Spawn,
+        protocol: StreamsProtocol, kind: Kind, ident: int, delete: Request[CommandBase],
+        what: str, spawn: Spawn,
 ) -> None:
     """
     A declaration under ``ident`` was cancelled, timed out or ended, and

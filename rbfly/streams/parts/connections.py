@@ -24,7 +24,7 @@ from ..aio.records import Owner
 from ..error import ConnectionLost
 from ..events import ConnectionEvent, ConnectionState
 from ..metrics import Counters, Metrics
-from ..protocol.commands import Command, MetadataUpdate
+from ..protocol.commands import CommandBase, MetadataUpdate, Request
 from .connector import Connector, Where, node_of
 from .options import ClientOptions, Kind
 from .tasks import Background
@@ -37,6 +37,8 @@ if tp.TYPE_CHECKING:
     """A connection manager of the client: it holds its publishers and subscriptions."""
 
 logger = logging.getLogger('rbfly.streams.client')
+
+R = tp.TypeVar('R', bound=CommandBase)
 
 class RecoveryHooks(tp.Protocol):
     """What the connections ask of the client's recovery (:py:mod:`.recovery`)."""
@@ -107,11 +109,13 @@ class Connections:
         """The client's own connection, opened (or recovered) when needed."""
         return await self.own.get()
 
-    async def call(self, command: Command, context: str = '') -> tp.Any:
+    async def call(self, command: Request[R], context: str = '') -> R:
         """
         Send an idempotent request (stream management, queries) on the
         client's own connection; when the connection is lost before the
-        response, send it once more on a new connection.
+        response, send it once more on a new connection. The response is
+        of the class the request names (see
+        :py:meth:`StreamsProtocol.request <rbfly.streams.aio.protocol.StreamsProtocol.request>`).
         """
         protocol = await self.get()
         try:

@@ -15,7 +15,7 @@ import enum
 import typing as tp
 
 from ..error import StreamDoesNotExist, error_for_code
-from ..protocol.commands import Command, Metadata
+from ..protocol.commands import Metadata, MetadataResponse
 from ..protocol.constants import ResponseCode
 from .connector import Node
 
@@ -51,7 +51,7 @@ class StreamMembers:
             return []
         return [*self.replicas, self.leader]
 
-def members_of(response: tp.Any, stream: str) -> StreamMembers:
+def members_of(response: MetadataResponse, stream: str) -> StreamMembers:
     """Read a stream's members from a Metadata response."""
     brokers = {b.reference: (b.host, b.port) for b in response.brokers}
     for m in response.streams:
@@ -67,7 +67,7 @@ def members_of(response: tp.Any, stream: str) -> StreamMembers:
         return StreamMembers(status, leader, replicas)
     return StreamMembers(Status.MISSING, code=None)
 
-Request: tp.TypeAlias = tp.Callable[[Command, str], tp.Awaitable[tp.Any]]
+Request: tp.TypeAlias = tp.Callable[[Metadata, str], tp.Awaitable[MetadataResponse]]
 """Sends a request and returns its response (a connection's ``request``, say)."""
 
 async def members(request: Request, stream: str) -> StreamMembers:

@@ -42,24 +42,26 @@ class Offsets:
         dropped). A reference with nothing stored starts at the first
         message.
         """
-        t = offset.type
-        if t == OffsetType.FIRST:
-            return OffsetSpec.first(), 0
-        if t == OffsetType.LAST:
-            return OffsetSpec.last(), 0
-        if t == OffsetType.NEXT:
-            return OffsetSpec.next(), 0
-        if t == OffsetType.OFFSET:
-            value = tp.cast(int, offset.value)
-            return OffsetSpec.offset(value), value
-        if t == OffsetType.TIMESTAMP:
-            return OffsetSpec.timestamp(int(tp.cast(float, offset.value) * 1000)), 0
-        reference = tp.cast(str, offset.value)
-        try:
-            stored = await self.query(stream, reference)
-        except NoOffset:
-            return OffsetSpec.first(), 0
-        return OffsetSpec.offset(stored + 1), stored + 1
+        # (the patterns give each type's value its class, which Offset
+        # checked when it was made)
+        match offset:
+            case Offset(type=OffsetType.FIRST):
+                return OffsetSpec.first(), 0
+            case Offset(type=OffsetType.LAST):
+                return OffsetSpec.last(), 0
+            case Offset(type=OffsetType.NEXT):
+                return OffsetSpec.next(), 0
+            case Offset(type=OffsetType.OFFSET, value=int(value)):
+                return OffsetSpec.offset(value), value
+            case Offset(type=OffsetType.TIMESTAMP, value=int() | float() as seconds):
+                return OffsetSpec.timestamp(int(seconds * 1000)), 0
+            case Offset(type=OffsetType.REFERENCE, value=str(reference)):
+                try:
+                    stored = await self.query(stream, reference)
+                except NoOffset:
+                    return OffsetSpec.first(), 0
+                return OffsetSpec.offset(stored + 1), stored + 1
+        raise ValueError('not a valid offset: {!r}'.format(offset))
 
     async def query(self, stream: str, reference: str) -> int:
         """
@@ -71,7 +73,7 @@ class Offsets:
             QueryOffset(reference, stream),
             'offset reference {!r} of stream {!r}'.format(reference, stream),
         )
-        return tp.cast(int, response.offset)
+        return response.offset
 
     async def write(self, stream: str, reference: str, value: int | None) -> None:
         """
@@ -112,8 +114,10 @@ class Offsets:
         spec = sub.resume_spec()
         if sub.resume is None:
             return spec
-        current = tp.cast(Offset, sub.resume_offset) if sub.received_offset is None \
-            else Offset.offset(tp.cast(int, spec.value))
+        # after a chunk received, it resumes at an offset
+        received = spec.value if sub.received_offset is not None else None
+        current = tp.cast(Offset, sub.resume_offset) if received is None \
+            else Offset.offset(received)
         try:
             result = sub.resume(sub.stream, current)
             if inspect.isawaitable(result):

@@ -232,7 +232,7 @@ class Publishing:
             QueryPublisherSequence(name, stream),
             'publisher {!r} of stream {!r}'.format(name, stream),
         )
-        return tp.cast(int, response.sequence)
+        return response.sequence
 
     #
     # what a publisher asks of its client (PublisherHost)

@@ -173,6 +173,6 @@ class Streams:
         response = await self._connections.call(
             ResolveOffsetSpec(stream, spec, properties), 'stream {!r}'.format(stream),
         )
-        return max(int(response.offset), start)
+        return max(response.offset, start)
 
 __all__ = ['STREAM_ARGUMENTS', 'Streams', 'check_arguments']

@@ -288,7 +288,7 @@ class Subscribing:
         stream = sub.stream
 
         async def resolve(spec: OffsetSpec) -> int:
-            return tp.cast(int, (await call(ResolveOffsetSpec(stream, spec, {}), context)).offset)
+            return (await call(ResolveOffsetSpec(stream, spec, {}), context)).offset
 
         for _ in range(3):
             end = await resolve(OffsetSpec.next())

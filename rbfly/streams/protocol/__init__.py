@@ -35,7 +35,7 @@ from .constants import (
     OffsetType,
     ResponseCode,
 )
-from .errors import ProtocolEncodeError
+from .errors import ProtocolEncodeError, UnexpectedResponse
 from .frames import FrameReader
 
 __all__ = [  # noqa: PLE0604
@@ -53,6 +53,7 @@ __all__ = [  # noqa: PLE0604
     'OffsetType',
     'ProtocolEncodeError',
     'ResponseCode',
+    'UnexpectedResponse',
     'decode',
     'decode_frame',
     'encode',

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Generic, TypeVar, get_args, get_origin
 
 from .constants import OffsetType
 
@@ -34,6 +34,47 @@ class CommandBase:
     __slots__ = ()
     KEY: ClassVar[int]
     VERSION: ClassVar[int] = 1
+
+
+ResponseT_co = TypeVar('ResponseT_co', bound=CommandBase, covariant=True)
+"""Class of the response to a request."""
+
+
+class Request(CommandBase, Generic[ResponseT_co]):
+    """
+    Base class of the requests: the commands a peer answers with one
+    response, of class ``ResponseT_co``, matched to the request by its
+    correlation id (one-way commands, e.g. `Publish`, `Credit`,
+    `StoreOffset`, `Heartbeat`, are not requests).
+
+    A request class names its response once, as the parameter of its base
+    (``class Create(Request[CreateResponse])``): a type checker reads it
+    there, so that sending a `Create` returns a `CreateResponse`, and the
+    class sets ``RESPONSE`` from it when it is made, so that the adapter
+    checks what the broker answers with one identity test. A request costs
+    nothing more to build, encode or send.
+
+    :cvar RESPONSE: Class of the response.
+    """
+
+    __slots__ = ()
+    RESPONSE: ClassVar[type[CommandBase]]
+
+    def __init_subclass__(cls) -> None:
+        super().__init_subclass__()
+        # `dataclass(slots=True)` makes the class again from its namespace,
+        # `__orig_bases__` included: this runs for both classes
+        for base in cls.__dict__.get('__orig_bases__', ()):
+            if get_origin(base) is not Request:
+                continue
+            (response,) = get_args(base)
+            if not (isinstance(response, type) and issubclass(response, CommandBase)):
+                raise TypeError('{}: the response of a request must be a command class,'
+                                ' got {!r}'.format(cls.__name__, response))
+            cls.RESPONSE = response
+        if not hasattr(cls, 'RESPONSE'):
+            raise TypeError('{} must name its response: class {}(Request[...Response])'.format(
+                cls.__name__, cls.__name__))
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,5 +188,7 @@ __all__ = [
     'OffsetSpec',
     'Properties',
     'PublishingError',
+    'Request',
+    'ResponseT_co',
     'StreamMetadata',
 ]

@@ -23,7 +23,7 @@ The grammar of each command is quoted in
 from dataclasses import dataclass
 
 from ...error import FrameDecodeError
-from .commands import Command
+from .commands import Command, CommandBase, Request
 from .constants import KEY_MASK, RESPONSE_FLAG, Key
 from .errors import ProtocolEncodeError
 from .reader import Reader
@@ -32,7 +32,7 @@ from .response_codec import TABLE as RESPONSES
 from .tables import Decoder, EncodeBody
 from .writer import Writer
 
-_ENCODERS: dict[type[Command], tuple[bool, EncodeBody]] = {
+_ENCODERS: dict[type[CommandBase], tuple[bool, EncodeBody]] = {
     cls: (correlated, enc) for cls, correlated, enc, _ in REQUESTS + RESPONSES
 }
 _DECODERS: dict[tuple[int, int], tuple[str, Decoder]] = {
@@ -59,11 +59,14 @@ class DecodedFrame:
     correlation_id: int | None
 
 
-def encode(command: Command, correlation_id: int | None = None) -> bytes:
+def encode(command: Command | Request[CommandBase], correlation_id: int | None = None) -> bytes:
     """
     Encode a command into a frame, including its `uint32` size prefix.
 
-    :param command: Command to encode.
+    :param command: Command to encode; every request class (a
+        `Request`, as
+        :py:meth:`~rbfly.streams.protocol.connection.ConnectionCore.request`
+        takes it) is in the `Command` union too.
     :param correlation_id: Correlation id of a request; it must be given
         for a request and must not be given for any other command
         (responses carry their own), so that a missing or misplaced id is

@@ -28,6 +28,7 @@ from .base import (
     OffsetSpec,
     Properties,
     PublishingError,
+    Request,
     StreamMetadata,
 )
 from .constants import Key
@@ -59,7 +60,7 @@ from .responses import (
 )
 
 @dataclass(frozen=True, slots=True)
-class DeclarePublisher(CommandBase):
+class DeclarePublisher(Request[DeclarePublisherResponse]):
     """
     Declare a publisher.
 
@@ -120,7 +121,7 @@ class PublishError(CommandBase):
 
 
 @dataclass(frozen=True, slots=True)
-class QueryPublisherSequence(CommandBase):
+class QueryPublisherSequence(Request[QueryPublisherSequenceResponse]):
     """Ask for the last publishing id stored for a publisher reference,
     so that a restarted publisher resumes deduplication."""
 
@@ -130,7 +131,7 @@ class QueryPublisherSequence(CommandBase):
 
 
 @dataclass(frozen=True, slots=True)
-class DeletePublisher(CommandBase):
+class DeletePublisher(Request[DeletePublisherResponse]):
     """Delete a publisher declared on the connection."""
 
     KEY: ClassVar[int] = Key.DELETE_PUBLISHER
@@ -138,7 +139,7 @@ class DeletePublisher(CommandBase):
 
 
 @dataclass(frozen=True, slots=True)
-class Subscribe(CommandBase):
+class Subscribe(Request[SubscribeResponse]):
     """
     Subscribe to a stream.
 
@@ -211,7 +212,7 @@ class StoreOffset(CommandBase):
 
 
 @dataclass(frozen=True, slots=True)
-class QueryOffset(CommandBase):
+class QueryOffset(Request[QueryOffsetResponse]):
     """Ask for the offset stored for a consumer reference."""
 
     KEY: ClassVar[int] = Key.QUERY_OFFSET
@@ -220,7 +221,7 @@ class QueryOffset(CommandBase):
 
 
 @dataclass(frozen=True, slots=True)
-class Unsubscribe(CommandBase):
+class Unsubscribe(Request[UnsubscribeResponse]):
     """Cancel a subscription."""
 
     KEY: ClassVar[int] = Key.UNSUBSCRIBE
@@ -228,7 +229,7 @@ class Unsubscribe(CommandBase):
 
 
 @dataclass(frozen=True, slots=True)
-class ConsumerUpdate(CommandBase):
+class ConsumerUpdate(Request[ConsumerUpdateResponse]):
     """
     Broker request telling a single active consumer whether it is active;
     the client answers with `ConsumerUpdateResponse`.
@@ -240,7 +241,7 @@ class ConsumerUpdate(CommandBase):
 
 
 @dataclass(frozen=True, slots=True)
-class Create(CommandBase):
+class Create(Request[CreateResponse]):
     """
     Create a stream.
 
@@ -255,7 +256,7 @@ class Create(CommandBase):
 
 
 @dataclass(frozen=True, slots=True)
-class Delete(CommandBase):
+class Delete(Request[DeleteResponse]):
     """Delete a stream."""
 
     KEY: ClassVar[int] = Key.DELETE
@@ -263,7 +264,7 @@ class Delete(CommandBase):
 
 
 @dataclass(frozen=True, slots=True)
-class Metadata(CommandBase):
+class Metadata(Request[MetadataResponse]):
     """Ask for the leader and replicas of streams."""
 
     KEY: ClassVar[int] = Key.METADATA
@@ -283,7 +284,7 @@ class MetadataUpdate(CommandBase):
 
 
 @dataclass(frozen=True, slots=True)
-class Route(CommandBase):
+class Route(Request[RouteResponse]):
     """Ask for the partitions of a super stream a routing key maps to."""
 
     KEY: ClassVar[int] = Key.ROUTE
@@ -292,7 +293,7 @@ class Route(CommandBase):
 
 
 @dataclass(frozen=True, slots=True)
-class Partitions(CommandBase):
+class Partitions(Request[PartitionsResponse]):
     """Ask for the partitions of a super stream."""
 
     KEY: ClassVar[int] = Key.PARTITIONS
@@ -300,7 +301,7 @@ class Partitions(CommandBase):
 
 
 @dataclass(frozen=True, slots=True)
-class StreamStats(CommandBase):
+class StreamStats(Request[StreamStatsResponse]):
     """Ask for the statistics of a stream (RabbitMQ 3.11)."""
 
     KEY: ClassVar[int] = Key.STREAM_STATS
@@ -308,7 +309,7 @@ class StreamStats(CommandBase):
 
 
 @dataclass(frozen=True, slots=True)
-class CreateSuperStream(CommandBase):
+class CreateSuperStream(Request[CreateSuperStreamResponse]):
     """Create a super stream, its partitions and bindings (RabbitMQ 3.13)."""
 
     KEY: ClassVar[int] = Key.CREATE_SUPER_STREAM
@@ -319,7 +320,7 @@ class CreateSuperStream(CommandBase):
 
 
 @dataclass(frozen=True, slots=True)
-class DeleteSuperStream(CommandBase):
+class DeleteSuperStream(Request[DeleteSuperStreamResponse]):
     """Delete a super stream and its partitions (RabbitMQ 3.13)."""
 
     KEY: ClassVar[int] = Key.DELETE_SUPER_STREAM
@@ -327,7 +328,7 @@ class DeleteSuperStream(CommandBase):
 
 
 @dataclass(frozen=True, slots=True)
-class ResolveOffsetSpec(CommandBase):
+class ResolveOffsetSpec(Request[ResolveOffsetSpecResponse]):
     """
     Resolve an offset specification to an offset (RabbitMQ 4.3).
 
@@ -342,7 +343,7 @@ class ResolveOffsetSpec(CommandBase):
 
 
 @dataclass(frozen=True, slots=True)
-class PeerProperties(CommandBase):
+class PeerProperties(Request[PeerPropertiesResponse]):
     """Client properties (product, version...), first frame of a connection."""
 
     KEY: ClassVar[int] = Key.PEER_PROPERTIES
@@ -350,14 +351,14 @@ class PeerProperties(CommandBase):
 
 
 @dataclass(frozen=True, slots=True)
-class SaslHandshake(CommandBase):
+class SaslHandshake(Request[SaslHandshakeResponse]):
     """Ask for the SASL mechanisms of the broker; the request has no body."""
 
     KEY: ClassVar[int] = Key.SASL_HANDSHAKE
 
 
 @dataclass(frozen=True, slots=True)
-class SaslAuthenticate(CommandBase):
+class SaslAuthenticate(Request[SaslAuthenticateResponse]):
     """
     :param data: SASL response, e.g. ``\\0user\\0password`` for PLAIN;
         `None` is sent as a null (-1 length) byte string. The value is
@@ -389,7 +390,7 @@ class Tune(CommandBase):
 
 
 @dataclass(frozen=True, slots=True)
-class Open(CommandBase):
+class Open(Request[OpenResponse]):
     """Open the connection on a virtual host, last step of the handshake."""
 
     KEY: ClassVar[int] = Key.OPEN
@@ -397,7 +398,7 @@ class Open(CommandBase):
 
 
 @dataclass(frozen=True, slots=True)
-class Close(CommandBase):
+class Close(Request[CloseResponse]):
     """Close the connection; either peer may send it."""
 
     KEY: ClassVar[int] = Key.CLOSE
@@ -413,7 +414,7 @@ class Heartbeat(CommandBase):
 
 
 @dataclass(frozen=True, slots=True)
-class ExchangeCommandVersions(CommandBase):
+class ExchangeCommandVersions(Request[ExchangeCommandVersionsResponse]):
     """Advertise the versions of commands the client supports
     (RabbitMQ 3.11); the broker sends `DeliverV2` only if asked."""
 
@@ -456,7 +457,7 @@ __all__ = [
     'PartitionsResponse', 'PeerProperties', 'PeerPropertiesResponse',
     'Properties', 'Publish', 'PublishConfirm', 'PublishError', 'PublishV2',
     'PublishingError', 'QueryOffset', 'QueryOffsetResponse',
-    'QueryPublisherSequence', 'QueryPublisherSequenceResponse',
+    'QueryPublisherSequence', 'QueryPublisherSequenceResponse', 'Request',
     'ResolveOffsetSpec', 'ResolveOffsetSpecResponse', 'Route',
     'RouteResponse', 'SaslAuthenticate', 'SaslAuthenticateResponse',
     'SaslHandshake', 'SaslHandshakeResponse', 'StoreOffset', 'StreamMetadata',

@@ -45,6 +45,7 @@ from .commands import (
     Close,
     CloseResponse,
     Command,
+    CommandBase,
     ConsumerUpdate,
     ConsumerUpdateResponse,
     Heartbeat,
@@ -52,6 +53,7 @@ from .commands import (
     OpenResponse,
     PeerProperties,
     PeerPropertiesResponse,
+    Request,
     SaslAuthenticate,
     SaslAuthenticateResponse,
     SaslHandshake,
@@ -306,9 +308,10 @@ class ConnectionCore:
         self._last_received = now
         self._send(encode(PeerProperties(self._client_properties), self._next_id()), now)
 
-    def request(self, command: Command, now: float) -> int:
+    def request(self, command: Request[CommandBase], now: float) -> int:
         """
-        Queue a request; return its correlation id.
+        Queue a request; return its correlation id (the response, with
+        it, is an event of class ``command.RESPONSE``).
 
         :raises ConnectionStateError: When the connection is not open.
         :raises rbfly.streams.error.FrameTooLarge: When the request's frame

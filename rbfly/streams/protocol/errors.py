@@ -1,5 +1,6 @@
 """
-Errors raised by the RabbitMQ Streams protocol codec.
+Errors raised by the RabbitMQ Streams protocol codec, and by a response
+that does not answer its request.
 
 Decoding errors use :py:class:`rbfly.error.FrameDecodeError`; this module
 adds the encoding counterpart, so that a bad value given by an application
@@ -20,4 +21,27 @@ class ProtocolEncodeError(ProtocolError, ValueError):
     """
 
 
-__all__ = ['ProtocolEncodeError']
+class UnexpectedResponse(ProtocolError):
+    """
+    The broker answered a request with a response of another class (e.g.
+    a `DeleteResponse` under the correlation id of a `Create`): it is not
+    the request's answer, and none of its fields is read.
+
+    :ivar request: Class of the request.
+    :ivar expected: Class of the request's response.
+    :ivar received: Class of what came.
+    :ivar context: What the request was about (may be empty).
+    """
+
+    def __init__(self, request: type, expected: type, received: type, context: str = '') -> None:
+        super().__init__('the broker answered {} with {}, not {}{}'.format(
+            request.__name__, received.__name__, expected.__name__,
+            ' ({})'.format(context) if context else '',
+        ))
+        self.request = request
+        self.expected = expected
+        self.received = received
+        self.context = context
+
+
+__all__ = ['ProtocolEncodeError', 'UnexpectedResponse']

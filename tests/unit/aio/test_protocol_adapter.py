@@ -35,6 +35,7 @@ from rbfly.streams.protocol import (
     CreateResponse,
     Deliver,
     Metadata,
+    MetadataResponse,
     MetadataUpdate,
     OpenResponse,
     PeerPropertiesResponse,
@@ -131,9 +132,11 @@ async def test_responses_in_any_order() -> None:
     first, cid1 = await start(protocol, transport, Create('a', {}))
     second, cid2 = await start(protocol, transport, Metadata(('b',)))
     assert cid1 != cid2
-    protocol.data_received(encode(CreateResponse(cid2, OK)) + encode(CreateResponse(cid1, OK)))
+    protocol.data_received(
+        encode(MetadataResponse(cid2, (), ())) + encode(CreateResponse(cid1, OK)),
+    )
     assert await first == CreateResponse(cid1, OK)
-    assert await second == CreateResponse(cid2, OK)
+    assert await second == MetadataResponse(cid2, (), ())
 
 ERRORS = {
     'stream exists': (0x05, StreamAlreadyExists),

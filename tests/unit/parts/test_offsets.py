@@ -1,0 +1,71 @@
+"""
+Offset specifications made of an :py:class:`~rbfly.streams.Offset`
+(:py:meth:`rbfly.streams.parts.offsets.Offsets.spec`): each type's value
+with its class, a reference read with a typed `QueryOffset` request.
+"""
+
+from __future__ import annotations
+
+import typing as tp
+
+import pytest
+
+from rbfly.streams import Offset
+from rbfly.streams.error import error_for_code
+from rbfly.streams.parts.offsets import Offsets
+from rbfly.streams.protocol import OffsetSpec, QueryOffset, QueryOffsetResponse, ResponseCode
+
+class Connections:
+    """Answers QueryOffset with the offsets stored (none: "no offset")."""
+    def __init__(self, stored: dict[str, int]) -> None:
+        self.stored = stored
+        self.asked: list[tuple[QueryOffset, str]] = []
+
+    async def call(self, command: QueryOffset, context: str = '') -> QueryOffsetResponse:
+        self.asked.append((command, context))
+        offset = self.stored.get(command.reference)
+        if offset is None:
+            raise error_for_code(ResponseCode.NO_OFFSET, context)
+        return QueryOffsetResponse(1, ResponseCode.OK, offset)
+
+def offsets(stored: dict[str, int] | None = None) -> tuple[Offsets, Connections]:
+    connections = Connections(stored or {})
+    return Offsets(tp.cast(tp.Any, connections)), connections
+
+SPECS = [
+    (Offset.FIRST, OffsetSpec.first(), 0),
+    (Offset.LAST, OffsetSpec.last(), 0),
+    (Offset.NEXT, OffsetSpec.next(), 0),
+    (Offset.offset(0), OffsetSpec.offset(0), 0),
+    (Offset.offset(2 ** 64 - 1), OffsetSpec.offset(2 ** 64 - 1), 2 ** 64 - 1),
+    (Offset.timestamp(1.5), OffsetSpec.timestamp(1500), 0),
+    (Offset.timestamp(-2), OffsetSpec.timestamp(-2000), 0),
+]
+
+@pytest.mark.parametrize(('offset', 'spec', 'start'), SPECS, ids=[str(s[0]) for s in SPECS])
+async def test_spec(offset: Offset, spec: OffsetSpec, start: int) -> None:
+    """An offset without a reference is made a specification without a request."""
+    parts, connections = offsets()
+    assert await parts.spec('orders', offset) == (spec, start)
+    assert connections.asked == []
+
+async def test_reference_stored() -> None:
+    """A reference starts after the offset stored, read with QueryOffset."""
+    parts, connections = offsets({'app': 41})
+    assert await parts.spec('orders', Offset.reference('app')) == (OffsetSpec.offset(42), 42)
+    assert connections.asked == [
+        (QueryOffset('app', 'orders'), "offset reference 'app' of stream 'orders'"),
+    ]
+
+async def test_reference_not_stored() -> None:
+    """A reference with nothing stored starts at the first message."""
+    parts, _ = offsets()
+    assert await parts.spec('orders', Offset.reference('app')) == (OffsetSpec.first(), 0)
+
+async def test_invalid_offset() -> None:
+    """An offset whose value is not of its type's class (made past its checks) is refused."""
+    offset = Offset.offset(5)
+    object.__setattr__(offset, 'value', '5')
+    parts, _ = offsets()
+    with pytest.raises(ValueError, match='not a valid offset'):
+        await parts.spec('orders', offset)
