@@ -25,6 +25,7 @@ from rbfly.streams import (
 from rbfly.streams.backoff import Backoff
 from rbfly.streams.error import StreamDoesNotExist
 from rbfly.streams.offset import OffsetType
+from rbfly.testing import connect
 
 from .proxy import Proxy
 
@@ -156,7 +157,7 @@ async def test_deleted_stream_ends_subscription(any_url: str, stream: str) -> No
 class DirectClient:
     """Client straight to the broker the proxy forwards to."""
     def __init__(self, proxy: Proxy) -> None:
-        host, port = proxy._targets[0]
+        host, port = proxy.targets[0]
         self.client = streams_client('rabbitmq-stream://guest:guest@{}:{}/'.format(host, port))
 
     async def __aenter__(self) -> StreamsClient:
@@ -288,7 +289,7 @@ async def test_cut_while_declaring(proxied: StreamsClient, proxy: Proxy, stream:
     once more on a new connection, and the application gets it. No
     publisher is left behind for later recoveries to declare.
     """
-    await proxied._connections.get()
+    await connect(proxied)
     proxy.hold_on(0x0001)  # DeclarePublisher
 
     async def publish() -> None:
