@@ -8,7 +8,6 @@ import os
 import subprocess
 import tempfile
 import typing as tp
-from collections.abc import AsyncIterator
 from urllib.parse import urlsplit
 
 import pytest
@@ -27,21 +26,8 @@ from rbfly.streams.error import StreamDoesNotExist
 from rbfly.streams.offset import OffsetType
 from rbfly.testing import connect
 
+from .conftest import FAST
 from .proxy import Proxy
-
-FAST = Backoff(initial=0.05, maximum=0.5)
-
-@pytest.fixture
-async def proxied(proxy: Proxy, stream: str) -> AsyncIterator[StreamsClient]:
-    """A client connected through the proxy, with the test's stream."""
-    c = streams_client('rabbitmq-stream://guest:guest@127.0.0.1:{}/'.format(proxy.port),
-                       reconnect=FAST)
-    await c.create_stream(stream)
-    try:
-        yield c
-    finally:
-        await c.delete_stream(stream)
-        await c.disconnect()
 
 async def read_all(client: StreamsClient, stream: str, count: int) -> list[object]:
     result: list[object] = []

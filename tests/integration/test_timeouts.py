@@ -6,7 +6,7 @@ data back).
 """
 
 import asyncio
-from collections.abc import AsyncIterator
+import typing as tp
 from contextlib import aclosing
 
 import pytest
@@ -18,7 +18,6 @@ from rbfly.streams import (
     RequestTimeout,
     StreamsClient,
     get_message_ctx,
-    streams_client,
 )
 from rbfly.streams.aio.protocol import ABANDONED
 from rbfly.testing import connect, wait_background
@@ -26,13 +25,9 @@ from rbfly.testing import connect, wait_background
 from .proxy import Proxy
 
 @pytest.fixture
-async def proxied(proxy: Proxy, client: StreamsClient) -> AsyncIterator[StreamsClient]:
-    """A client through the proxy (the test's stream exists)."""
-    c = streams_client('rabbitmq-stream://guest:guest@127.0.0.1:{}/'.format(proxy.port),
-                       request_timeout=0.3)
-    await connect(c)
-    yield c
-    await c.disconnect()
+def proxied_options() -> dict[str, tp.Any]:
+    """The ``proxied`` client (see conftest.py) gives up on a request after 0.3 s."""
+    return {'request_timeout': 0.3}
 
 async def test_request_timeout(proxy: Proxy, proxied: StreamsClient, stream: str) -> None:
     """
