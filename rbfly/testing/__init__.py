@@ -1,6 +1,7 @@
 """
 Test support for applications using rbfly: an in-memory RabbitMQ Streams
-broker, :py:class:`FakeBroker`, built on rbfly's sans-IO protocol core.
+broker, :py:class:`FakeBroker`, built on rbfly's sans-IO protocol core,
+and a view inside a client for tests (:py:mod:`.seam`).
 
 Unit tests of an application can publish, confirm, subscribe and store
 offsets without a RabbitMQ server; the same behaviour tests run against
@@ -10,11 +11,37 @@ RabbitMQ and the fake broker in rbfly's own suite.
   sequences, offsets, super streams);
 - :py:mod:`.core`: the sans-IO broker, frames in and frames out, and
   :py:mod:`.session`: one client connection of it (:py:mod:`.publish`
-  reads the ``Publish`` frames it stores);
-- ``server``: :py:class:`FakeBroker`, the core on the event loop.
+  reads the ``Publish`` frames it stores; :py:mod:`.config` is what the
+  broker says of itself);
+- ``server``: :py:class:`FakeBroker`, the core on the event loop;
+- :py:mod:`.seam`: a client's connections, what they hold, its broker
+  and options, for a test to look at (the one place that reads the
+  client's private parts).
 """
 
+from .seam import (
+    ConnectionView,
+    client_options,
+    connect,
+    current_broker,
+    node_connections,
+    own_connection,
+    sasl_mechanism,
+    wait_background,
+)
 from .server import FakeBroker
 from .store import Store, StreamLog
 
-__all__ = ['FakeBroker', 'Store', 'StreamLog']
+__all__ = [
+    'ConnectionView',
+    'FakeBroker',
+    'Store',
+    'StreamLog',
+    'client_options',
+    'connect',
+    'current_broker',
+    'node_connections',
+    'own_connection',
+    'sasl_mechanism',
+    'wait_background',
+]

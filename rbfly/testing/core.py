@@ -4,7 +4,9 @@ clock.
 
 :py:class:`BrokerCore` owns the :py:class:`~rbfly.testing.store.Store` and
 the sessions; :py:class:`~rbfly.testing.session.Session` is one client
-connection (:py:mod:`rbfly.testing.session`). A session reads the
+connection (:py:mod:`rbfly.testing.session`), which knows the core only
+as the :py:class:`~rbfly.testing.session.SessionHost` it asks for what
+the sessions share (so the imports point one way). A session reads the
 client's bytes (:py:meth:`~rbfly.testing.session.Session.receive_data`) and writes its
 answers through the ``write`` callable it was given; a message published on
 one session reaches the subscribers of the others through the core, in the
@@ -20,30 +22,12 @@ reads them itself.
 from __future__ import annotations
 
 import typing as tp
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
 
+from .config import BrokerConfig
 from .publish import read_publish
 from .session import FRAME_MAX, HEARTBEAT, BrokerSubscription, Publisher, Session
 from .store import Store
-
-@dataclass(frozen=True)
-class BrokerConfig:
-    """
-    What the fake broker says of itself and whom it lets in.
-
-    :param version: RabbitMQ version in its peer properties; rbfly enables
-        features by it.
-    :param users: User names and passwords SASL PLAIN accepts.
-    :param virtual_hosts: Virtual hosts ``Open`` accepts.
-    :param host: Host advertised in ``Open`` and ``Metadata``.
-    :param port: Port advertised in ``Open`` and ``Metadata``.
-    """
-    version: str = '4.3.0'
-    users: Mapping[str, str] = field(default_factory=lambda: {'guest': 'guest'})
-    virtual_hosts: frozenset[str] = frozenset({'/'})
-    host: str = '127.0.0.1'
-    port: int = 5552
 
 class BrokerCore:
     """
@@ -71,7 +55,12 @@ class BrokerCore:
         self.sessions.add(session)
         return session
 
+    def session_closed(self, session: Session) -> None:
+        """A session's connection is gone: forget the session."""
+        self.sessions.discard(session)
+
     def subscriptions(self, stream: str) -> list[BrokerSubscription]:
+        """The subscriptions to a stream, of every session."""
         return [s for session in self.sessions for s in session.subscriptions.values()
                 if s.stream == stream]
 

@@ -14,7 +14,9 @@ import time
 import typing as tp
 from collections.abc import Mapping
 
-from .core import BrokerConfig, BrokerCore, Session
+from .config import BrokerConfig
+from .core import BrokerCore
+from .session import Session
 from .store import Store
 
 class _Connection(asyncio.Protocol):
@@ -123,8 +125,7 @@ class FakeBroker:
             return
         server.close()
         for session in list(core.sessions):
-            session.connection_lost()
-            session._close()
+            session.drop()
         # the transports are closed once their buffers are written; wait
         # for that, so that nothing of the broker outlives stop()
         closing = [c.closed for c in self._connections]
@@ -141,8 +142,7 @@ class FakeBroker:
         core = self._running()
         sessions = list(core.sessions)
         for session in sessions:
-            session.connection_lost()
-            session._close()
+            session.drop()
         return len(sessions)
 
     def _running(self) -> BrokerCore:

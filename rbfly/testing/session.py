@@ -4,7 +4,8 @@ the client's requests, each answered through the ``write`` callable the
 session was given; the subscriptions and publishers it holds.
 
 The broker itself, what the sessions share (the store, the groups of
-single active consumers), is :py:class:`rbfly.testing.core.BrokerCore`.
+single active consumers), is :py:class:`rbfly.testing.core.BrokerCore`; a
+session knows it as the :py:class:`SessionHost` it was given.
 """
 
 
@@ -86,11 +87,9 @@ from ..streams.protocol.commands import (
 )
 from ..streams.protocol.constants import NO_LEADER, Key, OffsetType, ResponseCode
 from ..streams.protocol.frames import FrameReader
+from .config import BrokerConfig
 from .publish import read_publish
-from .store import Chunk, Entry, StreamLog
-
-if tp.TYPE_CHECKING:
-    from .core import BrokerCore
+from .store import Chunk, Entry, Store, StreamLog
 
 logger = logging.getLogger('rbfly.testing')
 
@@ -139,6 +138,38 @@ class Publisher:
     reference: str
     stream: str
 
+class SessionHost(tp.Protocol):
+    """
+    What a session asks of the broker it belongs to
+    (:py:class:`rbfly.testing.core.BrokerCore`): what the sessions share,
+    and the steps that reach the other sessions.
+    """
+    @property
+    def config(self) -> BrokerConfig:
+        """What the broker says of itself and whom it lets in."""
+
+    @property
+    def store(self) -> Store:
+        """The streams, publishers' sequences, offsets and super streams."""
+
+    def clock(self) -> int:
+        """Milliseconds since the Unix epoch, for chunk timestamps."""
+
+    def published(self, stream: str) -> None:
+        """A chunk was written: deliver it to the stream's subscribers."""
+
+    def stream_deleted(self, stream: str) -> None:
+        """Tell every session using the stream, and forget their use of it."""
+
+    def join(self, sub: BrokerSubscription) -> None:
+        """Add a subscription to its single-active-consumer group."""
+
+    def leave(self, sub: BrokerSubscription) -> None:
+        """Remove a subscription from its group; the next one takes over."""
+
+    def session_closed(self, session: Session) -> None:
+        """A session's connection is gone: forget the session."""
+
 class Session:
     """
     One client connection: the handshake, then the client's requests.
@@ -147,7 +178,7 @@ class Session:
     ends, closes the connection, as RabbitMQ does.
     """
     def __init__(
-            self, core: BrokerCore, write: Callable[[bytes], None], close: Callable[[], None],
+            self, core: SessionHost, write: Callable[[bytes], None], close: Callable[[], None],
     ) -> None:
         self.core = core
         self._write = write
@@ -193,7 +224,12 @@ class Session:
         for sub in list(self.subscriptions.values()):
             self._drop(sub)
         self.publishers.clear()
-        self.core.sessions.discard(self)
+        self.core.session_closed(self)
+
+    def drop(self) -> None:
+        """Close the connection at once, sending nothing (a broker gone away)."""
+        self.connection_lost()
+        self._close()
 
     def close(self, code: int, reason: str) -> None:
         """Send ``Close`` and close the connection."""

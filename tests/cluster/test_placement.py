@@ -25,6 +25,7 @@ from rbfly.streams import (
     streams_client,
 )
 from rbfly.streams.error import ConnectionLost, StreamNotAvailable
+from rbfly.testing import connect, node_connections
 
 from ..integration.proxy import Proxy
 from .conftest import FAST, NEEDS_CLUSTER, TIMEOUT, Cluster
@@ -74,7 +75,7 @@ async def test_node_without_member_has_no_subscriptions(cluster: Cluster, away: 
     from rbfly.streams.protocol.commands import OffsetSpec, Subscribe
     client = streams_client(cluster.nodes[0].url)
     async with client:
-        protocol = await client._connections.get()
+        protocol = await connect(client)
         with pytest.raises(StreamNotAvailable):
             await protocol.request(Subscribe(0, away, OffsetSpec.first(), 10, {}))
 
@@ -104,7 +105,7 @@ async def test_subscribe_through_node_without_member(
                     if len(received) == 500:
                         break
         # the subscription's node connection closes with the subscription
-        assert client._connections.nodes == {}
+        assert node_connections(client) == {}
     assert received == list(range(500))
 
 async def test_subscription_moves_when_member_node_dies(cluster: Cluster, away: str) -> None:
@@ -148,7 +149,7 @@ async def test_subscription_moves_when_member_node_dies(cluster: Cluster, away: 
         task = asyncio.create_task(consume())
         try:
             await wait(n // 3)
-            assert [w[1] for w in client._connections.nodes if w is not None] == [replica.port]
+            assert [w[1] for w in node_connections(client) if w is not None] == [replica.port]
             await cluster.kill(replica)
             killed = True
             await wait(n)  # the rest, from the leader
@@ -176,12 +177,12 @@ async def test_publisher_on_leader_node(cluster: Cluster, away: str) -> None:
         leader = (await client.stream_metadata(away)).leader
         assert leader is not None
         async with client.publisher(away, name='placed', cls=PublisherBatchFast) as publisher:
-            assert [w[1] for w in client._connections.nodes if w is not None] == [leader[1]]
-            assert publisher.protocol is not await client._connections.get()
+            assert [w[1] for w in node_connections(client) if w is not None] == [leader[1]]
+            assert publisher.protocol is not await connect(client)
             for i in range(300):
                 publisher.batch(i)
             await publisher.flush()
-        assert client._connections.nodes == {}
+        assert node_connections(client) == {}
         await asyncio.sleep(0.1)  # the node connection closes in a task
         placed = [(e.state, e.node) for e in events if e.placement]
         assert placed == [
@@ -218,7 +219,7 @@ async def test_through_load_balancer(cluster: Cluster, away: str) -> None:
     received: list[object] = []
     try:
         async with client, asyncio.timeout(TIMEOUT):
-            home = await client._connections.get()
+            home = await connect(client)
             assert home.connection_properties['advertised_port'] == str(r1.port)
             async with aclosing(client.subscribe(away, offset=Offset.FIRST)) as bodies:
                 async for body in bodies:
@@ -226,14 +227,14 @@ async def test_through_load_balancer(cluster: Cluster, away: str) -> None:
                     if len(received) == 300:
                         break
                 # a member's node, reached through the balancer
-                (node,) = client._connections.nodes
+                (node,) = node_connections(client)
                 assert node is not None
                 assert resolved[0] == node
                 assert node[1] in {n.port for n in cluster.nodes[1:]}
-                (manager,) = client._connections.nodes[node]
-                assert manager.protocol is not None
-                assert manager.protocol.address == ('127.0.0.1', balancer.port)
-                assert manager.protocol.connection_properties['advertised_port'] == str(node[1])
+                (view,) = node_connections(client)[node]
+                assert view.protocol is not None
+                assert view.protocol.address == ('127.0.0.1', balancer.port)
+                assert view.protocol.connection_properties['advertised_port'] == str(node[1])
             assert balancer.connections >= 2
     finally:
         await balancer.close()
@@ -259,7 +260,7 @@ async def test_publishers_on_leader(cluster: Cluster, away: str) -> None:
         leader = (await client.stream_metadata(away)).leader
         assert leader is not None and leader[1] != r1.port
         async with client.publisher(away, name='forwarded', cls=PublisherBatchFast) as publisher:
-            assert publisher.protocol is await client._connections.get()
+            assert publisher.protocol is await connect(client)
             for i in range(100):
                 publisher.batch(i)
             async with asyncio.timeout(TIMEOUT):
@@ -275,7 +276,7 @@ async def test_publishers_on_leader(cluster: Cluster, away: str) -> None:
             async with asyncio.timeout(TIMEOUT):
                 async with client.publisher(away, name='on-leader', cls=PublisherBatchFast):
                     pytest.fail('declared off the leader')
-        assert client._connections.nodes == {}
+        assert node_connections(client) == {}
         assert await client.query_publisher_sequence(away, 'on-leader') == 0
         # the client stays usable
         assert (await client.stream_metadata(away)).leader == leader
@@ -307,7 +308,7 @@ async def test_replicas_only(cluster: Cluster, stream: str) -> None:
                         received.append(body)
                         if len(received) == 300:
                             break
-                    nodes = list(client._connections.nodes)
+                    nodes = list(node_connections(client))
                     metrics = client.metrics()
             assert received == list(range(300)), replicas_only
             if replicas_only:

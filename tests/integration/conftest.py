@@ -13,6 +13,7 @@ the environment variables that ``scripts/brokers.sh env`` prints.
 import asyncio
 import os
 import socket
+import typing as tp
 import uuid
 from collections.abc import AsyncIterator
 from urllib.parse import urlsplit
@@ -20,12 +21,16 @@ from urllib.parse import urlsplit
 import pytest
 
 from rbfly.streams import Offset, StreamsClient, streams_client
+from rbfly.streams.backoff import Backoff
 
 from .proxy import Proxy
 
 URL = os.environ.get('RBFLY_URL', 'rabbitmq-stream://guest:guest@localhost:5552/')
 URL4 = os.environ.get('RBFLY_URL4', 'rabbitmq-stream://guest:guest@localhost:5553/')
 URL43 = os.environ.get('RBFLY_URL43', 'rabbitmq-stream://guest:guest@localhost:5556/')
+
+FAST = Backoff(initial=0.05, maximum=0.5)
+"""Reconnection delays of a client whose connection a test cuts: back at once."""
 
 def _reachable(url: str) -> bool:
     p = urlsplit(url)
@@ -123,3 +128,29 @@ async def proxy(any_url: str) -> AsyncIterator[Proxy]:
     await proxy.start()
     yield proxy
     await proxy.close()
+
+@pytest.fixture
+def proxied_options() -> dict[str, tp.Any]:
+    """
+    Options of the ``proxied`` client: quick reconnection. A test module
+    needing others overrides this fixture (``test_timeouts.py``: a short
+    request timeout).
+    """
+    return {'reconnect': FAST}
+
+@pytest.fixture
+async def proxied(
+        proxy: Proxy, client: StreamsClient, proxied_options: dict[str, tp.Any],
+) -> AsyncIterator[StreamsClient]:
+    """
+    A client of each broker in turn through the ``proxy``, with the test's
+    stream (``client`` creates and deletes it, straight to the broker).
+    Its first call connects it: ``proxy.connections`` counts its
+    connections only.
+    """
+    c = streams_client('rabbitmq-stream://guest:guest@127.0.0.1:{}/'.format(proxy.port),
+                       **proxied_options)
+    try:
+        yield c
+    finally:
+        await c.disconnect()

@@ -144,6 +144,11 @@ class FakeBroker:
     def url(self) -> str:
         return 'rabbitmq-stream://guest:guest@127.0.0.1:{}/'.format(self.port)
 
+    @property
+    def connections(self) -> int:
+        """Client connections accepted so far."""
+        return len(self._sessions)
+
     async def start(self) -> None:
         self._server = await asyncio.start_server(self._accept, '127.0.0.1', 0)
         self.port = self._server.sockets[0].getsockname()[1]

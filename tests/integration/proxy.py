@@ -32,6 +32,11 @@ class Proxy:
         self.mangle: Callable[[bytes], bytes] | None = None
         """Applied to what the broker sends, e.g. to corrupt it (``None``: as is)."""
 
+    @property
+    def targets(self) -> tuple[tuple[str, int], ...]:
+        """Where the proxy forwards connections to, in turn."""
+        return self._targets
+
     async def start(self) -> None:
         self._server = await asyncio.start_server(self._accept, '127.0.0.1', 0)
         self.port = self._server.sockets[0].getsockname()[1]

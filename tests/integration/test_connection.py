@@ -16,6 +16,7 @@ from rbfly.streams.error import (
     StreamDoesNotExist,
     VirtualHostAccessFailure,
 )
+from rbfly.testing import connect, own_connection
 
 def _with(url: str, *, userinfo: str | None = None, path: str | None = None,
           port: int | None = None) -> str:
@@ -33,7 +34,7 @@ async def test_connect_reports_broker_version(any_url: str) -> None:
     """The handshake completes and the broker's version is known."""
     client = streams_client(any_url)
     async with client:
-        protocol = await client._connections.get()
+        protocol = await connect(client)
         assert protocol.is_open
         version = protocol.server_properties['version']
         assert version.startswith('3.10' if '5552' in any_url else '4.')
@@ -101,7 +102,7 @@ async def test_reconnect_after_disconnect(client: StreamsClient, stream: str) ->
     """The client connects again lazily after a disconnect."""
     await client.disconnect()
     await client.create_stream(stream)
-    protocol = await client._connections.get()
+    protocol = await connect(client)
     assert protocol.is_open
 
 async def test_connection_decorator(any_url: str, stream: str) -> None:
@@ -116,7 +117,7 @@ async def test_connection_decorator(any_url: str, stream: str) -> None:
 
     client = streams_client(any_url)
     assert await work(client) == 7
-    assert client._connections.protocol is None
+    assert own_connection(client).protocol is None
 
 async def test_connect_timeout() -> None:
     """A peer that never answers the handshake times out with ConnectionLost."""
@@ -140,7 +141,7 @@ async def test_stream_stats_and_metadata(client: StreamsClient, stream: str) -> 
         for i in range(10):
             publisher.batch(i)
         await publisher.flush()
-    protocol = await client._connections.get()
+    protocol = await connect(client)
     if protocol.server_properties['version'].startswith('3.10'):
         with pytest.raises(FeatureNotSupported, match=r'3\.11'):
             await client.stream_stats(stream)
@@ -160,7 +161,7 @@ async def test_committed_chunk_id(client: StreamsClient, stream: str) -> None:
 
     async with client.publisher(stream, cls=Publisher) as publisher:
         await publisher.send('x')
-    protocol = await client._connections.get()
+    protocol = await connect(client)
     async for chunk in client.subscribe_chunks(stream, offset=Offset.FIRST, timeout=5):
         assert chunk.first_offset == 0
         if protocol.server_properties['version'].startswith('3.10'):

@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 
 from rbfly.streams import Offset, StreamsClient, get_message_ctx, streams_client
+from rbfly.testing import connect, node_connections, own_connection
 
 async def test_small_limits(any_url: str, client: StreamsClient, stream: str) -> None:
     """
@@ -23,9 +24,9 @@ async def test_small_limits(any_url: str, client: StreamsClient, stream: str) ->
             await stack.enter_async_context(limited.publisher(stream, name='p{}'.format(i)))
             for i in range(5)
         ]
-        home = await limited._connections.get()
+        home = await connect(limited)
         assert len(home.publishers) == 2
-        extra = limited._connections.nodes[None]
+        extra = node_connections(limited)[None]
         assert sorted(len(m.publishers) for m in extra) == [1, 2]
         protocols = {p.protocol for p in publishers}
         assert len(protocols) == 3
@@ -37,16 +38,16 @@ async def test_small_limits(any_url: str, client: StreamsClient, stream: str) ->
         assert firsts == ['from 0'] * 5
         assert len(home.subscriptions) == 2
         # (the other connections' room is used before another one is opened)
-        assert sorted(len(m.subscriptions) for m in limited._connections.nodes[None]) == [1, 2]
+        assert sorted(len(m.subscriptions) for m in node_connections(limited)[None]) == [1, 2]
         for it in iterators:
             rest = [await anext(it) for _ in range(4)]
             assert rest == ['from {}'.format(i) for i in range(1, 5)]
             await it.aclose()
 
         # the subscriptions' own connection is closed with the last of them
-        assert sorted(len(m.publishers) for m in limited._connections.nodes[None]) == [1, 2]
+        assert sorted(len(m.publishers) for m in node_connections(limited)[None]) == [1, 2]
         await stack.aclose()
-        assert limited._connections.nodes == {}
+        assert node_connections(limited) == {}
 
     async with asyncio.timeout(10):
         received = []
@@ -75,9 +76,9 @@ async def test_more_than_the_protocol_allows(client: StreamsClient, stream: str)
         assert len(seen) == 300
         assert len(set(seen)) == 1
         assert set(seen) <= set(range(300))
-        assert len(client._connections.own.subscriptions) == 256
-        assert [len(m.subscriptions) for m in client._connections.nodes[None]] == [44]
+        assert len(own_connection(client).subscriptions) == 256
+        assert [len(m.subscriptions) for m in node_connections(client)[None]] == [44]
     finally:
         for it in iterators:
             await it.aclose()
-    assert client._connections.nodes == {}
+    assert node_connections(client) == {}

@@ -6,7 +6,9 @@ and show what it stores. What it shares with RabbitMQ is tested in
 """
 
 import asyncio
+import re
 import typing as tp
+from pathlib import Path
 
 import pytest
 
@@ -18,7 +20,17 @@ from rbfly.streams import (
     streams_client,
 )
 from rbfly.streams.error import ConnectionLost
-from rbfly.testing import FakeBroker
+from rbfly.testing import (
+    FakeBroker,
+    connect,
+    current_broker,
+    node_connections,
+    own_connection,
+    sasl_mechanism,
+    wait_background,
+)
+
+DOC = Path(__file__).resolve().parents[2] / 'doc' / 'testing.rst'
 
 async def test_recovery_after_connections_dropped() -> None:
     """
@@ -136,6 +148,65 @@ async def test_not_started() -> None:
     async with broker:
         with pytest.raises(RuntimeError, match='running already'):
             await broker.start()
+
+async def test_seam_shows_the_connections() -> None:
+    """
+    The seam of :py:mod:`rbfly.testing` on a client of the fake broker:
+    the client's own connection (the same object while it lasts), what
+    each connection holds, another connection when one is full, snapshots
+    that do not change, none left after the publishers and
+    :py:meth:`~rbfly.streams.StreamsClient.disconnect`.
+    """
+    async with FakeBroker() as broker:
+        client = streams_client(broker.url, publishers_per_connection=1)
+        try:
+            protocol = await connect(client)
+            assert await connect(client) is protocol and protocol.is_open
+            assert protocol.server_properties['product'] == 'rbfly.testing'
+            assert sasl_mechanism(protocol) == 'PLAIN'
+            assert current_broker(client).port == broker.port
+            await client.create_stream('s')
+            before = own_connection(client)
+            async with client.publisher('s') as first, client.publisher('s') as second:
+                await first.send('m')
+                own = own_connection(client)
+                assert own.protocol is protocol and own.publishers == {first}
+                [extra] = node_connections(client)[None]  # the own one is full
+                assert extra.publishers == {second} and extra.subscriptions == frozenset()
+                assert extra.protocol is second.protocol is not protocol
+                messages = client.subscribe('s', offset=Offset.FIRST)
+                assert await anext(messages) == 'm'
+                [sub] = own_connection(client).subscriptions
+                assert sub.stream == 's'
+                await messages.aclose()
+                assert own_connection(client).subscriptions == frozenset()
+            assert before.publishers == frozenset() and own.publishers == {first}
+            assert node_connections(client) == {}
+            await wait_background(client)  # the extra connection closed with its publisher
+            assert extra.protocol is not None and not extra.protocol.is_open
+        finally:
+            await client.disconnect()
+        assert own_connection(client).protocol is None
+        assert not protocol.is_open
+
+def doc_examples() -> list[str]:
+    """The Python code blocks of doc/testing.rst (a literal block importing rbfly)."""
+    blocks = re.findall(r'::\n\n((?:    .*\n|\n)+)', DOC.read_text())
+    code = [re.sub(r'(?m)^    ', '', b) for b in blocks]
+    return [c for c in code if re.search(r'(?m)^from rbfly', c)]
+
+@pytest.mark.parametrize('n', range(len(doc_examples())))
+async def test_doc_examples_run(n: int) -> None:
+    """
+    Each example of doc/testing.rst runs as written: its test functions
+    (``async def test_...``) run and pass on the fake broker.
+    """
+    namespace: dict[str, tp.Any] = {}
+    exec(compile(doc_examples()[n], '{}:example {}'.format(DOC.name, n), 'exec'), namespace)
+    tests = [f for name, f in namespace.items() if name.startswith('test_')]
+    assert tests, 'the example has no test function'
+    for test in tests:
+        await test()
 
 
 async def test_chunk_bigger_than_64_mib() -> None:

@@ -23,6 +23,7 @@ from rbfly.streams import (
 )
 from rbfly.streams.aio.protocol import StreamsProtocol
 from rbfly.streams.error import AuthenticationFailure
+from rbfly.testing import own_connection
 
 async def fill(client: StreamsClient, stream: str, n: int, per_batch: int = 10) -> None:
     async with client.publisher(stream, cls=PublisherBatchFast) as publisher:
@@ -42,8 +43,8 @@ async def test_slow_consumer_bounded(any_url: str, stream: str) -> None:
         chunks = client.subscribe_chunks(stream, offset=Offset.FIRST, timeout=5)
         first = await anext(chunks)
         await asyncio.sleep(1)  # the broker could send everything meanwhile
-        [sub] = client._connections.own.subscriptions
-        assert len(sub._chunks) <= 8
+        [sub] = own_connection(client).subscriptions
+        assert sub.buffered_chunks <= 8
         seen = len(first)
         async for chunk in chunks:
             seen += len(chunk)
@@ -66,9 +67,9 @@ async def test_flow_per_subscription(any_url: str, stream: str) -> None:
         )
         seen = len(await anext(chunks))
         await asyncio.sleep(1)
-        [sub] = client._connections.own.subscriptions
+        [sub] = own_connection(client).subscriptions
         assert (sub.credit, sub.buffer_bytes) == (2, 1)
-        assert len(sub._chunks) <= 4
+        assert sub.buffered_chunks <= 4
         async for chunk in chunks:
             seen += len(chunk)
             if seen == 1000:
@@ -79,7 +80,7 @@ async def test_flow_per_subscription(any_url: str, stream: str) -> None:
                     {'credit': True}):
             with pytest.raises(ValueError, match=next(iter(bad))):
                 await anext(client.subscribe(stream, **bad))
-        assert not client._connections.own.subscriptions
+        assert not own_connection(client).subscriptions
         await client.delete_stream(stream)
 
 async def test_break_ends_subscription(any_url: str, stream: str) -> None:
@@ -97,18 +98,18 @@ async def test_break_ends_subscription(any_url: str, stream: str) -> None:
         async for body in it:
             if body == 10:
                 break
-        assert len(client._connections.own.subscriptions) == 1
+        assert len(own_connection(client).subscriptions) == 1
         await it.aclose()
-        assert not client._connections.own.subscriptions
+        assert not own_connection(client).subscriptions
 
         async for body in client.subscribe(stream, offset=Offset.FIRST):
             if body == 20:
                 break
         for _ in range(100):
-            if not client._connections.own.subscriptions:
+            if not own_connection(client).subscriptions:
                 break
             await asyncio.sleep(0.01)
-        assert not client._connections.own.subscriptions
+        assert not own_connection(client).subscriptions
         assert await anext(client.subscribe(stream, offset=Offset.offset(99))) == 99
         await client.delete_stream(stream)
 
@@ -121,9 +122,9 @@ async def test_memory_bound_in_bytes(any_url: str, stream: str) -> None:
         chunks = client.subscribe_chunks(stream, offset=Offset.FIRST, timeout=5)
         seen = len(await anext(chunks))
         await asyncio.sleep(1)
-        [sub] = client._connections.own.subscriptions
-        held = sum(len(c) for c, _ in sub._chunks)
-        assert 4 < len(sub._chunks)  # more than the initial credit
+        [sub] = own_connection(client).subscriptions
+        held = sub.buffered_bytes
+        assert 4 < sub.buffered_chunks  # more than the initial credit
         assert held <= 20_000 * 1.5  # the chunk size is a moving average
         async for chunk in chunks:
             seen += len(chunk)
@@ -162,8 +163,8 @@ async def test_concurrent_processing_bounded(any_url: str, stream: str) -> None:
             async for body in client.subscribe(stream, offset=Offset.FIRST):
                 await limit.acquire()
                 tg.create_task(handle(tp.cast(int, body)))
-                [sub] = client._connections.own.subscriptions
-                held = max(held, sum(len(c) for c, _ in sub._chunks))
+                [sub] = own_connection(client).subscriptions
+                held = max(held, sub.buffered_bytes)
                 if body == 4_999:
                     break
         assert peak == 50

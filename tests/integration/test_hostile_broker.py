@@ -286,7 +286,7 @@ async def test_hostile_broker(name: str, fake_broker: FakeBroker) -> None:
             if case.error is None:
                 await client.create_stream('s')
                 await client.create_stream('t')  # the connection still works
-                assert len(fake_broker._sessions) == 1
+                assert fake_broker.connections == 1
             else:
                 with pytest.raises(RbFlyError) as info:
                     await client.create_stream('s')

@@ -6,7 +6,6 @@ closed, with the reason), and the producer controls: ``retry_on_recovery``,
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
 
 import pytest
 
@@ -24,28 +23,14 @@ from rbfly.streams import (
     StreamsClient,
     streams_client,
 )
-from rbfly.streams.backoff import Backoff
 from rbfly.streams.error import StreamDoesNotExist
 
 from .proxy import Proxy
 
-FAST = Backoff(initial=0.05, maximum=0.5)
 WAIT = 30  # seconds: a bound for what the broker does at once, not a timing
 
 OPENING, OPEN = ResourceState.OPENING, ResourceState.OPEN
 RECOVERING, CLOSED = ResourceState.RECOVERING, ResourceState.CLOSED
-
-@pytest.fixture
-async def proxied(proxy: Proxy, stream: str) -> AsyncIterator[StreamsClient]:
-    """A client connected through the proxy, with the test's stream."""
-    c = streams_client('rabbitmq-stream://guest:guest@127.0.0.1:{}/'.format(proxy.port),
-                       reconnect=FAST)
-    await c.create_stream(stream)
-    try:
-        yield c
-    finally:
-        await c.delete_stream(stream)
-        await c.disconnect()
 
 class Changes(list[StateChange]):
     """A state listener keeping the changes, and waiting for one."""

@@ -15,16 +15,13 @@ from rbfly.streams import (
     PublisherBatchFast,
     PublisherPipelined,
     StreamsClient,
-    streams_client,
 )
-from rbfly.streams.backoff import Backoff
 
 from .proxy import Proxy
 
-async def test_metrics(proxy: Proxy, client: StreamsClient, stream: str) -> None:
+async def test_metrics(proxy: Proxy, proxied: StreamsClient, stream: str) -> None:
     """Publishing, a rejected message, consuming, a lost connection."""
-    c = streams_client('rabbitmq-stream://guest:guest@127.0.0.1:{}/'.format(proxy.port),
-                       reconnect=Backoff(initial=0.05, maximum=0.5))
+    c = proxied
     async with c:
         m = c.metrics()
         assert (m.published, m.connections, m.connections_opened, m.publishers) == (0, 0, 0, 0)

@@ -34,6 +34,7 @@ from rbfly.streams import (
 )
 from rbfly.streams.backoff import Backoff
 from rbfly.streams.error import AuthenticationFailure
+from rbfly.testing import connect
 
 from .conftest import read_back
 
@@ -237,7 +238,7 @@ async def test_endpoint_refuses_client(url4: str, endpoint: TokenEndpoint) -> No
     provider = ClientCredentials(endpoint.url, CLIENT_ID, 'wrong-secret')
     client = streams_client(url_of(url4), oauth2=provider)
     with pytest.raises(OAuth2Error) as info:
-        await client._connections.get()
+        await connect(client)
     text = str(info.value)
     assert endpoint.url in text
     assert 'invalid_client' in text and '401' in text
@@ -274,7 +275,7 @@ async def test_endpoint_unreachable(url4: str) -> None:
                                  timeout=5)
     client = streams_client(url_of(url4), oauth2=provider)
     with pytest.raises(OAuth2Error, match='cannot reach token endpoint'):
-        await client._connections.get()
+        await connect(client)
     await client.disconnect()
 
 async def test_broker_refuses_token(url4: str) -> None:
@@ -289,7 +290,7 @@ async def test_broker_refuses_token(url4: str) -> None:
 
     client = streams_client(url_of(url4), oauth2=provider)
     with pytest.raises(AuthenticationFailure):
-        await client._connections.get()
-    protocol = await client._connections.get()
+        await connect(client)
+    protocol = await connect(client)
     assert protocol.is_open and audiences == []
     await client.disconnect()

@@ -8,7 +8,6 @@ import os
 import subprocess
 import tempfile
 import typing as tp
-from collections.abc import AsyncIterator
 from urllib.parse import urlsplit
 
 import pytest
@@ -25,22 +24,10 @@ from rbfly.streams import (
 from rbfly.streams.backoff import Backoff
 from rbfly.streams.error import StreamDoesNotExist
 from rbfly.streams.offset import OffsetType
+from rbfly.testing import connect
 
+from .conftest import FAST
 from .proxy import Proxy
-
-FAST = Backoff(initial=0.05, maximum=0.5)
-
-@pytest.fixture
-async def proxied(proxy: Proxy, stream: str) -> AsyncIterator[StreamsClient]:
-    """A client connected through the proxy, with the test's stream."""
-    c = streams_client('rabbitmq-stream://guest:guest@127.0.0.1:{}/'.format(proxy.port),
-                       reconnect=FAST)
-    await c.create_stream(stream)
-    try:
-        yield c
-    finally:
-        await c.delete_stream(stream)
-        await c.disconnect()
 
 async def read_all(client: StreamsClient, stream: str, count: int) -> list[object]:
     result: list[object] = []
@@ -156,7 +143,7 @@ async def test_deleted_stream_ends_subscription(any_url: str, stream: str) -> No
 class DirectClient:
     """Client straight to the broker the proxy forwards to."""
     def __init__(self, proxy: Proxy) -> None:
-        host, port = proxy._targets[0]
+        host, port = proxy.targets[0]
         self.client = streams_client('rabbitmq-stream://guest:guest@{}:{}/'.format(host, port))
 
     async def __aenter__(self) -> StreamsClient:
@@ -288,7 +275,7 @@ async def test_cut_while_declaring(proxied: StreamsClient, proxy: Proxy, stream:
     once more on a new connection, and the application gets it. No
     publisher is left behind for later recoveries to declare.
     """
-    await proxied._connections.get()
+    await connect(proxied)
     proxy.hold_on(0x0001)  # DeclarePublisher
 
     async def publish() -> None:

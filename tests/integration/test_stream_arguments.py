@@ -25,6 +25,7 @@ from rbfly.streams import (
     SubEntryBatch,
     streams_client,
 )
+from rbfly.testing import own_connection
 from rbfly.types import AMQPAppProperties
 
 SCRIPT = os.environ.get('RBFLY_BROKERS_SCRIPT') or str(
@@ -166,7 +167,7 @@ async def test_client_properties_and_buffers(url43: str) -> None:
         assert len(ours) == 1
         assert '{<<"team">>,longstr,<<"billing">>}' in ours[0]
         assert '{<<"product">>,longstr,<<"invoicer">>}' in ours[0]  # over rbfly's own
-        protocol = client._connections.own.protocol
+        protocol = own_connection(client).protocol
         assert protocol is not None and protocol.transport is not None
         sock = protocol.transport.get_extra_info('socket')
         # Linux doubles the size asked for (its bookkeeping)

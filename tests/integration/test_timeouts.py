@@ -6,7 +6,7 @@ data back).
 """
 
 import asyncio
-from collections.abc import AsyncIterator
+import typing as tp
 from contextlib import aclosing
 
 import pytest
@@ -18,20 +18,16 @@ from rbfly.streams import (
     RequestTimeout,
     StreamsClient,
     get_message_ctx,
-    streams_client,
 )
 from rbfly.streams.aio.protocol import ABANDONED
+from rbfly.testing import connect, wait_background
 
 from .proxy import Proxy
 
 @pytest.fixture
-async def proxied(proxy: Proxy, client: StreamsClient) -> AsyncIterator[StreamsClient]:
-    """A client through the proxy (the test's stream exists)."""
-    c = streams_client('rabbitmq-stream://guest:guest@127.0.0.1:{}/'.format(proxy.port),
-                       request_timeout=0.3)
-    await c._connections.get()
-    yield c
-    await c.disconnect()
+def proxied_options() -> dict[str, tp.Any]:
+    """The ``proxied`` client (see conftest.py) gives up on a request after 0.3 s."""
+    return {'request_timeout': 0.3}
 
 async def test_request_timeout(proxy: Proxy, proxied: StreamsClient, stream: str) -> None:
     """
@@ -39,14 +35,14 @@ async def test_request_timeout(proxy: Proxy, proxied: StreamsClient, stream: str
     TimeoutError); the connection stays open and its late answer is
     ignored.
     """
-    protocol = await proxied._connections.get()
+    protocol = await connect(proxied)
     proxy.hold()
     with pytest.raises(RequestTimeout, match=r'no response to Metadata in 0\.3s') as info:
         await proxied.stream_exists(stream)
     assert isinstance(info.value, TimeoutError)
     proxy.release()
     assert await proxied.stream_exists(stream)
-    assert await proxied._connections.get() is protocol
+    assert await connect(proxied) is protocol
     assert protocol.is_open
 
 async def read(client: StreamsClient, stream: str, n: int) -> list[tuple[int, object]]:
@@ -72,7 +68,7 @@ async def test_subscription_not_answered(
     async with client.publisher(stream) as publisher:
         for i in range(10):
             await publisher.send('m{}'.format(i))
-    protocol = await proxied._connections.get()
+    protocol = await connect(proxied)
 
     proxy.hold_on(0x0007)  # Subscribe
     iterator = proxied.subscribe(stream, offset=Offset.FIRST)
@@ -89,7 +85,7 @@ async def test_subscription_not_answered(
     expected = [(i, 'm{}'.format(i)) for i in range(10)]
     assert await read(proxied, stream, 10) == expected
     async with asyncio.timeout(10):  # the abandoned id is deleted, then freed
-        await proxied._tasks.wait()
+        await wait_background(proxied)
     assert protocol.subscriptions == {}
     assert await read(proxied, stream, 10) == expected
     assert protocol.is_open
@@ -102,7 +98,7 @@ async def test_publisher_not_answered(
     id taken until the broker deleted it; the next publisher's messages
     are all confirmed and stored once.
     """
-    protocol = await proxied._connections.get()
+    protocol = await connect(proxied)
     proxy.hold_on(0x0001)  # DeclarePublisher
     with pytest.raises(RequestTimeout, match="publisher 'first'"):
         async with proxied.publisher(stream, name='first'):
@@ -114,7 +110,7 @@ async def test_publisher_not_answered(
         for i in range(10):
             await publisher.send('m{}'.format(i))
     async with asyncio.timeout(10):
-        await proxied._tasks.wait()
+        await wait_background(proxied)
     assert protocol.publishers == {}
     assert await read(proxied, stream, 10) == [(i, 'm{}'.format(i)) for i in range(10)]
 

@@ -42,6 +42,7 @@ from rbfly.streams import (
     streams_client,
 )
 from rbfly.streams.error import AuthenticationFailure
+from rbfly.testing import connect, sasl_mechanism
 
 def _env(name: str) -> str:
     value = os.environ.get(name)
@@ -113,7 +114,7 @@ async def _round_trip(client: StreamsClient, stream: str, count: int = 50) -> No
     assert received == [(i, {'n': i, 'text': 'żółw'}) for i in range(count)]
 
 async def _tls_version(client: StreamsClient) -> str | None:
-    protocol = await client._connections.get()
+    protocol = await connect(client)
     assert protocol.transport is not None
     ssl_object = protocol.transport.get_extra_info('ssl_object')
     assert ssl_object is not None, 'the connection is not encrypted'
@@ -174,8 +175,8 @@ async def test_tls_client_certificate_with_plain(
     """With user info in the URI, PLAIN is used even when a client certificate is sent."""
     client = streams_client(tls_any_url, ssl=cert_ctx)
     async with client:
-        protocol = await client._connections.get()
-        assert protocol.core._mechanism == 'PLAIN'
+        protocol = await connect(client)
+        assert sasl_mechanism(protocol) == 'PLAIN'
         await client.create_stream(stream)
         await client.delete_stream(stream)
 
@@ -202,8 +203,8 @@ async def test_external_4x(tls_url4: str, cert_ctx: ssl.SSLContext, stream: str)
     """
     client = streams_client(_replace(tls_url4, userinfo=''), ssl=cert_ctx)
     async with client:
-        protocol = await client._connections.get()
-        assert protocol.core._mechanism == 'EXTERNAL'
+        protocol = await connect(client)
+        assert sasl_mechanism(protocol) == 'EXTERNAL'
         await client.create_stream(stream)
         try:
             await _round_trip(client, stream)
@@ -230,7 +231,7 @@ async def test_external_310_broker_bug(tls_url: str, cert_ctx: ssl.SSLContext) -
     # the same certificate and context work with PLAIN: the TLS side is fine
     client = streams_client(tls_url, ssl=cert_ctx)
     async with client:
-        protocol = await client._connections.get()
+        protocol = await connect(client)
         assert protocol.server_properties['version'].startswith('3.10.')
 
 async def test_history_read_pausing(tls_client: StreamsClient, stream: str) -> None:

@@ -17,6 +17,7 @@ import pytest
 from rbfly.streams import FeatureNotSupported, streams_client
 from rbfly.streams.backoff import Backoff
 from rbfly.streams.error import AuthenticationFailure
+from rbfly.testing import connect
 
 from .conftest import read_back
 from .proxy import Proxy
@@ -57,7 +58,7 @@ async def test_update_secret(url4: str, user: str, stream: str) -> None:
     try:
         async with client:
             await client.create_stream(stream)
-            protocol = await client._connections.get()
+            protocol = await connect(client)
             async with client.publisher(stream, name='secret') as publisher:
                 await publisher.send('before')
                 await ctl('change_password', user, 'second')

@@ -19,6 +19,7 @@ from rbfly.streams.parts.options import (
     ClientOptions,
 )
 from rbfly.streams.url import parse_uri
+from rbfly.testing import client_options
 
 INFO = parse_uri('rabbitmq-stream://guest:guest@localhost')
 
@@ -168,7 +169,7 @@ def test_facade_builds_options() -> None:
         INFO, credit=4, replicas_only=1,  # type: ignore[arg-type]
         address_resolver=resolver, reconnect=Backoff(attempts=2),
     )
-    options = client._options
+    options = client_options(client)
     assert (options.credit, options.replicas_only) == (4, True)
     assert options.address_resolver is resolver
     assert options.reconnect == Backoff(attempts=2)
@@ -176,5 +177,5 @@ def test_facade_builds_options() -> None:
 def test_no_busy_waiting_by_default() -> None:
     """Polling for chunks and confirmations (``spin``) is opt-in: it keeps a core busy."""
     assert ClientOptions().spin == 0
-    assert streams_client('rabbitmq-stream://localhost')._options.spin == 0
-    assert streams_client('rabbitmq-stream://localhost', spin=0.0005)._options.spin == 0.0005
+    assert client_options(streams_client('rabbitmq-stream://localhost')).spin == 0
+    assert client_options(streams_client('rabbitmq-stream://localhost', spin=0.0005)).spin == 0.0005
