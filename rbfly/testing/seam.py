@@ -36,7 +36,7 @@ if tp.TYPE_CHECKING:
     from ..streams.aio.protocol import StreamsProtocol
     from ..streams.client import StreamsClient
     from ..streams.parts.options import ClientOptions
-    from ..streams.publisher import PublisherTrait
+    from ..streams.publishers.base import PublisherTrait
     from ..streams.subscriber import Subscription
     from ..streams.url import ConnectionInfo
 
@@ -57,7 +57,7 @@ class ConnectionView:
     publishers: frozenset[PublisherTrait]
     subscriptions: frozenset[Subscription]
 
-def _view(manager: ConnectionManager) -> ConnectionView:
+def _view(manager: ConnectionManager[PublisherTrait, Subscription]) -> ConnectionView:
     return ConnectionView(
         manager.protocol, frozenset(manager.publishers), frozenset(manager.subscriptions),
     )
