@@ -1,27 +1,32 @@
 """
-Architecture guard: imports point down the layers only.
+Architecture guard: imports point down the layers only, and no two
+modules import each other, directly or around a circle.
 
 ::
 
-    rbfly.streams.client            the facade (user API)
-      rbfly.streams.parts.*         the client's parts
-        rbfly.streams.{publisher,subscriber,...}  user-API objects
-          rbfly.streams.aio.*       asyncio adapter
-            rbfly.streams.protocol.*  sans-IO core: frames, Publish, chunks
-              rbfly._wire, rbfly.amqp, rbfly.error, rbfly.types,
-              rbfly.streams.error   wire and AMQP codecs, errors
+    rbfly.streams.client, extras       the facade; public extras (pipe, tracing,
+                                       otel, compression)
+      rbfly.streams.parts              the client's parts
+        rbfly.streams.publishers       user-API objects: publishers,
+        rbfly.streams.subscriptions      and subscriptions (two rooms)
+          rbfly.streams.aio            asyncio adapter
+            rbfly.streams.protocol     sans-IO core: frames, Publish, chunks
+              vocabulary               errors, codes, offsets, types, events,
+                                       options' values; wire and AMQP codecs
 
-Each rule lists what a layer's modules may import from rbfly at run time
-(imports under ``if TYPE_CHECKING:`` are for annotations only, and free).
-The modules are read, not imported, so a test fails on an upward import
-before anything runs; ``.pyx`` files are read for their ``import`` and
-``cimport`` lines too.
+A rule lists what a layer's modules may import from rbfly. Every import
+counts: at the top of a module, in its functions, and under ``if
+TYPE_CHECKING:`` (an annotation's import still ties two modules together:
+they change together). The modules are read, not imported, so a test fails
+on an upward import before anything runs; ``.pyx`` and ``.pxd`` files are
+read for their ``import`` and ``cimport`` lines too.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -29,29 +34,45 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / 'rbfly'
 
-# the bottom layers, which every layer may use
-CODECS = (
-    'rbfly._wire', 'rbfly.amqp', 'rbfly.error', 'rbfly.types', 'rbfly.streams.codes',
-    'rbfly.streams.error',
+# the bottom: the wire and AMQP codecs, and the streams' vocabulary, which
+# every layer may use and which imports nothing but itself
+VOCABULARY = (
+    'rbfly._wire', 'rbfly.amqp', 'rbfly.error', 'rbfly.types',
+    'rbfly.streams.codes', 'rbfly.streams.error', 'rbfly.streams.types',
+    'rbfly.streams.offset', 'rbfly.streams.names', 'rbfly.streams.events',
+    'rbfly.streams.backoff', 'rbfly.streams.lifecycle', 'rbfly.streams.metrics',
+    'rbfly.streams.url', 'rbfly.streams.decorator', 'rbfly.streams.oauth2',
 )
 
-# leaf value modules of the user API that the adapter uses: they import
-# nothing of rbfly's but the bottom layers (checked below)
-VALUES = ('rbfly.streams.backoff', 'rbfly.streams.events')
+CORE = ('rbfly.streams.protocol', *VOCABULARY)
+ADAPTER = ('rbfly.streams.aio', *CORE)
+PUBLISHERS = ('rbfly.streams.publishers', *ADAPTER)
+SUBSCRIPTION_ROOM = ('rbfly.streams.subscriptions', 'rbfly.streams.subscriber',
+                     'rbfly.streams.tracking', 'rbfly.streams._bodies', 'rbfly.streams.flow')
+SUBSCRIPTIONS = (*SUBSCRIPTION_ROOM, *ADAPTER)
+PARTS = ('rbfly.streams.parts', 'rbfly.streams.publishers', *SUBSCRIPTION_ROOM, *ADAPTER)
 
+# the public extras: at the facade's level, used by nothing of the client
+EXTRAS = ('rbfly.streams.pipe', 'rbfly.streams.tracing', 'rbfly.streams.otel',
+          'rbfly.streams.compression')
+FACADE = ('rbfly.streams.client', *PARTS)
+
+# layer (a module or a package) -> what its modules may import; the most
+# specific prefix wins; the package's own __init__ (lazy exports), the CLI
+# and the fake broker (rbfly.testing) sit above everything
 RULES: dict[str, tuple[str, ...]] = {
-    'rbfly.streams.protocol': ('rbfly.streams.protocol', *CODECS),
-    'rbfly.streams.aio': ('rbfly.streams.aio', 'rbfly.streams.protocol', *VALUES, *CODECS),
-    'rbfly.streams.backoff': CODECS,
-    'rbfly.streams.events': CODECS,
+    **{name: VOCABULARY for name in VOCABULARY},
+    'rbfly.streams.protocol': CORE,
+    'rbfly.streams.aio': ADAPTER,
+    'rbfly.streams.publishers': PUBLISHERS,
+    **{name: SUBSCRIPTIONS for name in SUBSCRIPTION_ROOM},
+    'rbfly.streams.parts': PARTS,
+    'rbfly.streams.client': FACADE,
+    **{name: (name, 'rbfly.streams.client', *FACADE) for name in EXTRAS},
 }
 
-# what may import the facade and the parts: nothing but the facade itself
-# and the package's lazy exports
-ABOVE_PARTS = ('rbfly.streams.client', 'rbfly.streams')
-
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix('').parts)
+def module_name(path: Path, root: Path = ROOT) -> str:
+    parts = list(path.relative_to(root).with_suffix('').parts)
     if parts[-1] == '__init__':
         parts.pop()
     return '.'.join(parts)
@@ -66,96 +87,141 @@ def resolve(module: str, is_package: bool, level: int, name: str | None) -> str:
         base = base[:-(level - 1)]
     return '.'.join(base + ([name] if name else []))
 
-def _type_checking(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Attribute) and test.attr == 'TYPE_CHECKING') \
-        or (isinstance(test, ast.Name) and test.id == 'TYPE_CHECKING')
-
-def python_imports(path: Path) -> set[str]:
+def python_imports(path: Path, module: str) -> set[str]:
     """
-    Modules a Python module imports at run time, at its top or in its
-    functions (a name imported from a package counts as its module too).
+    Modules a Python module imports, anywhere in it, type-only imports
+    included (a name imported from a package counts as its module too).
     """
-    module = module_name(path)
     is_package = path.name == '__init__.py'
     found: set[str] = set()
-
-    class Visitor(ast.NodeVisitor):
-        def visit_If(self, node: ast.If) -> None:
-            if _type_checking(node):
-                for child in node.orelse:
-                    self.visit(child)
-            else:
-                self.generic_visit(node)
-
-        def visit_Import(self, node: ast.Import) -> None:
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
             found.update(a.name for a in node.names)
-
-        def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        elif isinstance(node, ast.ImportFrom):
             base = resolve(module, is_package, node.level, node.module)
             found.add(base)
             found.update('{}.{}'.format(base, a.name) for a in node.names)
-
-    Visitor().visit(ast.parse(path.read_text(), str(path)))
     return found
 
 PYX_IMPORT = re.compile(r'^\s*(?:from\s+(\.*)([\w.]*)\s+c?import|c?import\s+([\w.]+))', re.M)
 
-def cython_imports(path: Path) -> set[str]:
-    module = module_name(path)
+def cython_imports(path: Path, module: str) -> set[str]:
     found = set()
     for dots, name, plain in PYX_IMPORT.findall(path.read_text()):
         found.add(resolve(module, False, len(dots), name or None) if not plain else plain)
     return found
 
-def imports(path: Path) -> set[str]:
-    names = cython_imports(path) if path.suffix in ('.pyx', '.pxd') else python_imports(path)
+def imports(path: Path, root: Path = ROOT) -> set[str]:
+    module = module_name(path, root)
+    names = cython_imports(path, module) if path.suffix in ('.pyx', '.pxd') \
+        else python_imports(path, module)
     return {n for n in names if n.split('.')[0] == 'rbfly'}
 
-def sources() -> list[Path]:
-    return sorted(p for ext in ('*.py', '*.pyx', '*.pxd') for p in PACKAGE.rglob(ext))
+def sources(package: Path = PACKAGE) -> list[Path]:
+    return sorted(p for ext in ('*.py', '*.pyx', '*.pxd') for p in package.rglob(ext))
 
-def within(name: str, prefixes: tuple[str, ...]) -> bool:
+def within(name: str, prefixes: Iterable[str]) -> bool:
     return any(name == p or name.startswith(p + '.') for p in prefixes)
 
-def _rule(module: str) -> tuple[str, ...] | None:
-    for layer, allowed in RULES.items():
-        if within(module, (layer,)):
-            return allowed
-    return None
+def rule(module: str) -> tuple[str, ...] | None:
+    """What ``module`` may import (``None``: no rule, above the layers)."""
+    layers = [layer for layer in RULES if within(module, (layer,))]
+    return RULES[max(layers, key=len)] if layers else None
+
+def wrong_imports(module: str, names: set[str]) -> list[str]:
+    allowed = rule(module)
+    if allowed is None:
+        return []
+    return sorted(n for n in names if n != 'rbfly' and not within(n, allowed)
+                  and not within(n, (module,)))
 
 @pytest.mark.parametrize('path', sources(), ids=lambda p: str(p.relative_to(ROOT)))
 def test_imports_point_down(path: Path) -> None:
     """A module imports only from its own layer and the layers below it."""
     module = module_name(path)
-    names = imports(path)
-    allowed = _rule(module)
-    if allowed is not None:
-        wrong = sorted(n for n in names if not within(n, allowed) and n != 'rbfly')
-        assert not wrong, '{} imports {} (allowed: {})'.format(module, wrong, allowed)
-    if not within(module, ('rbfly.streams.parts', *ABOVE_PARTS)) or module == 'rbfly.streams':
-        up = sorted(n for n in names if within(n, ('rbfly.streams.parts', 'rbfly.streams.client')))
-        assert not up, '{} imports the client layer: {}'.format(module, up)
-    if within(module, ('rbfly.streams.parts',)):
-        up = sorted(n for n in names if within(n, ('rbfly.streams.client',)))
-        assert not up, '{} imports the facade: {}'.format(module, up)
+    wrong = wrong_imports(module, imports(path))
+    assert not wrong, '{} imports {} (allowed: {})'.format(module, wrong, rule(module))
+
+def graph(package: Path, root: Path) -> dict[str, set[str]]:
+    """Module -> the modules of the package it imports (a ``.pyx`` and its
+    ``.pxd`` are one module; an imported name is mapped to its module)."""
+    files = sources(package)
+    modules = {module_name(p, root) for p in files}
+    edges: dict[str, set[str]] = {m: set() for m in modules}
+    for path in files:
+        module = module_name(path, root)
+        for name in imports(path, root):
+            target = name
+            while target and target not in modules:  # a name in a module
+                target = target.rpartition('.')[0]
+            if target and target != module and not within(module, (target,)):
+                edges[module].add(target)
+    return edges
+
+def circles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(edges.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return found
+
+def test_no_import_circle() -> None:
+    """
+    No import circle anywhere in rbfly/, the fake broker included, type-only
+    imports counted (a module's import of a package it is in is not an
+    edge: the package's ``__init__`` is loaded first anyway).
+    """
+    assert circles(graph(PACKAGE, ROOT)) == []
 
 def test_guard_sees_an_upward_import(tmp_path: Path) -> None:
-    """The guard itself: an upward import in the core is found."""
-    core = PACKAGE / 'streams' / 'protocol'
+    """
+    The guard itself: an upward import in the core is found, a type-only
+    one too, and a circle between two modules (a probe package written
+    under ``tmp_path``, not into the source tree).
+    """
+    core = tmp_path / 'rbfly' / 'streams' / 'protocol'
+    core.mkdir(parents=True)
     bad = core / '_guard_probe.py'
-    bad.write_text('from ..client import StreamsClient\nfrom ..aio.protocol import x\n')
-    try:
-        names = imports(bad)
-        assert names >= {'rbfly.streams.client', 'rbfly.streams.aio.protocol'}
-        allowed = _rule(module_name(bad))
-        assert allowed is not None
-        assert [n for n in names if not within(n, allowed)]
-    finally:
-        bad.unlink()
-
-def test_type_checking_imports_are_free() -> None:
-    path = PACKAGE / 'streams' / 'aio' / 'manager.py'
-    source = path.read_text()
-    assert 'if tp.TYPE_CHECKING:' in source and '..publisher' in source
-    assert 'rbfly.streams.publishers.awaited' not in imports(path)
+    bad.write_text(
+        'import typing as tp\n'
+        'from ..client import StreamsClient\n'
+        'if tp.TYPE_CHECKING:\n'
+        '    from ..aio.protocol import x\n'
+        'from . import _other\n',
+    )
+    (core / '_other.py').write_text('from ._guard_probe import y\n')
+    names = imports(bad, tmp_path)
+    assert names >= {'rbfly.streams.client', 'rbfly.streams.aio.protocol'}
+    wrong = wrong_imports(module_name(bad, tmp_path), names)
+    assert wrong == ['rbfly.streams.aio.protocol', 'rbfly.streams.aio.protocol.x',
+                     'rbfly.streams.client', 'rbfly.streams.client.StreamsClient']
+    assert circles(graph(tmp_path / 'rbfly', tmp_path)) == [[
+        'rbfly.streams.protocol._guard_probe', 'rbfly.streams.protocol._other',
+    ]]
