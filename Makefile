@@ -25,7 +25,7 @@ brokers-stop:
 
 perf-codec: setup
 	.venv/bin/pip install -q -e '.[perf]'
-	.venv/bin/python perf/bench_codec.py
+	.venv/bin/python -m perf.codec
 
 clean:
 	rm -rf build dist *.egg-info

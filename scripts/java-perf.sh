@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # java-perf.sh - build and run rbfly's Java benchmark harness
 # (perf/java/StreamPerf.java), which measures the official Java RabbitMQ
-# stream client (com.rabbitmq:stream-client) with the workloads of
-# perf/bench_publish.py and perf/bench_consume.py. Their implementation
-# "java" runs it once per round (--rounds 1 --stream NAME), interleaved
-# with the Python clients; perf/bench_java.py runs it on its own and writes
-# results in their JSON schema.
+# stream client (com.rabbitmq:stream-client) with the workloads of the
+# publishing and consuming benchmarks (python -m perf.publish, perf.consume).
+# Their implementation "java" runs it once per round (--rounds 1 --stream
+# NAME), interleaved with the Python clients; python -m perf.java_client
+# runs it on its own and writes results in their JSON schema.
 #
 # The client and its runtime dependencies (Netty, SLF4J, ...) plus the
 # slf4j-simple binding are resolved with Maven from whatever repository its
@@ -34,7 +34,7 @@
 #                                      StreamPerfTest, as bundled with stream-client
 #                                      $OFFICIAL_VERSION (its --help for ARGS): the
 #                                      reference the harness's figures are held against
-#                                      (perf/bench_official.py runs it per scenario)
+#                                      (python -m perf.official runs it per scenario)
 #
 # Environment (defaults in brackets):
 #   JAVA_PERF_DIR [perf/.java]   cache: Maven repository, jars, classes

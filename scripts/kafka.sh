@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # kafka.sh - provision and start the Apache Kafka broker used by rbfly's
-# publishing benchmark (perf/bench_publish.py --impl aiokafka).
+# publishing benchmark (python -m perf.publish --impl aiokafka).
 #
 # A single Kafka 4.x node in KRaft mode (broker and controller in one JVM, no
 # ZooKeeper) on 127.0.0.1:9092. There is no Debian package of Kafka, so the

@@ -10,17 +10,18 @@
 #   --only B,.. run only these of codec, publish, consume, workloads,
 #               concurrent; the others keep their committed results
 #               (doc/perf/results/B.json)
-# Results: perf/results/*.json; plots (perf/plot.py) and reST tables
-# (perf/report.py, *.rst.inc): doc/perf/; the workloads users run
-# (perf/bench_workloads.py: message sizes, many publishers, latency at a
-# fixed load, a slow application, compression), one round of each case,
-# their tables and a figure each (perf/report_workloads.py); HTML:
-# doc/_build/html. Every benchmark prints its progress on stderr.
+# Results: perf/results/*.json; plots (python -m perf.report.plot) and reST
+# tables (python -m perf.report, *.rst.inc): doc/perf/; the workloads users
+# run (python -m perf.workloads: message sizes, many publishers, latency at
+# a fixed load, a slow application, compression), one round of each case,
+# their tables and a figure each (python -m perf.report.workloads); HTML:
+# doc/_build/html. Every benchmark (python -m perf.<name>, perf/<name>/)
+# prints its progress on stderr.
 # The Java stream client (implementation java: perf/java/StreamPerf.java, a
 # JVM per round) is measured interleaved with the Python clients, in the same
 # runs, when scripts/java-perf.sh --prepare succeeds (java, javac, mvn; the
 # client is resolved and the harness compiled, cached). Results of
-# perf/bench_java.py (a separate run) are no longer merged: on this shared
+# python -m perf.java_client (a separate run) are no longer merged: on this shared
 # machine they are not comparable, and they would replace the interleaved
 # java results in the tables.
 set -euo pipefail
@@ -63,27 +64,27 @@ fi
 py="$VENV/bin/python"
 codec_opts=(--rounds "$rounds"); [ ${#quick[@]} -gt 0 ] && codec_opts=(--count 1000 --rounds 1)
 if runs codec; then
-  "$py" perf/bench_codec.py "${codec_opts[@]}" --json perf/results/codec.json | tee doc/perf/codec.txt
+  "$py" -m perf.codec "${codec_opts[@]}" --json perf/results/codec.json | tee doc/perf/codec.txt
 fi
 if runs publish; then
-  "$py" perf/bench_publish.py "${quick[@]}" --rounds "$rounds" --url "$RBFLY_URL" \
+  "$py" -m perf.publish "${quick[@]}" --rounds "$rounds" --url "$RBFLY_URL" \
     --impl "${impls[@]}" --json perf/results/publish.json | tee doc/perf/publish.txt
 fi
 if runs consume; then
-  "$py" perf/bench_consume.py "${quick[@]}" --rounds "$rounds" --url "$RBFLY_URL" \
+  "$py" -m perf.consume "${quick[@]}" --rounds "$rounds" --url "$RBFLY_URL" \
     --impl "${consume_impls[@]}" --json perf/results/consume.json | tee doc/perf/consume.txt
 fi
 # the interpreter's floor per message (seconds, no broker): what the CPU goals
 # ask of a Python client, against rbfly's own decoding
-"$py" perf/bench_floor.py --json perf/results/floor.json | tee doc/perf/floor.txt
+"$py" -m perf.floor --json perf/results/floor.json | tee doc/perf/floor.txt
 if runs workloads; then
   # the Java client by its own perf tool (skipped by the script when java is missing)
-  "$py" perf/bench_workloads.py "${quick[@]}" --url "$RBFLY_URL" --impl "${workload_impls[@]}" \
+  "$py" -m perf.workloads "${quick[@]}" --url "$RBFLY_URL" --impl "${workload_impls[@]}" \
     --json perf/results/workloads.json | tee doc/perf/workloads.txt
 fi
 if runs concurrent; then
   # many tasks of one process, each awaiting its message's confirmation
-  "$py" perf/bench_concurrent.py "${quick[@]}" --rounds "$rounds" --url "$RBFLY_URL" \
+  "$py" -m perf.concurrent "${quick[@]}" --rounds "$rounds" --url "$RBFLY_URL" \
     --json perf/results/concurrent.json | tee doc/perf/concurrent.txt
 fi
 results=(perf/results/codec.json perf/results/publish.json perf/results/consume.json)
@@ -91,8 +92,8 @@ rm -f doc/perf/*.png doc/perf/*.rst.inc   # no figure or table of an earlier run
 mkdir -p doc/perf/results
 cp "${results[@]}" perf/results/workloads.json perf/results/floor.json perf/results/concurrent.json \
   doc/perf/results/
-"$py" perf/plot.py --output-dir doc/perf "${results[@]}"
-"$py" perf/report.py --output-dir doc/perf "${results[@]}"
-"$py" perf/report_workloads.py --output-dir doc/perf perf/results/workloads.json
+"$py" -m perf.report.plot --output-dir doc/perf "${results[@]}"
+"$py" -m perf.report --output-dir doc/perf "${results[@]}"
+"$py" -m perf.report.workloads --output-dir doc/perf perf/results/workloads.json
 "$py" -m sphinx -q -b html doc doc/_build/html
 echo "report: doc/_build/html/perf.html"

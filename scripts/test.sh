@@ -47,35 +47,35 @@ trap 'kill "$soak" 2>/dev/null || true' EXIT  # not left running if a benchmark 
 # and the report's plots and tables drawn from their results
 quick=$(mktemp -d)
 trap 'kill "$soak" 2>/dev/null || true; rm -rf "$quick"' EXIT
-"$VENV/bin/python" perf/bench_codec.py --count 1000 --rounds 1 --json "$quick/codec.json" >/dev/null
-"$VENV/bin/python" perf/bench_floor.py --count 35000 --rounds 1 >/dev/null 2>&1
+"$VENV/bin/python" -m perf.codec --count 1000 --rounds 1 --json "$quick/codec.json" >/dev/null
+"$VENV/bin/python" -m perf.floor --count 35000 --rounds 1 >/dev/null 2>&1
 java=()  # the Java stream client harness too, where java and mvn are installed
 if scripts/java-perf.sh --prepare >/dev/null 2>&1; then java=(java); fi
-"$VENV/bin/python" perf/bench_publish.py --quick --url "$RBFLY_URL" --json "$quick/publish.json" \
+"$VENV/bin/python" -m perf.publish --quick --url "$RBFLY_URL" --json "$quick/publish.json" \
   --impl rbfly rbfly-0.10 rstream rbfly-subentry rbfly-spin ceiling ceiling-polling "${java[@]}" >/dev/null
-"$VENV/bin/python" perf/bench_consume.py --quick --url "$RBFLY_URL" --json "$quick/consume.json" \
+"$VENV/bin/python" -m perf.consume --quick --url "$RBFLY_URL" --json "$quick/consume.json" \
   --impl rbfly rbfly-chunks rbfly-spin rbfly-nopause rbfly-0.10 rstream ceiling ceiling-polling "${java[@]}" >/dev/null
-"$VENV/bin/python" perf/plot.py --output-dir "$quick" "$quick"/{codec,publish,consume}.json >/dev/null
-"$VENV/bin/python" perf/report.py --output-dir "$quick" "$quick"/{codec,publish,consume}.json \
+"$VENV/bin/python" -m perf.report.plot --output-dir "$quick" "$quick"/{codec,publish,consume}.json >/dev/null
+"$VENV/bin/python" -m perf.report --output-dir "$quick" "$quick"/{codec,publish,consume}.json \
   >/dev/null
 # the workloads users run (sizes, many publishers, latency at a fixed load,
 # a slow application, compression), rbfly and the Python peers; --strict:
 # a client that fails a run fails the suite
-"$VENV/bin/python" perf/bench_workloads.py --quick --strict --url "$RBFLY_URL" \
+"$VENV/bin/python" -m perf.workloads --quick --strict --url "$RBFLY_URL" \
   --impl rbfly rbfly-0.10 rstream --json "$quick/workloads.json" >/dev/null 2>"$quick/workloads.log" \
   || { cat "$quick/workloads.log" >&2; exit 1; }
-"$VENV/bin/python" perf/report_workloads.py --output-dir "$quick" "$quick/workloads.json" \
+"$VENV/bin/python" -m perf.report.workloads --output-dir "$quick" "$quick/workloads.json" \
   2>/dev/null
 # many tasks each awaiting the confirmation of one message at a time
-"$VENV/bin/python" perf/bench_concurrent.py --quick --strict --url "$RBFLY_URL" \
+"$VENV/bin/python" -m perf.concurrent --quick --strict --url "$RBFLY_URL" \
   --json "$quick/concurrent.json" >/dev/null 2>"$quick/concurrent.log" \
   || { cat "$quick/concurrent.log" >&2; exit 1; }
 # the Java client's own perf tool against the harness (seconds each), and
 # at a fixed rate as the workloads run it, where its jars resolve
 # (stream-client 0.13.0 and the tool's dependencies)
 if [ ${#java[@]} -gt 0 ] && scripts/java-perf.sh --official --help >/dev/null 2>&1; then
-  "$VENV/bin/python" perf/bench_official.py --quick --url "$RBFLY_URL" >/dev/null
-  "$VENV/bin/python" perf/bench_workloads.py --quick --strict --url "$RBFLY_URL" --impl java \
+  "$VENV/bin/python" -m perf.official --quick --url "$RBFLY_URL" >/dev/null
+  "$VENV/bin/python" -m perf.workloads --quick --strict --url "$RBFLY_URL" --impl java \
     --workloads latency >/dev/null 2>"$quick/workloads.log" \
     || { cat "$quick/workloads.log" >&2; exit 1; }
 elif [ ${#java[@]} -gt 0 ]; then

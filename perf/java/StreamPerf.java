@@ -2,13 +2,13 @@
  * StreamPerf - rbfly's benchmark harness for the official Java RabbitMQ
  * stream client (com.rabbitmq:stream-client).
  *
- * It runs the workloads of perf/bench_publish.py and perf/bench_consume.py
- * with the Java client, so their rates can be compared with rbfly's on the
- * same broker. Build and run it with scripts/java-perf.sh; perf/bench_java.py
- * drives it and converts its JSON into the schema of the Python benchmarks,
- * and the implementation "java" of perf/bench_publish.py and
- * perf/bench_consume.py runs it once per round (--rounds 1 --stream NAME),
- * interleaved with the Python clients.
+ * It runs the workloads of the publishing and consuming benchmarks
+ * (python -m perf.publish, perf.consume) with the Java client, so their rates
+ * can be compared with rbfly's on the same broker. Build and run it with
+ * scripts/java-perf.sh; python -m perf.java_client drives it and converts its
+ * JSON into the schema of the Python benchmarks, and the implementation
+ * "java" of perf.publish and perf.consume runs it once per round (--rounds 1
+ * --stream NAME), interleaved with the Python clients.
  *
  * Messages: message i is String.format("%010d", i), 10 ASCII bytes, sent
  *   amqp    as an AMQP 1.0 message built by the client's default codec with
@@ -41,8 +41,8 @@
  * message); the producer (consumer connection) is set up before, untimed.
  *
  * --stream NAME: the measured rounds use the existing stream NAME, which the
- * caller created and afterwards checks and deletes (bench_publish.py's and
- * bench_consume.py's stream admin): publishing scenarios publish the
+ * caller created and afterwards checks and deletes (perf.publish's and
+ * perf.consume's stream admin): publishing scenarios publish the
  * messages to it (one round only: a second one would not start at offset
  * 0), consume reads its first --count messages from the first offset (the
  * caller published them; an AMQP string body, as rbfly publishes it, is
@@ -61,8 +61,8 @@
  * client's Netty threads, the JIT compiler and the garbage collector too)
  * per message and its kernel part (/proc/self/stat), the broker's CPU time
  * share (/proc/PID/stat of --broker-pid) and how busy the machine was
- * (/proc/stat); latency percentiles (nearest rank, as perf/_streams.py).
- * The keys of a run are those of run_result() in perf/_streams.py.
+ * (/proc/stat); latency percentiles (nearest rank, as perf/common/streams.py).
+ * The keys of a run are those of run_result() in perf/common/streams.py.
  *
  * Usage:
  *   StreamPerf --uri rabbitmq-stream://guest:guest@localhost:5552/%2F
@@ -215,7 +215,7 @@ public final class StreamPerf {
 
   /**
    * Whether a received body starts with a message's index: rbfly's
-   * workloads (perf/bench_workloads.py) send bigger messages, their index
+   * workloads (perf/workloads/) send bigger messages, their index
    * first; the others are exactly the index.
    */
   static boolean startsWith(byte[] body, byte[] prefix) {
@@ -381,7 +381,7 @@ public final class StreamPerf {
     }
   }
 
-  /** Wall clock and CPU time of a run; as Stopwatch of perf/_streams.py. */
+  /** Wall clock and CPU time of a run; as Stopwatch of perf/common/streams.py. */
   static final class Stopwatch {
     final Integer brokerPid;
     long wall0, cpu0;
@@ -431,7 +431,7 @@ public final class StreamPerf {
     }
   }
 
-  /** p50, p95, p99, max and mean in microseconds, nearest rank (perf/_streams.py). */
+  /** p50, p95, p99, max and mean in microseconds, nearest rank (perf/common/streams.py). */
   static Map<String, Object> percentiles(long[] ns, int n, String unit) {
     if (n == 0) {
       return null;

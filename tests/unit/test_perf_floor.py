@@ -1,19 +1,14 @@
 """
-``perf/bench_floor.py``: its chunk is what RabbitMQ stores (rbfly decodes
+``perf/floor/bench.py``: its chunk is what RabbitMQ stores (rbfly decodes
 it to the messages it was built from), and its loops run without an
 event loop because nothing in them suspends.
 """
 
 import asyncio
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / 'perf'))
-
-import bench_floor as bf
-
+from perf.floor import bench as bf
 from rbfly.streams.protocol._chunk import decode_chunk
 
 def test_chunk_decodes_to_its_messages() -> None:

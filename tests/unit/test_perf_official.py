@@ -1,17 +1,13 @@
 """
-The steady state that ``perf/bench_official.py`` reads off the Java
-client's own perf tool (``perf/_tool.py``), which prints a rate a second
+The steady state that ``perf/official/bench.py`` reads off the Java
+client's own perf tool (``perf/common/tool.py``), which prints a rate a second
 (the figure the harness's is held against).
 """
 
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / 'perf'))
-
-from _tool import LINE, steady_state
+from perf.common.tool import LINE, steady_state
 
 def test_publishing_from_second_6() -> None:
     """Seconds 6 to the end, and the CPU over the same seconds."""

@@ -1,18 +1,14 @@
 """
 The lines of the Java client's own perf tool (StreamPerfTest of
-stream-client 0.13.0) as ``perf/_tool.py`` reads them: the rates and the
+stream-client 0.13.0) as ``perf/common/tool.py`` reads them: the rates and the
 latency figures of each second, the summary, and the steady state of a
 run. The lines are copied from runs of the tool against RabbitMQ 3.10.
 """
 
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / 'perf'))
-
-from _tool import Report, parse_latency, parse_line, percentile_key, tool_result
+from perf.common.tool import Report, parse_latency, parse_line, percentile_key, tool_result
 
 # --producers 1 --consumers 1 --rate 1000 --time 5
 END_TO_END = [

@@ -1,22 +1,20 @@
 """
-The sans-broker parts of ``perf/bench_workloads.py``: the messages and
+The sans-broker parts of ``perf/workloads/bench.py``: the messages and
 their indexes, the open loop's schedule and its latencies counted from
 when each message was due, the consumer's tally, the JSON bodies, and the
 report's tables and figures drawn from a result document.
 """
 
-import sys
 import zlib
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / 'perf'))
-
-import _workloads as w
-import report_workloads as rw
-from _streams import Stopwatch, VerificationError
+from perf.common.errors import VerificationError
+from perf.common.streams import Stopwatch
+from perf.report import workloads as rw
+from perf.workloads import parts as w
 
 @pytest.mark.parametrize('size', [10, 11, 1024, 16 * 1024, 512 * 1024])
 def test_body_size_and_index(size: int) -> None:
