@@ -59,7 +59,7 @@ from .protocol.commands import Credit, OffsetSpec
 from .protocol.constants import OffsetType
 
 if tp.TYPE_CHECKING:
-    from .aio.protocol import StreamsProtocol
+    from .aio.connection import StreamsProtocol
     from .aio.records import Owner
 
 logger = logging.getLogger(__name__)

@@ -24,7 +24,7 @@ import weakref
 from .protocol.commands import StoreOffset
 
 if tp.TYPE_CHECKING:
-    from .aio.protocol import StreamsProtocol
+    from .aio.connection import StreamsProtocol
 
 logger = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ they change, this module changes with them, and what it promises stays:
   changes them at its own risk.
 
 The connections are ``StreamsProtocol`` objects of rbfly's asyncio adapter
-(``rbfly.streams.aio.protocol``): ``is_open``, ``server_properties``,
+(``rbfly.streams.aio.connection``): ``is_open``, ``server_properties``,
 ``connection_properties``, ``transport``, and the ``publishers`` and
 ``subscriptions`` each has by its own ids on the broker.
 """
@@ -32,8 +32,8 @@ import typing as tp
 from dataclasses import dataclass
 
 if tp.TYPE_CHECKING:
+    from ..streams.aio.connection import StreamsProtocol
     from ..streams.aio.manager import ConnectionManager
-    from ..streams.aio.protocol import StreamsProtocol
     from ..streams.client import StreamsClient
     from ..streams.parts.options import ClientOptions
     from ..streams.publishers.base import PublisherTrait

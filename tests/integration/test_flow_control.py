@@ -21,7 +21,7 @@ from rbfly.streams import (
     get_message_ctx,
     streams_client,
 )
-from rbfly.streams.aio.protocol import StreamsProtocol
+from rbfly.streams.aio.connection import StreamsProtocol
 from rbfly.streams.error import AuthenticationFailure
 from rbfly.testing import own_connection
 

@@ -19,7 +19,7 @@ from rbfly.streams import (
     StreamsClient,
     get_message_ctx,
 )
-from rbfly.streams.aio.protocol import ABANDONED
+from rbfly.streams.aio.connection import ABANDONED
 from rbfly.testing import connect, wait_background
 
 from .proxy import Proxy

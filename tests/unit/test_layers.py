@@ -213,14 +213,14 @@ def test_guard_sees_an_upward_import(tmp_path: Path) -> None:
         'import typing as tp\n'
         'from ..client import StreamsClient\n'
         'if tp.TYPE_CHECKING:\n'
-        '    from ..aio.protocol import x\n'
+        '    from ..aio.connection import x\n'
         'from . import _other\n',
     )
     (core / '_other.py').write_text('from ._guard_probe import y\n')
     names = imports(bad, tmp_path)
-    assert names >= {'rbfly.streams.client', 'rbfly.streams.aio.protocol'}
+    assert names >= {'rbfly.streams.client', 'rbfly.streams.aio.connection'}
     wrong = wrong_imports(module_name(bad, tmp_path), names)
-    assert wrong == ['rbfly.streams.aio.protocol', 'rbfly.streams.aio.protocol.x',
+    assert wrong == ['rbfly.streams.aio.connection', 'rbfly.streams.aio.connection.x',
                      'rbfly.streams.client', 'rbfly.streams.client.StreamsClient']
     assert circles(graph(tmp_path / 'rbfly', tmp_path)) == [[
         'rbfly.streams.protocol._guard_probe', 'rbfly.streams.protocol._other',

@@ -1,6 +1,6 @@
 """
 Opening a connection to a broker: a TCP (or TLS) connection carrying a
-:py:class:`~rbfly.streams.aio.protocol.StreamsProtocol`, its socket buffers
+:py:class:`~rbfly.streams.aio.connection.StreamsProtocol`, its socket buffers
 set before connecting when asked, and the handshake done; every way it can
 fail becomes :py:class:`~rbfly.streams.error.ConnectionLost` naming the
 address (or the credentials' error).
@@ -15,7 +15,7 @@ import typing as tp
 from ...error import ProtocolError
 from ..error import ConnectionLost
 from ..protocol.connection import ConnectionCore
-from .protocol import StreamsProtocol
+from .connection import StreamsProtocol
 
 async def open_connection(
         host: str,

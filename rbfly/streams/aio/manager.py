@@ -22,7 +22,7 @@ from ..events import ConnectionState
 from .records import Held, let_go
 
 if tp.TYPE_CHECKING:
-    from .protocol import StreamsProtocol
+    from .connection import StreamsProtocol
 
 logger = logging.getLogger(__name__)
 

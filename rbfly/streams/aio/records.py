@@ -29,10 +29,10 @@ from collections.abc import MutableSet
 from ...error import RbFlyError
 from ..error import StreamsError
 from ..protocol.commands import CommandBase, Request
-from .protocol import ABANDONED
+from .connection import ABANDONED
 
 if tp.TYPE_CHECKING:
-    from .protocol import StreamsProtocol
+    from .connection import StreamsProtocol
 
 logger = logging.getLogger('rbfly.streams.client')
 
@@ -63,8 +63,8 @@ class Held(tp.Protocol):
     fields, the stream, and how to end it. The adapter knows nothing else
     of publishers and subscriptions (the layers above it define them); what
     a connection calls as frames arrive is
-    :py:class:`~rbfly.streams.aio.protocol.PublisherHandler` and
-    :py:class:`~rbfly.streams.aio.protocol.SubscriptionHandler`.
+    :py:class:`~rbfly.streams.aio.connection.PublisherHandler` and
+    :py:class:`~rbfly.streams.aio.connection.SubscriptionHandler`.
     """
     owner: Owner | None
     protocol: StreamsProtocol | None

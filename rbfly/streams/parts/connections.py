@@ -18,8 +18,8 @@ import functools
 import logging
 import typing as tp
 
+from ..aio.connection import StreamsProtocol
 from ..aio.manager import ConnectionManager
-from ..aio.protocol import StreamsProtocol
 from ..aio.records import Owner
 from ..error import ConnectionLost
 from ..events import ConnectionEvent, ConnectionState
@@ -115,7 +115,7 @@ class Connections:
         client's own connection; when the connection is lost before the
         response, send it once more on a new connection. The response is
         of the class the request names (see
-        :py:meth:`StreamsProtocol.request <rbfly.streams.aio.protocol.StreamsProtocol.request>`).
+        :py:meth:`StreamsProtocol.request <rbfly.streams.aio.connection.StreamsProtocol.request>`).
         """
         protocol = await self.get()
         try:

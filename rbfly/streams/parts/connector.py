@@ -18,7 +18,7 @@ import platform
 import typing as tp
 
 from ..aio.connect import open_connection
-from ..aio.protocol import StreamsProtocol
+from ..aio.connection import StreamsProtocol
 from ..error import AuthenticationFailure, ConnectionLost, RequestTimeout
 from ..metrics import Counters
 from ..protocol.commands import CommandVersion, ExchangeCommandVersions, MetadataUpdate

@@ -25,7 +25,7 @@ from ..url import ConnectionInfo
 from .tasks import Background
 
 if tp.TYPE_CHECKING:
-    from ..aio.protocol import StreamsProtocol
+    from ..aio.connection import StreamsProtocol
 
 logger = logging.getLogger('rbfly.streams.client')
 

@@ -16,7 +16,7 @@ import contextlib
 import logging
 import typing as tp
 
-from ..aio.protocol import StreamsProtocol
+from ..aio.connection import StreamsProtocol
 from ..aio.records import abandon, attach, detach, free_id, release_id, reserve
 from ..backoff import Backoff
 from ..error import RequestTimeout, StreamDoesNotExist, StreamNotAvailable, StreamsError

@@ -12,7 +12,7 @@ import logging
 import typing as tp
 from time import monotonic
 
-from ..aio.protocol import StreamsProtocol
+from ..aio.connection import StreamsProtocol
 from ..aio.records import hold, let_go, release_id
 from ..error import ConnectionLost, StreamNotAvailable, StreamsError
 from ..protocol.commands import OffsetSpec

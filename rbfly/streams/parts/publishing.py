@@ -14,7 +14,7 @@ import typing as tp
 import uuid
 from collections.abc import AsyncIterator
 
-from ..aio.protocol import StreamsProtocol
+from ..aio.connection import StreamsProtocol
 from ..error import ConnectionLost
 from ..lifecycle import ResourceState, StateListener
 from ..metrics import Counters

@@ -32,7 +32,7 @@ import asyncio
 import logging
 import typing as tp
 
-from ..aio.protocol import StreamsProtocol
+from ..aio.connection import StreamsProtocol
 from ..aio.records import detach, let_go
 from ..backoff import Backoff
 from ..error import (

@@ -33,7 +33,7 @@ from ._confirm import Confirmation, confirm, explicit_ids, track
 from .options import DEFAULT_OPTIONS, PublisherOptions
 
 if tp.TYPE_CHECKING:
-    from ..aio.protocol import StreamsProtocol
+    from ..aio.connection import StreamsProtocol
     from ..aio.records import Owner
     from ..metrics import Counters
 

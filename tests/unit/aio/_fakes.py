@@ -1,6 +1,6 @@
 """
 A fake transport and recorders of what the asyncio adapter
-(:py:class:`~rbfly.streams.aio.protocol.StreamsProtocol`) calls, and a
+(:py:class:`~rbfly.streams.aio.connection.StreamsProtocol`) calls, and a
 connection taken through the handshake as the broker answers it: the
 broker's bytes are made by the project's own codec, what the adapter
 writes is decoded back. No sockets.
@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import typing as tp
 
-from rbfly.streams.aio.protocol import StreamsProtocol
+from rbfly.streams.aio.connection import StreamsProtocol
 from rbfly.streams.protocol import (
     FrameReader,
     Open,

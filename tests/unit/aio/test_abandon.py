@@ -10,7 +10,7 @@ import typing as tp
 
 import pytest
 
-from rbfly.streams.aio.protocol import ABANDONED
+from rbfly.streams.aio.connection import ABANDONED
 from rbfly.streams.aio.records import abandon
 from rbfly.streams.error import StreamsError, SubscriptionIdDoesNotExist
 from rbfly.streams.parts.tasks import Background

@@ -1,7 +1,7 @@
 """
 Publish frames of the tasks that one read of confirmations woke go in one
-write (:py:meth:`rbfly.streams.aio.protocol.StreamsProtocol._coalesce`),
-bounded by :py:data:`~rbfly.streams.aio.protocol.COALESCE_MAX`; with the
+write (:py:meth:`rbfly.streams.aio.connection.StreamsProtocol._coalesce`),
+bounded by :py:data:`~rbfly.streams.aio.connection.COALESCE_MAX`; with the
 fake transport of :py:mod:`._fakes`.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import typing as tp
 
-from rbfly.streams.aio.protocol import COALESCE_MAX
+from rbfly.streams.aio.connection import COALESCE_MAX
 from rbfly.streams.protocol import PublishConfirm, encode
 
 from ._fakes import handshake

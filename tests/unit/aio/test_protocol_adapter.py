@@ -1,5 +1,5 @@
 """
-The asyncio adapter (:py:class:`~rbfly.streams.aio.protocol.StreamsProtocol`)
+The asyncio adapter (:py:class:`~rbfly.streams.aio.connection.StreamsProtocol`)
 with a fake transport: the broker's bytes are made by the project's own
 codec, what the adapter writes is decoded back. A full handshake, then
 requests and their responses, routing of confirmations, errors, chunks
@@ -16,7 +16,7 @@ import pytest
 
 from rbfly.error import FrameDecodeError
 from rbfly.streams.aio.connect import open_connection
-from rbfly.streams.aio.protocol import StreamsProtocol
+from rbfly.streams.aio.connection import StreamsProtocol
 from rbfly.streams.error import (
     AccessRefused,
     AuthenticationFailure,

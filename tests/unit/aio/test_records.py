@@ -13,8 +13,8 @@ import typing as tp
 import pytest
 
 from rbfly.error import RbFlyError
+from rbfly.streams.aio.connection import ABANDONED, StreamsProtocol
 from rbfly.streams.aio.manager import ConnectionManager
-from rbfly.streams.aio.protocol import ABANDONED, StreamsProtocol
 from rbfly.streams.aio.records import (
     MAX_IDS,
     Held,

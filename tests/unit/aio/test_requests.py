@@ -1,6 +1,6 @@
 """
 Typed requests over the asyncio adapter
-(:py:meth:`~rbfly.streams.aio.protocol.StreamsProtocol.request`): every
+(:py:meth:`~rbfly.streams.aio.connection.StreamsProtocol.request`): every
 request returns the response class it names, and a response of another
 class under its correlation id is a typed protocol error, not an
 `AttributeError` when a field is read later.

@@ -7,7 +7,7 @@ import typing as tp
 
 import pytest
 
-from rbfly.streams.aio.protocol import StreamsProtocol
+from rbfly.streams.aio.connection import StreamsProtocol
 from rbfly.streams.parts.connector import node_of
 
 def protocol(properties: dict[str, str]) -> StreamsProtocol:

@@ -45,7 +45,9 @@ from ..protocol.connection import (
 from ..protocol.constants import ResponseCode
 from ..protocol.errors import UnexpectedResponse
 
-logger = logging.getLogger(__name__)
+# the connection's logger, as documented (doc/logging.rst), the module's name before it
+# was renamed
+logger = logging.getLogger('rbfly.streams.aio.protocol')
 
 R = tp.TypeVar('R', bound=CommandBase)
 
