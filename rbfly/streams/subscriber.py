@@ -56,7 +56,7 @@ from .metrics import Counters
 from .offset import Offset
 from .protocol._chunk import DEFAULT_MAX_CHUNK_UNCOMPRESSED, decode_chunk, read_header
 from .protocol.commands import Credit, OffsetSpec
-from .protocol.constants import OffsetType
+from .protocol.constants import OffsetSpecType
 
 if tp.TYPE_CHECKING:
     from .aio.connection import StreamsProtocol
@@ -474,7 +474,7 @@ class Subscription:
             spec = OffsetSpec.none()
         if active and self._error is None:
             self.active = True
-            self.next_offset = spec.value if spec.type == OffsetType.OFFSET else 0  # type: ignore[assignment]
+            self.next_offset = spec.value if spec.type == OffsetSpecType.OFFSET else 0  # type: ignore[assignment]
             self.received_offset = None
         if protocol.is_open:
             protocol.answer_consumer_update(correlation_id, spec)

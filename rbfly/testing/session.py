@@ -85,7 +85,7 @@ from ..streams.protocol.commands import (
     Unsubscribe,
     UnsubscribeResponse,
 )
-from ..streams.protocol.constants import NO_LEADER, Key, OffsetType, ResponseCode
+from ..streams.protocol.constants import NO_LEADER, Key, OffsetSpecType, ResponseCode
 from ..streams.protocol.frames import FrameReader
 from .config import BrokerConfig
 from .publish import read_publish
@@ -385,7 +385,7 @@ class Session:
             self._send(ResolveOffsetSpecResponse(corr, RC.STREAM_DOES_NOT_EXIST, 4, 0))
         else:
             self._send(ResolveOffsetSpecResponse(
-                corr, RC.OK, OffsetType.OFFSET, log.resolve(c.offset_spec),
+                corr, RC.OK, OffsetSpecType.OFFSET, log.resolve(c.offset_spec),
             ))
 
     #
@@ -530,7 +530,7 @@ class Session:
         log = None if sub is None else self._log(sub.stream)
         if sub is None or log is None or self.subscriptions.get(sub.subscription_id) is not sub:
             return  # an answer for a subscription gone meanwhile
-        spec = sub.spec if c.offset_spec.type == OffsetType.NONE else c.offset_spec
+        spec = sub.spec if c.offset_spec.type == OffsetSpecType.NONE else c.offset_spec
         sub.position = log.start(spec)
         sub.active = True
         self.pump(sub)

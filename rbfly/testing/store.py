@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ..streams.protocol.base import OffsetSpec
-from ..streams.protocol.constants import OffsetType
+from ..streams.protocol.constants import OffsetSpecType
 
 _HEADER = struct.Struct('>BBHIqQQIIIB3x')
 MAGIC_VERSION = 0x50
@@ -112,18 +112,18 @@ class StreamLog:
         """
         n = len(self.chunks)
         t = spec.type
-        if t == OffsetType.FIRST:
+        if t == OffsetSpecType.FIRST:
             return 0
-        if t == OffsetType.LAST:
+        if t == OffsetSpecType.LAST:
             return max(n - 1, 0)
-        if t == OffsetType.NEXT:
+        if t == OffsetSpecType.NEXT:
             return n
-        if t == OffsetType.OFFSET:
+        if t == OffsetSpecType.OFFSET:
             assert spec.value is not None
             if spec.value >= self.next_offset:
                 return n
             return max(bisect.bisect_right(self._firsts, spec.value) - 1, 0)
-        if t == OffsetType.TIMESTAMP:
+        if t == OffsetSpecType.TIMESTAMP:
             assert spec.value is not None
             for i, chunk in enumerate(self.chunks):
                 if chunk.timestamp >= spec.value:
@@ -134,7 +134,7 @@ class StreamLog:
     def resolve(self, spec: OffsetSpec) -> int:
         """The offset a subscription with ``spec`` receives first (RabbitMQ 4.3's answer)."""
         i = self.start(spec)
-        if spec.type == OffsetType.OFFSET:
+        if spec.type == OffsetSpecType.OFFSET:
             assert spec.value is not None
             return spec.value if i == len(self.chunks) else max(spec.value, self.first_offset)
         return self.chunks[i].first_offset if i < len(self.chunks) else self.next_offset

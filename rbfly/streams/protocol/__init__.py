@@ -32,7 +32,7 @@ from .constants import (
     NO_LEADER,
     RESPONSE_FLAG,
     Key,
-    OffsetType,
+    OffsetSpecType,
     ResponseCode,
 )
 from .errors import ProtocolEncodeError, UnexpectedResponse
@@ -50,7 +50,7 @@ __all__ = [  # noqa: PLE0604
     'DecodedFrame',
     'FrameReader',
     'Key',
-    'OffsetType',
+    'OffsetSpecType',
     'ProtocolEncodeError',
     'ResponseCode',
     'UnexpectedResponse',

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar, Generic, TypeVar, get_args, get_origin
 
-from .constants import OffsetType
+from .constants import OffsetSpecType
 
 BytesLike = bytes | bytearray | memoryview
 """Binary data accepted by the encoder."""
@@ -86,43 +86,43 @@ class OffsetSpec:
     Use the class methods to build a valid value.
 
     :param type: Offset type.
-    :param value: `uint64` offset for `OffsetType.OFFSET`, `int64` Erlang
-        system time in milliseconds for `OffsetType.TIMESTAMP`, `None` for
+    :param value: `uint64` offset for `OffsetSpecType.OFFSET`, `int64` Erlang
+        system time in milliseconds for `OffsetSpecType.TIMESTAMP`, `None` for
         the other types (they carry no value on the wire).
     """
 
-    type: OffsetType
+    type: OffsetSpecType
     value: int | None = None
 
     @classmethod
     def none(cls) -> OffsetSpec:
         """Let the broker choose (`ConsumerUpdateResponse` only)."""
-        return cls(OffsetType.NONE)
+        return cls(OffsetSpecType.NONE)
 
     @classmethod
     def first(cls) -> OffsetSpec:
         """Start at the first message of a stream."""
-        return cls(OffsetType.FIRST)
+        return cls(OffsetSpecType.FIRST)
 
     @classmethod
     def last(cls) -> OffsetSpec:
         """Start at the last chunk of a stream."""
-        return cls(OffsetType.LAST)
+        return cls(OffsetSpecType.LAST)
 
     @classmethod
     def next(cls) -> OffsetSpec:
         """Receive only messages published from now on."""
-        return cls(OffsetType.NEXT)
+        return cls(OffsetSpecType.NEXT)
 
     @classmethod
     def offset(cls, offset: int) -> OffsetSpec:
         """Start at the chunk containing the offset."""
-        return cls(OffsetType.OFFSET, offset)
+        return cls(OffsetSpecType.OFFSET, offset)
 
     @classmethod
     def timestamp(cls, timestamp: int) -> OffsetSpec:
         """Start at the chunk before the time, in ms since the epoch."""
-        return cls(OffsetType.TIMESTAMP, timestamp)
+        return cls(OffsetSpecType.TIMESTAMP, timestamp)
 
 
 @dataclass(frozen=True, slots=True)

@@ -129,9 +129,12 @@ class Key(IntEnum):
     RESOLVE_OFFSET_SPEC = 0x001F
 
 
-class OffsetType(IntEnum):
+class OffsetSpecType(IntEnum):
     """
-    Type of an offset specification.
+    Type of an offset specification on the wire (the spec's
+    ``OffsetType``; named apart from the user API's
+    :py:class:`rbfly.streams.OffsetType`, which has no ``NONE`` and adds
+    ``REFERENCE``, resolved by the client).
 
     `NONE` is valid only in a `ConsumerUpdate` response, where the client
     lets the broker keep its own offset; `Subscribe` and
@@ -157,6 +160,6 @@ __all__ = [
     'PRE_OPEN_FRAME_MAX',
     'RESPONSE_FLAG',
     'Key',
-    'OffsetType',
+    'OffsetSpecType',
     'ResponseCode',
 ]

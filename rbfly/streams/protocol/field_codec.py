@@ -22,12 +22,12 @@ The offset is present only for types 4 and 5, as the broker reads it
 from collections.abc import Sequence
 
 from .base import CommandVersion, OffsetSpec
-from .constants import OffsetType
+from .constants import OffsetSpecType
 from .errors import ProtocolEncodeError
 from .reader import Reader
 from .writer import Writer
 
-_OFFSET_TYPES = {t.value: t for t in OffsetType}
+_OFFSET_TYPES = {t.value: t for t in OffsetSpecType}
 
 
 def write_offset_spec(w: Writer, spec: OffsetSpec, what: str, allow_none: bool) -> None:
@@ -38,11 +38,11 @@ def write_offset_spec(w: Writer, spec: OffsetSpec, what: str, allow_none: bool) 
         `ConsumerUpdate` response.
     """
     kind = spec.type
-    if kind not in _OFFSET_TYPES or (kind == OffsetType.NONE and not allow_none):
+    if kind not in _OFFSET_TYPES or (kind == OffsetSpecType.NONE and not allow_none):
         raise ProtocolEncodeError(f'{what} has invalid offset type {kind!r}')
     w.u16(kind, what + ' type')
     value = spec.value
-    has_value = kind in (OffsetType.OFFSET, OffsetType.TIMESTAMP)
+    has_value = kind in (OffsetSpecType.OFFSET, OffsetSpecType.TIMESTAMP)
     if has_value != (value is not None):
         need = 'needs a value' if has_value else 'takes no value'
         raise ProtocolEncodeError(
@@ -50,7 +50,7 @@ def write_offset_spec(w: Writer, spec: OffsetSpec, what: str, allow_none: bool) 
         )
     if value is None:
         return
-    if kind == OffsetType.OFFSET:
+    if kind == OffsetSpecType.OFFSET:
         w.u64(value, what + ' offset')
     else:
         w.i64(value, what + ' timestamp')
@@ -60,11 +60,11 @@ def read_offset_spec(r: Reader, what: str, allow_none: bool) -> OffsetSpec:
     """Read an offset specification; see :py:func:`write_offset_spec`."""
     start = r.offset
     kind = _OFFSET_TYPES.get(r.u16(what + ' type'))
-    if kind is None or (kind == OffsetType.NONE and not allow_none):
+    if kind is None or (kind == OffsetSpecType.NONE and not allow_none):
         raise r.error(f'invalid {what} type', start)
-    if kind == OffsetType.OFFSET:
+    if kind == OffsetSpecType.OFFSET:
         return OffsetSpec(kind, r.u64(what + ' offset'))
-    if kind == OffsetType.TIMESTAMP:
+    if kind == OffsetSpecType.TIMESTAMP:
         return OffsetSpec(kind, r.i64(what + ' timestamp'))
     return OffsetSpec(kind)
 

@@ -20,7 +20,7 @@ from rbfly.streams.protocol import (
     Deliver,
     Heartbeat,
     OffsetSpec,
-    OffsetType,
+    OffsetSpecType,
     PeerProperties,
     ProtocolEncodeError,
     Publish,
@@ -148,12 +148,12 @@ def test_publish_shape() -> None:
 
 
 @pytest.mark.parametrize('spec', [
-    OffsetSpec(OffsetType.OFFSET),
-    OffsetSpec(OffsetType.TIMESTAMP),
-    OffsetSpec(OffsetType.FIRST, 1),
-    OffsetSpec(OffsetType.NONE),
+    OffsetSpec(OffsetSpecType.OFFSET),
+    OffsetSpec(OffsetSpecType.TIMESTAMP),
+    OffsetSpec(OffsetSpecType.FIRST, 1),
+    OffsetSpec(OffsetSpecType.NONE),
     OffsetSpec(6),  # type: ignore[arg-type]
-    OffsetSpec(OffsetType.OFFSET, -1),
+    OffsetSpec(OffsetSpecType.OFFSET, -1),
 ])
 def test_invalid_subscribe_offset_spec(spec: OffsetSpec) -> None:
     """Test offset specifications `Subscribe` cannot send."""
@@ -166,7 +166,7 @@ def test_consumer_update_offset_spec_none() -> None:
     frame = encode(ConsumerUpdateResponse(1, 1, OffsetSpec.none()))
     assert frame[-2:] == b'\x00\x00'
     with pytest.raises(ProtocolEncodeError, match='takes no value'):
-        encode(ConsumerUpdateResponse(1, 1, OffsetSpec(OffsetType.NONE, 0)))
+        encode(ConsumerUpdateResponse(1, 1, OffsetSpec(OffsetSpecType.NONE, 0)))
 
 
 def test_correlation_id_required() -> None:
