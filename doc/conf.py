@@ -40,6 +40,7 @@ nitpick_ignore = [
         'Tracer', 'Span',  # OpenTelemetry's, an optional dependency
         'rbfly.streams.decorator.F', 'rbfly.streams.client.T',
         'rbfly.streams.protocol._publish.PublishEncoder',
+        'PublisherOptions', 'rbfly.streams.flow.Releasable',
     )
 ] + [
     ('py:func', 'rbfly.streams.aio.records.attach'),

@@ -364,7 +364,7 @@ class PublisherTrait:
     def close(self) -> None:
         """
         Refuse further messages: what the publisher accepted and did not
-        send yet is sent first (:py:meth:`send_pending`), then every later
+        send yet is sent first (``send_pending``), then every later
         call raises :py:class:`~rbfly.streams.error.PublisherError` (unless
         it failed for good before, then with that error), and its
         confirmation timer stops. The client calls it when the publisher's
