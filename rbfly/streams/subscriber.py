@@ -47,14 +47,14 @@ from collections.abc import Awaitable, Callable
 from time import monotonic
 
 from ..amqp import MessageCtx
-from ..error import ChunkCrcError
+from ..error import ChunkCrcError, ChunkError
 from .aio.records import detach
 from .error import ConnectionLost
 from .flow import CreditOnTake, CreditWhenProcessed, FlowStrategy, ManualCredit
 from .lifecycle import Lifecycle, ResourceState
 from .metrics import Counters
 from .offset import Offset
-from .protocol._chunk import DEFAULT_MAX_CHUNK_UNCOMPRESSED, decode_chunk
+from .protocol._chunk import DEFAULT_MAX_CHUNK_UNCOMPRESSED, decode_chunk, read_header
 from .protocol.commands import Credit, OffsetSpec
 from .protocol.constants import OffsetType
 
@@ -301,9 +301,13 @@ class Subscription:
             self._return_credit()
         if committed_chunk_id is not None:
             self.committed_chunk_id = committed_chunk_id
-        if len(chunk) >= 32 and chunk[1] == 0:
-            first = int.from_bytes(chunk[24:32], 'big')
-            self.received_offset = first + int.from_bytes(chunk[4:8], 'big')
+        try:
+            info = read_header(chunk)
+        except ChunkError:
+            pass  # malformed: taking the chunk raises the error
+        else:
+            if info.chunk_type == 0:  # user data, as poll moves next_offset
+                self.received_offset = info.next_offset
         self._wake()
 
     def on_connection_lost(self, error: Exception) -> None:
@@ -379,16 +383,15 @@ class Subscription:
         it (its header's offsets are the only part used, and only to move
         past it).
         """
-        first = int.from_bytes(data[24:32], 'big')
-        records = int.from_bytes(data[4:8], 'big')
+        info = read_header(data)  # valid: decoding checks the header before the CRC
         logger.warning('stream %r: chunk at offset %d skipped (%d records): %s',
-                       self.stream, first, records, error)
+                       self.stream, info.first_offset, info.num_records, error)
         self._counters.chunks_skipped += 1
-        if data[1] == 0:
-            self.next_offset = max(self.next_offset, first + records)
+        if info.chunk_type == 0:
+            self.next_offset = max(self.next_offset, info.next_offset)
         chunk = Chunk()
         chunk.stream = self.stream
-        chunk.first_offset = first
+        chunk.first_offset = info.first_offset
         chunk.timestamp = 0.0
         chunk.committed_chunk_id = None
         return chunk

@@ -16,8 +16,9 @@ import time
 import typing as tp
 from collections.abc import Callable, Mapping
 
-from ...error import ProtocolError
+from ...error import ChunkError, ProtocolError
 from ..error import ConnectionLost, FeatureNotSupported, RequestTimeout, error_for_code
+from ..protocol._chunk import read_header
 from ..protocol._publish import PublishEncoder
 from ..protocol.base import OffsetSpec
 from ..protocol.commands import (
@@ -208,6 +209,17 @@ class StreamsProtocol(asyncio.Protocol):
             return
         transport.pause_reading()
         self._resume = self.loop.call_later(self.read_pause, self._resume_reading)
+
+    def _note_history(self, chunk: bytes | bytearray | memoryview) -> None:
+        """
+        Note whether a chunk is history, by its header's timestamp (the
+        core reads it): written ``HISTORY_AGE`` or more before now.
+        """
+        try:
+            written = read_header(chunk).timestamp
+        except ChunkError:
+            return  # malformed: its subscription reports it when it is taken
+        self._history = written <= time.time() - HISTORY_AGE
 
     def _resume_reading(self) -> None:
         self._resume = None
@@ -472,10 +484,8 @@ class StreamsProtocol(asyncio.Protocol):
             if sub is not None:
                 committed = deliver.committed_chunk_id if t is DeliverV2 else None  # type: ignore[union-attr]
                 chunk = deliver.chunk
-                if self.read_pause and not self._history and len(chunk) >= 16:
-                    # the chunk's timestamp: ms since the epoch, at 8 in its header
-                    written = int.from_bytes(chunk[8:16], 'big', signed=True)
-                    self._history = written <= (time.time() - HISTORY_AGE) * 1000
+                if self.read_pause and not self._history:
+                    self._note_history(chunk)
                 sub.on_chunk(chunk, committed)
             else:
                 logger.debug('chunk for unknown subscription %d', deliver.subscription_id)

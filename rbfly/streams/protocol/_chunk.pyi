@@ -16,6 +16,8 @@ class ChunkInfo:
 
 DEFAULT_MAX_CHUNK_UNCOMPRESSED: int
 
+def read_header(chunk: bytes | bytearray | memoryview) -> ChunkInfo: ...
+
 def decode_chunk(
     chunk: bytes | bytearray | memoryview,
     start_offset: int = 0,

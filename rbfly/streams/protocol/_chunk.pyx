@@ -29,9 +29,16 @@ Grammar (PROTOCOL.adoc "Deliver"; osiris_log.erl)::
 The decoder never copies the chunk: it parses it in place with a
 bounds-checked reader, checks the CRC, skips records before the requested
 offset and decodes each record into a :py:class:`rbfly.amqp.MessageCtx`.
+
+This module is the one owner of the header's layout: what else needs a
+chunk's type, offsets or timestamp before decoding it (a subscription
+noting where the next one starts, the connection pausing its reads on a
+chunk of history) asks :py:func:`read_header`, never the bytes.
 """
 
 import zlib
+
+cimport cython
 
 from .compression import decompress as codec_decompress
 
@@ -62,9 +69,12 @@ Bytes all compressed sub-batches of one chunk may decompress to, unless the
 client says otherwise (``max_chunk_uncompressed``).
 """
 
+# a header is read for each chunk received and each decoded: a free list
+# spares the allocator (as for MessageCtx)
+@cython.freelist(8)
 cdef class ChunkInfo:
     """
-    Header fields of a decoded chunk.
+    Header fields of a chunk (see :py:func:`read_header`).
 
     :ivar chunk_type: 0 for user data; other types carry broker tracking
         data and yield no messages.
@@ -95,6 +105,51 @@ cdef class ChunkInfo:
 
 cdef inline int chunk_error(str message, Py_ssize_t offset) except -1:
     raise ChunkError(message, offset)
+
+cdef const unsigned char *take_header(Reader *r, ChunkInfo info) except NULL:
+    """
+    Take a chunk's header from the reader into ``info``; return the
+    header's bytes (the CRC and lengths are the decoder's).
+    """
+    cdef const unsigned char *p = r_take(r, HEADER_SIZE)
+    if p[0] != MAGIC_VERSION:
+        chunk_error('unsupported chunk magic/version 0x{:02x}'.format(p[0]), 0)
+    info.chunk_type = p[1]
+    info.num_entries = rbfly_load_u16(p + 2)
+    info.num_records = rbfly_load_u32(p + 4)
+    info.timestamp = (<int64_t> rbfly_load_u64(p + 8)) / 1000.0
+    info.epoch = rbfly_load_u64(p + 16)
+    info.first_offset = rbfly_load_u64(p + 24)
+    if info.num_records > UINT64_MAX - info.first_offset:
+        # the offsets would wrap around to 0 (found by fuzz/targets.py)
+        chunk_error('chunk offsets {} + {} records exceed 2**64 - 1'.format(
+            info.first_offset, info.num_records
+        ), 24)
+    return p
+
+def read_header(chunk: bytes | bytearray | memoryview) -> ChunkInfo:
+    """
+    Read a chunk's header, without decoding (or checking) its data.
+
+    :param chunk: The chunk's bytes, from the magic byte on.
+
+    :raises rbfly.error.ChunkError: When the chunk is shorter than its
+        header, of an unknown format version, or its offsets pass 2**64 - 1
+        (decoding it raises the same error).
+    """
+    cdef Py_buffer view
+    cdef Reader r
+    cdef ChunkInfo info = ChunkInfo.__new__(ChunkInfo)
+    PyObject_GetBuffer(chunk, &view, PyBUF_SIMPLE)
+    try:
+        r.data = <const unsigned char*> view.buf
+        r.pos = 0
+        r.end = view.len
+        r.error = <PyObject*> ChunkError
+        take_header(&r, info)
+        return info
+    finally:
+        PyBuffer_Release(&view)
 
 cdef class _Decoder:
     cdef list messages
@@ -241,20 +296,7 @@ def decode_chunk(
         r.pos = 0
         r.end = view.len
         r.error = <PyObject*> ChunkError
-        p = r_take(&r, HEADER_SIZE)
-        if p[0] != MAGIC_VERSION:
-            chunk_error('unsupported chunk magic/version 0x{:02x}'.format(p[0]), 0)
-        info.chunk_type = p[1]
-        info.num_entries = rbfly_load_u16(p + 2)
-        info.num_records = rbfly_load_u32(p + 4)
-        info.timestamp = (<int64_t> rbfly_load_u64(p + 8)) / 1000.0
-        info.epoch = rbfly_load_u64(p + 16)
-        info.first_offset = rbfly_load_u64(p + 24)
-        if info.num_records > UINT64_MAX - info.first_offset:
-            # the offsets would wrap around to 0 (found by fuzz/targets.py)
-            chunk_error('chunk offsets {} + {} records exceed 2**64 - 1'.format(
-                info.first_offset, info.num_records
-            ), 24)
+        p = take_header(&r, info)
         crc = rbfly_load_u32(p + 32)
         data_len = rbfly_load_u32(p + 36)
         if data_len > r.end - r.pos:
