@@ -38,8 +38,14 @@ from __future__ import annotations
 import dataclasses as dtc
 import typing as tp
 
-if tp.TYPE_CHECKING:
-    from .subscriber import Subscription
+class Releasable(tp.Protocol):
+    """
+    What :py:class:`ManualCredit` needs of a subscription: its stream, and
+    a way to give the broker the credit a processed chunk held.
+    """
+    stream: str
+
+    def release(self) -> None: ...
 
 def _check_credit(credit: object) -> None:
     if isinstance(credit, bool) or not isinstance(credit, int) or not 1 <= credit <= 0xffff:
@@ -88,9 +94,9 @@ class ManualCredit:
     def __init__(self, credit: int = 2) -> None:
         _check_credit(credit)
         self.credit = credit
-        self._subscriptions: dict[str, Subscription] = {}
+        self._subscriptions: dict[str, Releasable] = {}
 
-    def bind(self, sub: Subscription) -> None:
+    def bind(self, sub: Releasable) -> None:
         """Grant credits to this subscription (done by the client)."""
         if sub.stream in self._subscriptions:
             raise ValueError('ManualCredit: already used by a subscription of stream {!r};'
@@ -138,5 +144,6 @@ def check_flow(flow: object) -> None:
                         ' got {!r}'.format(flow))
 
 __all__ = [
-    'CreditOnTake', 'CreditWhenProcessed', 'FlowStrategy', 'ManualCredit', 'check_flow',
+    'CreditOnTake', 'CreditWhenProcessed', 'FlowStrategy', 'ManualCredit', 'Releasable',
+    'check_flow',
 ]

@@ -203,16 +203,6 @@ class Subscription:
             if isinstance(flow, ManualCredit):
                 flow.bind(self)
 
-    @property
-    def subscription_id(self) -> int:
-        """The subscription's id on its connection (its former name)."""
-        return self.ident
-
-    @property
-    def manager(self) -> ConnectionManager | None:
-        """The connection manager holding it (its former name)."""
-        return self.owner
-
     def bound(self, chunk: Chunk) -> None:
         """
         A chunk taken by a subscription that stops at the end: the last
