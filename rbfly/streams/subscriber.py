@@ -2,18 +2,12 @@
 Subscriptions: receive the messages of a stream.
 
 Flow control: the broker sends a chunk only against a credit. A
-subscription bounds the bytes it holds (chunks buffered plus chunks the
-broker may still send) to about ``buffer_bytes``: it starts with
-``credit`` credits, learns the average chunk size, and keeps as many
-credits with the broker as chunks fit into half of ``buffer_bytes`` (at
-least ``credit``, at most ``MAX_CREDIT``) while its buffer holds fewer
-chunks than that. A slow
-application therefore never makes the client buffer without limit, while a
-stream of small chunks still has enough of them in flight: with a fixed 16
-credits a stream of 100-message chunks was read at 280k msg/s, bound by
-round trips to the broker. Credits go to the broker in one Credit command
-per several chunks (a Credit per chunk costs a write system call per
-chunk, and the broker's time).
+subscription's credit policy (:py:mod:`rbfly.streams.credit`) says when
+to grant more: by default it bounds the bytes the subscription holds
+(chunks buffered plus chunks the broker may still send) to about
+``buffer_bytes``; with a flow strategy (:py:mod:`rbfly.streams.flow`) it
+counts chunks. The subscription reports its events to the policy and
+sends the Credit commands it asks for.
 
 Chunks are decoded when the application takes them, in the application's
 task, not in the connection's callback.
@@ -49,8 +43,9 @@ from time import monotonic
 from ..amqp import MessageCtx
 from ..error import ChunkCrcError, ChunkError
 from .aio.records import detach
+from .credit import CreditPolicy, credit_policy
 from .error import ConnectionLost
-from .flow import CreditOnTake, CreditWhenProcessed, FlowStrategy, ManualCredit
+from .flow import FlowStrategy, ManualCredit
 from .lifecycle import Lifecycle, ResourceState
 from .metrics import Counters
 from .offset import Offset
@@ -63,18 +58,6 @@ if tp.TYPE_CHECKING:
     from .aio.records import Owner
 
 logger = logging.getLogger(__name__)
-
-MAX_CREDIT = 64
-"""
-Most chunks a subscription lets the broker send ahead. A broker works off
-its outstanding credit before it handles the next Subscribe or Unsubscribe
-on the connection, about 2 ms per credit (measured: a 2 s stall with
-1,000 credits). On a stream of 50-message chunks (RabbitMQ 3.10, 2 vCPUs,
-alternating runs of 3 rounds) the broker delivered more with 16 or 64
-credits ahead (510-575k msg/s, 94-104% of a client that decodes nothing)
-than with 32, 48, 96 or 128 (430-510k); big chunks read the same with 64
-and 128 (their target is below both).
-"""
 
 class Chunk(list[MessageCtx]):
     """
@@ -123,7 +106,8 @@ class Subscription:
         subscription with :py:class:`~rbfly.error.ChunkError`).
     :param flow: Flow strategy counting chunks (its ``credit`` replaces
         ``credit``; ``buffer_bytes`` does not apply), or ``None``: the
-        byte-bounded policy above (see :py:mod:`rbfly.streams.flow`).
+        byte-bounded policy (see :py:mod:`rbfly.streams.flow` and
+        :py:mod:`rbfly.streams.credit`).
     """
     kind: tp.ClassVar[tp.Literal['subscriptions']] = 'subscriptions'
 
@@ -147,7 +131,6 @@ class Subscription:
         self.offset_spec = offset_spec
         self.next_offset = start_offset
         self.amqp = amqp
-        self.credit = credit
         self.properties = properties
         # the connection it is subscribed on, its id there, and the
         # connection's owner that subscribes again after a loss (None while
@@ -165,9 +148,7 @@ class Subscription:
         self._waiter: asyncio.Future[None] | None = None
         self._error: Exception | None = None
         self.buffer_bytes = buffer_bytes
-        self._inflight = 0  # credits granted and not used by the broker yet
         self._buffered = 0  # bytes of chunks in the buffer
-        self._chunk_size = 0.0  # moving average of chunk sizes
         self.spin = spin
         self._counters = Counters() if counters is None else counters
         self.crc_check = crc_check
@@ -195,13 +176,17 @@ class Subscription:
         self.end_chunk: int | None = None
         self.end_offset = 0
         self.finished = False
-        # a flow strategy, and the chunks taken whose credit it holds back
+        # the flow strategy, and the policy that says when to grant
+        # credits: the one owner of the credit counts
         self.flow = flow
-        self._held = 0
-        if flow is not None:
-            self.credit = flow.credit
-            if isinstance(flow, ManualCredit):
-                flow.bind(self)
+        self._policy: CreditPolicy = credit_policy(flow, credit, buffer_bytes)
+        if isinstance(flow, ManualCredit):
+            flow.bind(self)
+
+    @property
+    def credit(self) -> int:
+        """Credits the Subscribe command grants (the flow strategy's, with one)."""
+        return self._policy.credit
 
     def bound(self, chunk: Chunk) -> None:
         """
@@ -265,30 +250,28 @@ class Subscription:
         Subscribed on a connection (see
         :py:func:`rbfly.streams.aio.records.attach`).
         """
-        self._inflight = self.credit  # Subscribe grants the initial credit
+        self._policy.attached()  # Subscribe grants the initial credit
         self.lifecycle.opened()
         self._wake()
 
     def on_chunk(
             self, chunk: bytes | bytearray | memoryview, committed_chunk_id: int | None,
     ) -> None:
+        chunks = self._chunks
         if not self.active:  # sent before the broker made us inactive
-            self._inflight -= 1
-            self._grant()
+            if grant := self._policy.dropped(len(chunks)):
+                self._grant(grant)
             return
-        self._chunks.append((chunk, committed_chunk_id))
+        chunks.append((chunk, committed_chunk_id))
         size = len(chunk)
         self._buffered += size
-        self._inflight -= 1
-        avg = self._chunk_size
-        self._chunk_size = size if avg == 0 else avg + (size - avg) / 16
         now = monotonic()
         if self._arrived:
             gap = now - self._arrived
             self._gap = gap if self._gap == math.inf else self._gap + (gap - self._gap) / 8
         self._arrived = now
-        if self.flow is None:  # a strategy grants as chunks are taken
-            self._return_credit()
+        if grant := self._policy.arrived(size, len(chunks)):
+            self._grant(grant)
         if committed_chunk_id is not None:
             self.committed_chunk_id = committed_chunk_id
         try:
@@ -330,18 +313,18 @@ class Subscription:
             buffered chunks are taken.
         """
         chunks = self._chunks
-        flow = self.flow
-        if type(flow) is CreditWhenProcessed:
-            self._held = 0  # asking for more: the chunks taken are processed
+        policy = self._policy
         if not chunks:
+            grant = policy.idle(0)
             if self._error is not None:
                 raise self._error
-            self._grant()
+            if grant:
+                self._grant(grant)
             return None
         data, committed = chunks.popleft()
         self._buffered -= len(data)
-        if flow is None:
-            self._return_credit()
+        if grant := policy.taken(len(chunks)):
+            self._grant(grant)
         try:
             info, messages = decode_chunk(
                 data, self.next_offset, self.amqp, self.crc_check, self.stream,
@@ -362,8 +345,12 @@ class Subscription:
         chunk.first_offset = info.first_offset
         chunk.timestamp = info.timestamp
         chunk.committed_chunk_id = committed
-        if flow is not None:
-            self._hold(flow, chunk)
+        release_at = policy.hold(len(messages))
+        if release_at is not None:  # the chunk holds its credit until processed
+            chunk.release = self.release
+            chunk.release_at = release_at
+        if grant := policy.handed(len(chunks)):
+            self._grant(grant)
         return chunk
 
     def _skipped(self, data: bytes | bytearray | memoryview, error: ChunkCrcError) -> Chunk:
@@ -386,34 +373,20 @@ class Subscription:
         chunk.committed_chunk_id = None
         return chunk
 
-    def _hold(self, flow: FlowStrategy, chunk: Chunk) -> None:
-        """A flow strategy's chunk is taken: hold its credit until processed, or grant."""
-        if type(flow) is not CreditOnTake and chunk:
-            self._held += 1
-            chunk.release = self.release
-            chunk.release_at = -1 if type(flow) is ManualCredit \
-                else max(1, math.ceil(tp.cast(CreditWhenProcessed, flow).ratio * len(chunk)))
-        self._grant()
-
     def release(self) -> None:
         """A chunk taken under a flow strategy is processed: grant its credit."""
-        if self._held > 0:
-            self._held -= 1
-            self._grant()
+        if grant := self._policy.released(len(self._chunks)):
+            self._grant(grant)
 
-    def _grant(self) -> None:
+    def _grant(self, grant: int) -> None:
         """
-        Keep the credits of a subscription's strategy with the broker:
-        ``credit`` chunks buffered, on their way, or taken and held.
+        Send the credits the policy asks for, when subscribed on an open
+        connection (else the policy asks again at a later event).
         """
-        if self.flow is None:
-            self._return_credit()
-            return
         protocol = self.protocol
-        grant = self.credit - self._inflight - len(self._chunks) - self._held
-        if grant > 0 and protocol is not None and protocol.is_open:
+        if protocol is not None and protocol.is_open:
             protocol.send(Credit(self.ident, grant))
-            self._inflight += grant
+            self._policy.granted(grant)
 
     async def next_chunk(self, timeout: float | None = None) -> Chunk:
         """
@@ -478,41 +451,6 @@ class Subscription:
             self.received_offset = None
         if protocol.is_open:
             protocol.answer_consumer_update(correlation_id, spec)
-
-    def _target(self) -> int:
-        """
-        Chunks the subscription may hold (buffered and in flight).
-        """
-        if self._chunk_size == 0:
-            return self.credit
-        # half for chunks on their way, half for chunks in the buffer
-        return int(min(MAX_CREDIT, max(self.credit, self.buffer_bytes // 2 // self._chunk_size)))
-
-    def _return_credit(self) -> None:
-        """
-        Keep up to the target of credits with the broker while the buffer
-        holds fewer chunks than the target, granting in groups of a quarter
-        of the target (or at once when the broker has none left): the
-        broker always holds at least three quarters of the target, and
-        handles one Credit command per several chunks. (Granting each
-        missing credit as soon as the buffer ran empty sent a Credit per
-        1.5 chunks to a consumer faster than the broker, and the broker,
-        the bottleneck on streams of small chunks, spent its time on them.)
-
-        Credits are granted as chunks arrive, not only as the application
-        takes them: the broker then sends steadily (RabbitMQ 3.10, a
-        stream of 50-message chunks: 250k msg/s granting on take, 295k on
-        arrival, the same as RbFly 0.10; the broker's CPU is the limit).
-        """
-        protocol = self.protocol
-        target = self._target()
-        grant = target - self._inflight if len(self._chunks) < target else 0
-        if grant <= 0 or protocol is None or not protocol.is_open:
-            return
-        if grant >= max(1, target // 4) or self._inflight <= 0:
-            grant = min(grant, 0xffff)
-            protocol.send(Credit(self.ident, grant))
-            self._inflight += grant
 
 async def spin_wait(subs: tp.Sequence[Subscription]) -> bool:
     """

@@ -143,7 +143,7 @@ def test_attach_subscription() -> None:
     assert c.subscriptions == {5: sub}
     assert c.publishers == {}
     assert (sub.protocol, sub.ident) == (c, 5)
-    assert sub._inflight == 7
+    assert sub._policy.inflight == 7
     assert woken == [True]
 
     detach(sub)

@@ -1,0 +1,79 @@
+"""
+A subscription sends the Credit commands its policy asks for, only while
+its connection is open, and marks the chunks whose credit is held
+(no event loop: chunks are handed to it as the connection would).
+"""
+
+from __future__ import annotations
+
+import struct
+import typing as tp
+import zlib
+
+from rbfly.streams.flow import CreditWhenProcessed, FlowStrategy, ManualCredit
+from rbfly.streams.protocol.commands import Credit, OffsetSpec
+from rbfly.streams.subscriber import Subscription
+
+def chunk(first: int, records: int) -> bytes:
+    data = b''.join(struct.pack('>I', 1) + b'x' for _ in range(records))
+    return struct.pack(
+        '>BBHIqQQIIIB3x', 0x50, 0, records, records, 1_700_000_000_000, 1, first,
+        zlib.crc32(data), len(data), 0, 0,
+    ) + data
+
+class Connection:
+    """Records the commands sent; open until closed."""
+    def __init__(self) -> None:
+        self.sent: list[object] = []
+        self.is_open = True
+
+    def send(self, command: object) -> None:
+        self.sent.append(command)
+
+def subscribed(flow: FlowStrategy | None = None) -> tuple[Subscription, Connection]:
+    sub = Subscription('s', OffsetSpec.first(), 0, False, 2, {}, buffer_bytes=20_000, flow=flow)
+    connection = Connection()
+    sub.protocol = tp.cast(tp.Any, connection)
+    sub.ident = 3
+    sub.attached()
+    return sub, connection
+
+def test_default_grants_as_chunks_arrive() -> None:
+    """
+    The first chunk (98 bytes) sets the target to 64 chunks (at most): 63 credits go
+    at once; none while the connection is closed, the missing ones after.
+    """
+    sub, connection = subscribed()
+    assert sub.credit == 2
+    sub.on_chunk(chunk(0, 10), None)
+    assert connection.sent == [Credit(3, 63)]
+    connection.is_open = False
+    for i in range(1, 17):
+        sub.on_chunk(chunk(i * 10, 10), None)
+    assert connection.sent == [Credit(3, 63)]
+    connection.is_open = True
+    sub.on_chunk(chunk(170, 10), None)
+    assert connection.sent == [Credit(3, 63), Credit(3, 17)]
+
+def test_manual_credit() -> None:
+    """A taken chunk holds its credit until the application says it is processed."""
+    flow = ManualCredit(credit=2)
+    sub, connection = subscribed(flow)
+    sub.on_chunk(chunk(0, 4), None)
+    taken = sub.poll()
+    assert taken is not None and taken.release_at == -1
+    assert connection.sent == []
+    flow.processed()
+    assert connection.sent == [Credit(3, 1)]
+
+def test_credit_when_processed() -> None:
+    """The iterator releases the credit at the ratio's message; asking for more does too."""
+    sub, connection = subscribed(CreditWhenProcessed(ratio=0.5, credit=2))
+    sub.on_chunk(chunk(0, 4), None)
+    taken = sub.poll()
+    assert taken is not None and taken.release_at == 2
+    assert connection.sent == []
+    assert sub.poll() is None  # the chunk taken is processed
+    assert connection.sent == [Credit(3, 1)]
+    taken.release()  # the iterator's release, late: nothing more
+    assert connection.sent == [Credit(3, 1)]
