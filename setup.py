@@ -22,7 +22,7 @@ MODULES = [
     'rbfly.amqp._decoder',
     'rbfly.amqp._message',
     'rbfly.amqp._sections',
-    'rbfly.streams._bodies',
+    'rbfly.streams.subscriptions._bodies',
     'rbfly.streams.protocol._chunk',
     'rbfly.streams.publishers._confirm',
     'rbfly.streams.protocol._frames',

@@ -40,7 +40,7 @@ nitpick_ignore = [
         'Tracer', 'Span',  # OpenTelemetry's, an optional dependency
         'rbfly.streams.decorator.F', 'rbfly.streams.client.T',
         'rbfly.streams.protocol._publish.PublishEncoder',
-        'PublisherOptions', 'rbfly.streams.flow.Releasable',
+        'PublisherOptions', 'rbfly.streams.subscriptions.flow.Releasable',
     )
 ] + [
     ('py:func', 'rbfly.streams.aio.records.attach'),
@@ -48,6 +48,7 @@ nitpick_ignore = [
     ('py:mod', 'rbfly.streams.protocol.response_codec'),
     ('py:mod', 'rbfly.streams.publishers._pipeline'),
     ('py:mod', 'rbfly.streams.parts.placement'),
+    ('py:mod', 'rbfly.streams.subscriptions.credit'),
 ]
 # the values of typing.Literal parameters ('post', 'basic')
 nitpick_ignore_regex = [('py:class', r"'[a-z_]+'")]

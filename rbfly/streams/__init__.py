@@ -27,7 +27,6 @@ if tp.TYPE_CHECKING:
         StreamsError,
     )
     from .events import ConnectionEvent, ConnectionState
-    from .flow import CreditOnTake, CreditWhenProcessed, ManualCredit
     from .lifecycle import ResourceState, StateChange
     from .metrics import Metrics
     from .oauth2 import ClientCredentials, Token
@@ -47,7 +46,8 @@ if tp.TYPE_CHECKING:
         stream_message_ctx,
     )
     from .publishers.superstream import SuperStreamPublisher
-    from .subscriber import Subscription as Subscriber
+    from .subscriptions.flow import CreditOnTake, CreditWhenProcessed, ManualCredit
+    from .subscriptions.subscription import Subscription as Subscriber
     from .types import BloomFilterExtract, MessageFilter
 
 _EXPORTS = {
@@ -90,14 +90,14 @@ _EXPORTS = {
     'OAuth2Error': '.error',
     'ConnectionState': '.events',
     'SubEntryBatch': '.protocol._publish',
-    'Subscriber': '.subscriber',
+    'Subscriber': '.subscriptions.subscription',
     'stream_message_ctx': '.publishers.awaited',
     'BloomFilterExtract': '.types',
     'MessageFilter': '.types',
     'pipe': '.pipe',
-    'CreditOnTake': '.flow',
-    'CreditWhenProcessed': '.flow',
-    'ManualCredit': '.flow',
+    'CreditOnTake': '.subscriptions.flow',
+    'CreditWhenProcessed': '.subscriptions.flow',
+    'ManualCredit': '.subscriptions.flow',
     'ConfirmationStatus': '.publishers.awaited',
     'EnqueueTimeout': '.error',
     'NotRetried': '.error',

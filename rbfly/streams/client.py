@@ -24,10 +24,8 @@ import typing as tp
 from collections.abc import AsyncGenerator, AsyncIterator
 
 from ..types import AMQPBody
-from ._bodies import Bodies
 from .backoff import Backoff
 from .decorator import connection
-from .flow import FlowStrategy
 from .lifecycle import StateListener
 from .metrics import Counters, Metrics
 from .names import check_name
@@ -65,7 +63,9 @@ from .protocol._chunk import DEFAULT_MAX_CHUNK_UNCOMPRESSED
 from .protocol.constants import DEFAULT_FRAME_MAX, DEFAULT_HEARTBEAT
 from .publishers.awaited import Publisher, PublisherTrait
 from .publishers.superstream import RoutingKey, RoutingStrategy, SuperStreamPublisher
-from .subscriber import Chunk
+from .subscriptions._bodies import Bodies
+from .subscriptions.flow import FlowStrategy
+from .subscriptions.subscription import Chunk
 from .types import BloomFilterExtract, MessageFilter, StreamInfo
 from .url import ConnectionInfo, parse_uri
 
@@ -403,7 +403,7 @@ class StreamsClient:
         parameters are those of :py:meth:`subscribe_chunks`, but automatic
         offset tracking (``store_every``, ``store_interval``) counts and
         stores single messages: a message is processed when the next one
-        is asked for (see :py:mod:`rbfly.streams.tracking`).
+        is asked for (see :py:mod:`rbfly.streams.subscriptions.tracking`).
         """
         tracker = self._offsets.tracker(name, store_every, store_interval)
         options = SubscribeOptions(
@@ -431,7 +431,7 @@ class StreamsClient:
     ) -> AsyncGenerator[Chunk, None]:
         """
         Subscribe to a stream and receive its messages a chunk at a time:
-        each item is a :py:class:`~rbfly.streams.subscriber.Chunk`, a list
+        each item is a :py:class:`~rbfly.streams.subscriptions.subscription.Chunk`, a list
         of messages with their offset and timestamp set (the cheapest way
         to consume a stream).
 
@@ -453,7 +453,7 @@ class StreamsClient:
         :param store_every: Automatic offset tracking: store the offset of
             the last processed chunk under ``name`` once this many messages
             are processed (0: off), ``store_interval`` seconds after the
-            last chunk, and at the end (see :py:mod:`rbfly.streams.tracking`).
+            last chunk, and at the end (see :py:mod:`rbfly.streams.subscriptions.tracking`).
         :param store_interval: Seconds after which a processed chunk's
             offset is stored anyway.
         :param credit: Chunks the broker may send ahead (default: the client's).
@@ -472,7 +472,7 @@ class StreamsClient:
             :py:class:`~rbfly.streams.CreditOnTake`,
             :py:class:`~rbfly.streams.CreditWhenProcessed` or
             :py:class:`~rbfly.streams.ManualCredit` (see
-            :py:mod:`rbfly.streams.flow`); it replaces ``credit`` and
+            :py:mod:`rbfly.streams.subscriptions.flow`); it replaces ``credit`` and
             ``buffer_bytes``.
         :param stop_at_end: Read up to the end of the stream as it is at
             the call (its last chunk of messages; RabbitMQ 4.3+, which

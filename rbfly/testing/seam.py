@@ -37,7 +37,7 @@ if tp.TYPE_CHECKING:
     from ..streams.client import StreamsClient
     from ..streams.parts.options import ClientOptions
     from ..streams.publishers.base import PublisherTrait
-    from ..streams.subscriber import Subscription
+    from ..streams.subscriptions.subscription import Subscription
     from ..streams.url import ConnectionInfo
 
 @dataclass(frozen=True)

@@ -342,7 +342,7 @@ async def test_resume_callback_own_offset(
     once more, and none is lost.
 
     Chunks received before the cut are still handed out while the client
-    reconnects (they were delivered; see :py:mod:`rbfly.streams.subscriber`),
+    reconnects (they were delivered; see :py:mod:`rbfly.streams.subscriptions.subscription`),
     so the application's stored offset may move on before ``resume`` is
     asked: the callback gets the application's progress of that moment,
     never less than at the cut.

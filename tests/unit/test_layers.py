@@ -47,10 +47,9 @@ VOCABULARY = (
 CORE = ('rbfly.streams.protocol', *VOCABULARY)
 ADAPTER = ('rbfly.streams.aio', *CORE)
 PUBLISHERS = ('rbfly.streams.publishers', *ADAPTER)
-SUBSCRIPTION_ROOM = ('rbfly.streams.subscriptions', 'rbfly.streams.subscriber',
-                     'rbfly.streams.tracking', 'rbfly.streams._bodies', 'rbfly.streams.flow')
-SUBSCRIPTIONS = (*SUBSCRIPTION_ROOM, *ADAPTER)
-PARTS = ('rbfly.streams.parts', 'rbfly.streams.publishers', *SUBSCRIPTION_ROOM, *ADAPTER)
+SUBSCRIPTIONS = ('rbfly.streams.subscriptions', *ADAPTER)
+PARTS = ('rbfly.streams.parts', 'rbfly.streams.publishers', 'rbfly.streams.subscriptions',
+         *ADAPTER)
 
 # the public extras: at the facade's level, used by nothing of the client
 EXTRAS = ('rbfly.streams.pipe', 'rbfly.streams.tracing', 'rbfly.streams.otel',
@@ -65,7 +64,7 @@ RULES: dict[str, tuple[str, ...]] = {
     'rbfly.streams.protocol': CORE,
     'rbfly.streams.aio': ADAPTER,
     'rbfly.streams.publishers': PUBLISHERS,
-    **{name: SUBSCRIPTIONS for name in SUBSCRIPTION_ROOM},
+    'rbfly.streams.subscriptions': SUBSCRIPTIONS,
     'rbfly.streams.parts': PARTS,
     'rbfly.streams.client': FACADE,
     **{name: (name, 'rbfly.streams.client', *FACADE) for name in EXTRAS},

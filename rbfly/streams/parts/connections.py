@@ -31,7 +31,7 @@ from .tasks import Background
 
 if tp.TYPE_CHECKING:
     from ..publishers.awaited import PublisherTrait
-    from ..subscriber import Subscription
+    from ..subscriptions.subscription import Subscription
 
     Manager: tp.TypeAlias = ConnectionManager[PublisherTrait, Subscription]
     """A connection manager of the client: it holds its publishers and subscriptions."""

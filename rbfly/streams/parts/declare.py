@@ -33,7 +33,7 @@ from .tasks import Background
 
 if tp.TYPE_CHECKING:
     from ..publishers.awaited import PublisherTrait
-    from ..subscriber import Subscription
+    from ..subscriptions.subscription import Subscription
 
 logger = logging.getLogger('rbfly.streams.client')
 

@@ -17,11 +17,11 @@ from ..error import NoOffset, StreamsError
 from ..names import check_name
 from ..offset import Offset, OffsetType
 from ..protocol.commands import OffsetSpec, QueryOffset, StoreOffset
-from ..tracking import OffsetTracker
+from ..subscriptions.tracking import OffsetTracker
 from .connections import Connections
 
 if tp.TYPE_CHECKING:
-    from ..subscriber import Subscription
+    from ..subscriptions.subscription import Subscription
 
 logger = logging.getLogger('rbfly.streams.client')
 

@@ -24,7 +24,7 @@ from .options import ClientOptions
 
 if tp.TYPE_CHECKING:
     from ..publishers.awaited import PublisherTrait
-    from ..subscriber import Subscription
+    from ..subscriptions.subscription import Subscription
 
 logger = logging.getLogger('rbfly.streams.client')
 

@@ -54,7 +54,7 @@ from .tasks import Background
 
 if tp.TYPE_CHECKING:
     from ..publishers.awaited import PublisherTrait
-    from ..subscriber import Subscription
+    from ..subscriptions.subscription import Subscription
     from .connections import Manager
 
     Held: tp.TypeAlias = PublisherTrait | Subscription

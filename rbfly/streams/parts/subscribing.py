@@ -15,13 +15,13 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 
 from ...amqp import MessageCtx
 from ..aio.records import detach
-from ..flow import FlowStrategy, check_flow
 from ..lifecycle import ResourceState, StateListener
 from ..metrics import Counters
 from ..names import check_name
 from ..offset import Offset
 from ..protocol.commands import OffsetSpec, ResolveOffsetSpec
-from ..subscriber import Chunk, Subscription, wait_any
+from ..subscriptions.flow import FlowStrategy, check_flow
+from ..subscriptions.subscription import Chunk, Subscription, wait_any
 from ..types import MessageFilter
 from .connections import Connections
 from .declare import Declarer

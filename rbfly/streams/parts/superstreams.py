@@ -22,7 +22,7 @@ from ..publishers.superstream import (
     SuperStreamPublisher,
     partition_names,
 )
-from ..subscriber import Subscription
+from ..subscriptions.subscription import Subscription
 from .connections import Connections
 from .publishing import Publishing
 from .streams import check_arguments

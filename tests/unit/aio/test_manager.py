@@ -25,7 +25,7 @@ from rbfly.streams.metrics import Counters
 from rbfly.streams.protocol.base import OffsetSpec
 from rbfly.streams.publishers._confirm import Confirmation
 from rbfly.streams.publishers.awaited import Publisher
-from rbfly.streams.subscriber import Subscription
+from rbfly.streams.subscriptions.subscription import Subscription
 
 NO_WAIT = Backoff(initial=0, maximum=0, jitter=0)
 

@@ -30,7 +30,7 @@ from rbfly.streams.aio.records import (
 from rbfly.streams.metrics import Counters
 from rbfly.streams.protocol.base import OffsetSpec
 from rbfly.streams.publishers.awaited import Publisher
-from rbfly.streams.subscriber import Subscription
+from rbfly.streams.subscriptions.subscription import Subscription
 
 class Host:
     """A publisher's host (:py:class:`rbfly.streams.publishers.base.PublisherHost`)."""

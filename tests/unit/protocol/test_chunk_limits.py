@@ -9,7 +9,7 @@ from rbfly.error import ChunkCrcError, ChunkTooLarge
 from rbfly.streams.metrics import Counters
 from rbfly.streams.protocol._chunk import DEFAULT_MAX_CHUNK_UNCOMPRESSED, decode_chunk
 from rbfly.streams.protocol.commands import OffsetSpec
-from rbfly.streams.subscriber import Subscription
+from rbfly.streams.subscriptions.subscription import Subscription
 
 from .test_chunk import chunk, entry, sub_batch
 

@@ -1,5 +1,5 @@
 """
-Credit policies (:py:mod:`rbfly.streams.credit`), event by event, without
+Credit policies (:py:mod:`rbfly.streams.subscriptions.credit`), event by event, without
 an event loop or a connection.
 
 Each table is one subscription's life: an event with its arguments, what
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from rbfly.streams.credit import (
+from rbfly.streams.subscriptions.credit import (
     MAX_CREDIT,
     ByteBounded,
     CreditPolicy,
@@ -27,7 +27,7 @@ from rbfly.streams.credit import (
     WhenProcessed,
     credit_policy,
 )
-from rbfly.streams.flow import CreditOnTake, CreditWhenProcessed, ManualCredit
+from rbfly.streams.subscriptions.flow import CreditOnTake, CreditWhenProcessed, ManualCredit
 
 class Step(tp.NamedTuple):
     event: str
@@ -265,7 +265,7 @@ def test_manual_credit_binds_what_releases() -> None:
 #
 
 ROOT = Path(__file__).resolve().parents[3]
-ALLOWED = ('rbfly.streams.flow', 'rbfly.streams.error', 'rbfly.error')
+ALLOWED = ('rbfly.streams.subscriptions.flow', 'rbfly.streams.error', 'rbfly.error')
 
 @pytest.mark.parametrize('module', ['credit', 'flow'])
 def test_policies_import_only_leaves(module: str) -> None:
@@ -274,15 +274,15 @@ def test_policies_import_only_leaves(module: str) -> None:
     modules, not even for type checking (no circle through a
     subscription), and nothing of I/O or the clock.
     """
-    tree = ast.parse((ROOT / 'rbfly' / 'streams' / '{}.py'.format(module)).read_text())
+    path = ROOT / 'rbfly' / 'streams' / 'subscriptions' / '{}.py'.format(module)
+    tree = ast.parse(path.read_text())
     names = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.ImportFrom):
             base = node.module or ''
-            if node.level == 1:
-                base = 'rbfly.streams.' + base
-            elif node.level == 2:
-                base = 'rbfly.' + base
+            if node.level:
+                package = ['rbfly', 'streams', 'subscriptions'][:4 - node.level]
+                base = '.'.join([*package, base])
             names.add(base.rstrip('.'))
         elif isinstance(node, ast.Import):
             names.update(a.name for a in node.names)

@@ -10,9 +10,9 @@ import struct
 import typing as tp
 import zlib
 
-from rbfly.streams.flow import CreditWhenProcessed, FlowStrategy, ManualCredit
 from rbfly.streams.protocol.commands import Credit, OffsetSpec
-from rbfly.streams.subscriber import Subscription
+from rbfly.streams.subscriptions.flow import CreditWhenProcessed, FlowStrategy, ManualCredit
+from rbfly.streams.subscriptions.subscription import Subscription
 
 def chunk(first: int, records: int) -> bytes:
     data = b''.join(struct.pack('>I', 1) + b'x' for _ in range(records))

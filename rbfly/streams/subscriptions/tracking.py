@@ -21,12 +21,13 @@ import logging
 import typing as tp
 import weakref
 
-from .protocol.commands import StoreOffset
+from ..protocol.commands import StoreOffset
 
 if tp.TYPE_CHECKING:
-    from .aio.connection import StreamsProtocol
+    from ..aio.connection import StreamsProtocol
 
-logger = logging.getLogger(__name__)
+# the offset tracking's logger, as documented (doc/logging.rst): the module's former name
+logger = logging.getLogger('rbfly.streams.tracking')
 
 class OffsetTracker:
     """

@@ -18,7 +18,7 @@ The message context (:py:func:`rbfly.streams.get_message_ctx`) is set per
 message, as before: a task created while a message is processed keeps that
 message's context.
 
-Automatic offset tracking (:py:mod:`rbfly.streams.tracking`): a message
+Automatic offset tracking (:py:mod:`rbfly.streams.subscriptions.tracking`): a message
 counts as processed when the next one is asked for, and the last one handed
 out when the iteration ends (closed, finished, failed or dropped). The
 iterator counts processed messages in C and reports them to the tracker in
@@ -32,10 +32,11 @@ import logging
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from libc.stdint cimport uint64_t
 
-from ..amqp._message cimport MessageCtx, set_ctx
-from .aio._ready cimport ready
+from ...amqp._message cimport MessageCtx, set_ctx
+from ..aio._ready cimport ready
 
-logger = logging.getLogger(__name__)
+# as documented (doc/logging.rst): the module's former name
+logger = logging.getLogger('rbfly.streams._bodies')
 
 cdef class Bodies:
     """
@@ -49,7 +50,7 @@ cdef class Bodies:
     :param chunks: Async generator of chunks (lists of messages with a
         ``stream`` attribute when tracked).
     :param tracker: Automatic offset tracking
-        (:py:class:`rbfly.streams.tracking.OffsetTracker`), or ``None``.
+        (:py:class:`rbfly.streams.subscriptions.tracking.OffsetTracker`), or ``None``.
     """
     cdef object _chunks
     cdef object _messages   # a Chunk: a list (subclass)

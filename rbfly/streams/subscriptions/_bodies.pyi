@@ -4,7 +4,7 @@ from typing import Any, Self
 
 from typing_extensions import disjoint_base
 
-from ..types import AMQPBody
+from ...types import AMQPBody
 from .tracking import OffsetTracker
 
 @disjoint_base

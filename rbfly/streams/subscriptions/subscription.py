@@ -2,10 +2,10 @@
 Subscriptions: receive the messages of a stream.
 
 Flow control: the broker sends a chunk only against a credit. A
-subscription's credit policy (:py:mod:`rbfly.streams.credit`) says when
+subscription's credit policy (:py:mod:`rbfly.streams.subscriptions.credit`) says when
 to grant more: by default it bounds the bytes the subscription holds
 (chunks buffered plus chunks the broker may still send) to about
-``buffer_bytes``; with a flow strategy (:py:mod:`rbfly.streams.flow`) it
+``buffer_bytes``; with a flow strategy (:py:mod:`rbfly.streams.subscriptions.flow`) it
 counts chunks. The subscription reports its events to the policy and
 sends the Credit commands it asks for.
 
@@ -40,24 +40,25 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from time import monotonic
 
-from ..amqp import MessageCtx
-from ..error import ChunkCrcError, ChunkError
-from .aio.records import detach
+from ...amqp import MessageCtx
+from ...error import ChunkCrcError, ChunkError
+from ..aio.records import detach
+from ..error import ConnectionLost
+from ..lifecycle import Lifecycle, ResourceState
+from ..metrics import Counters
+from ..offset import Offset
+from ..protocol._chunk import DEFAULT_MAX_CHUNK_UNCOMPRESSED, decode_chunk, read_header
+from ..protocol.commands import Credit, OffsetSpec
+from ..protocol.constants import OffsetSpecType
 from .credit import CreditPolicy, credit_policy
-from .error import ConnectionLost
 from .flow import FlowStrategy, ManualCredit
-from .lifecycle import Lifecycle, ResourceState
-from .metrics import Counters
-from .offset import Offset
-from .protocol._chunk import DEFAULT_MAX_CHUNK_UNCOMPRESSED, decode_chunk, read_header
-from .protocol.commands import Credit, OffsetSpec
-from .protocol.constants import OffsetSpecType
 
 if tp.TYPE_CHECKING:
-    from .aio.connection import StreamsProtocol
-    from .aio.records import Owner
+    from ..aio.connection import StreamsProtocol
+    from ..aio.records import Owner
 
-logger = logging.getLogger(__name__)
+# the subscriptions' logger, as documented (doc/logging.rst): the module's former name
+logger = logging.getLogger('rbfly.streams.subscriber')
 
 class Chunk(list[MessageCtx]):
     """
@@ -71,7 +72,7 @@ class Chunk(list[MessageCtx]):
     :ivar committed_chunk_id: Id of the last chunk committed (replicated) by
         the stream when this chunk was sent (RabbitMQ 3.11+, else None).
     :ivar release: With a flow strategy counting processed chunks
-        (:py:mod:`rbfly.streams.flow`), what gives the broker the credit
+        (:py:mod:`rbfly.streams.subscriptions.flow`), what gives the broker the credit
         this chunk holds (unset otherwise).
     :ivar release_at: When ``release`` is called by the message iterator:
         as the message at this index is asked for (-1: not by it).
@@ -106,8 +107,8 @@ class Subscription:
         subscription with :py:class:`~rbfly.error.ChunkError`).
     :param flow: Flow strategy counting chunks (its ``credit`` replaces
         ``credit``; ``buffer_bytes`` does not apply), or ``None``: the
-        byte-bounded policy (see :py:mod:`rbfly.streams.flow` and
-        :py:mod:`rbfly.streams.credit`).
+        byte-bounded policy (see :py:mod:`rbfly.streams.subscriptions.flow` and
+        :py:mod:`rbfly.streams.subscriptions.credit`).
     """
     kind: tp.ClassVar[tp.Literal['subscriptions']] = 'subscriptions'
 

@@ -12,10 +12,10 @@ import pytest
 
 from rbfly.amqp import MessageCtx
 from rbfly.streams import get_message_ctx
-from rbfly.streams._bodies import Bodies
 from rbfly.streams.protocol.commands import StoreOffset
-from rbfly.streams.subscriber import Chunk
-from rbfly.streams.tracking import OffsetTracker
+from rbfly.streams.subscriptions._bodies import Bodies
+from rbfly.streams.subscriptions.subscription import Chunk
+from rbfly.streams.subscriptions.tracking import OffsetTracker
 
 def msg(body: object, offset: int) -> MessageCtx:
     m = MessageCtx(tp.cast(tp.Any, body))

@@ -12,7 +12,7 @@ import zlib
 import pytest
 
 from rbfly.streams.protocol.commands import OffsetSpec
-from rbfly.streams.subscriber import Subscription, spin_wait
+from rbfly.streams.subscriptions.subscription import Subscription, spin_wait
 
 def chunk(first: int, bodies: list[bytes]) -> bytes:
     data = b''.join(struct.pack('>I', len(b)) + b for b in bodies)

@@ -6,7 +6,7 @@ The broker sends a subscription a chunk only against a credit. A policy
 counts the credits a subscription's broker holds and says, at each event
 of the subscription, how many more to grant; it sends nothing, waits for
 nothing and reads no clock, so a table of events tests it whole. The
-subscription (:py:class:`rbfly.streams.subscriber.Subscription`) owns the
+subscription (:py:class:`rbfly.streams.subscriptions.subscription.Subscription`) owns the
 buffer of chunks, reports each event with what the policy needs (a
 chunk's size, the chunks in its buffer, a chunk's message count), sends
 the Credit command the policy asks for when its connection is open, and
@@ -19,7 +19,7 @@ One policy per way to read (:py:func:`credit_policy` picks it):
 - :py:class:`ByteBounded`, the default: bounds the bytes a subscription
   holds, and grants as chunks arrive;
 - :py:class:`OnTake`, :py:class:`WhenProcessed`, :py:class:`Manual`:
-  the flow strategies an application chooses (:py:mod:`rbfly.streams.flow`),
+  the flow strategies an application chooses (:py:mod:`rbfly.streams.subscriptions.flow`),
   counting chunks.
 
 Events, in the order a subscription reports them:

@@ -5,7 +5,7 @@ another chunk.
 The broker sends a subscription a chunk only against a credit. By default
 (no strategy), a subscription bounds the bytes it holds, chunks buffered
 and on their way, to about its ``buffer_bytes``, and grants credits as
-chunks arrive (see :py:mod:`rbfly.streams.subscriber`): the fastest way to
+chunks arrive (see :py:mod:`rbfly.streams.subscriptions.subscription`): the fastest way to
 read, with memory bounded whatever the chunk size. A strategy counts
 chunks instead, as the Java, Go and .NET clients do, for an application
 that wants to say when the next chunk may come:

@@ -11,7 +11,7 @@ import pytest
 
 from rbfly.error import ChunkError
 from rbfly.streams.protocol.commands import OffsetSpec
-from rbfly.streams.subscriber import Subscription
+from rbfly.streams.subscriptions.subscription import Subscription
 
 def chunk(first: int, records: int, chunk_type: int = 0) -> bytes:
     data = b''.join(struct.pack('>I', 1) + b'x' for _ in range(records))
