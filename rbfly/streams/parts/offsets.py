@@ -116,7 +116,7 @@ class Offsets:
             return spec
         # after a chunk received, it resumes at an offset
         received = spec.value if sub.received_offset is not None else None
-        current = tp.cast(Offset, sub.resume_offset) if received is None \
+        current = sub.resume_offset if received is None \
             else Offset.offset(received)
         try:
             result = sub.resume(sub.stream, current)

@@ -138,7 +138,7 @@ class Placer:
         last one there. True when that connection is closing (nothing to
         unsubscribe).
         """
-        sub.closed = True
+        sub.close()
         return self._connections.release(let_go(sub))
 
     #

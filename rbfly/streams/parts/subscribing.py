@@ -245,15 +245,14 @@ class Subscribing:
             protocol.require((4, 3), 'stop_at_end (resolving offset specifications)')
         spec, start = await self._offsets.spec(stream, offset)
         client = self._options
+        activation = functools.partial(self._activation, stream, offset, consumer_update) \
+            if single_active else None
         sub = Subscription(
             stream, spec, start, options.amqp, flow[0], properties, flow[1], client.spin,
             self._counters, client.crc_check, flow[2],
             client.crc_failure == 'skip', client.max_chunk_uncompressed,
+            activation=activation, resume=options.resume, resume_offset=offset,
         )
-        if single_active:
-            sub.activation = functools.partial(self._activation, stream, offset, consumer_update)
-        sub.resume = options.resume
-        sub.resume_offset = offset
         if options.on_state is not None:
             sub.lifecycle.listen(options.on_state)
         if stop_at_end:
@@ -296,11 +295,9 @@ class Subscribing:
             if last < end:
                 break
             if last == end == await resolve(OffsetSpec.next()):
-                sub.finished = True  # no messages
+                sub.stop_at(None, 0, finished=True)  # no messages
                 return
-        sub.end_chunk = min(last, end)
-        sub.end_offset = end
-        sub.finished = await resolve(spec) >= end
+        sub.stop_at(min(last, end), end, finished=await resolve(spec) >= end)
 
     async def _activation(
             self, stream: str, offset: Offset,

@@ -60,6 +60,13 @@ if tp.TYPE_CHECKING:
 # the subscriptions' logger, as documented (doc/logging.rst): the module's former name
 logger = logging.getLogger('rbfly.streams.subscriber')
 
+Activation: tp.TypeAlias = Callable[[bool], Awaitable[OffsetSpec]]
+"""Finds a single active consumer's offset specification when the broker
+makes it active (``True``) or inactive."""
+
+Resume: tp.TypeAlias = Callable[[str, Offset], 'Offset | Awaitable[Offset | None] | None']
+"""The application's callback choosing where a subscription resumes."""
+
 class Chunk(list[MessageCtx]):
     """
     Messages of one chunk, as returned by the chunk-level API.
@@ -105,6 +112,14 @@ class Subscription:
     :param counters: The client's metrics counters.
     :param crc_check: Verify each chunk's CRC32 (a mismatch ends the
         subscription with :py:class:`~rbfly.error.ChunkError`).
+    :param activation: A single active consumer's: finds the offset
+        specification to answer the broker with when it becomes active (or
+        inactive).
+    :param resume: The application's callback choosing where to subscribe
+        again after a reconnection (see
+        :py:meth:`rbfly.streams.StreamsClient.subscribe_chunks`).
+    :param resume_offset: The offset the subscription started at, as the
+        application gave it (what ``resume`` is told before a chunk came).
     :param flow: Flow strategy counting chunks (its ``credit`` replaces
         ``credit``; ``buffer_bytes`` does not apply), or ``None``: the
         byte-bounded policy (see :py:mod:`rbfly.streams.subscriptions.flow` and
@@ -127,6 +142,10 @@ class Subscription:
             flow: FlowStrategy | None = None,
             skip_bad_crc: bool = False,
             max_uncompressed: int = DEFAULT_MAX_CHUNK_UNCOMPRESSED,
+            *,
+            activation: Activation | None = None,
+            resume: Resume | None = None,
+            resume_offset: Offset = Offset.NEXT,
     ) -> None:
         self.stream = stream
         self.offset_spec = offset_spec
@@ -160,12 +179,11 @@ class Subscription:
         # single active consumer: whether the broker sends to this one, and
         # what finds the offset to resume from when it becomes active
         self.active = True
-        self.activation: Callable[[bool], Awaitable[OffsetSpec]] | None = None
+        self.activation = activation
         # the application's say on where to subscribe again, and the offset
         # it started at (or resumes from, once the callback chose one)
-        self.resume: Callable[[str, Offset], Offset | Awaitable[Offset | None] | None] \
-            | None = None
-        self.resume_offset: Offset | None = None
+        self.resume = resume
+        self.resume_offset = resume_offset
         self._tasks: set[asyncio.Future[None]] = set()
         # called when a chunk arrives or the subscription ends, while a
         # consumer of several subscriptions waits on all of them
@@ -188,6 +206,20 @@ class Subscription:
     def credit(self) -> int:
         """Credits the Subscribe command grants (the flow strategy's, with one)."""
         return self._policy.credit
+
+    def stop_at(self, end_chunk: int | None, end_offset: int, finished: bool) -> None:
+        """
+        Stop at the end of the stream, as found when the subscription
+        started: at the chunk whose first offset is ``end_chunk``, before
+        ``end_offset`` (``finished``: nothing to read at all).
+        """
+        self.end_chunk = end_chunk
+        self.end_offset = end_offset
+        self.finished = finished
+
+    def close(self) -> None:
+        """The application ended the subscription (it is not placed again)."""
+        self.closed = True
 
     def bound(self, chunk: Chunk) -> None:
         """
@@ -493,4 +525,4 @@ async def wait_any(subs: tp.Sequence[Subscription], timeout: float | None) -> No
         for s in subs:
             s.notify = None
 
-__all__ = ['Chunk', 'Subscription', 'spin_wait', 'wait_any']
+__all__ = ['Activation', 'Chunk', 'Resume', 'Subscription', 'spin_wait', 'wait_any']
