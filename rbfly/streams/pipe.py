@@ -30,7 +30,7 @@ from ..amqp import MessageCtx, get_message_ctx
 from ..types import AMQPBody
 from .names import check_name
 from .offset import Offset
-from .publishers.awaited import PublisherPipelined
+from .publishers.pipelined import PublisherPipelined
 
 if tp.TYPE_CHECKING:
     from .client import StreamsClient

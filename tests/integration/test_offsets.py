@@ -140,6 +140,30 @@ async def test_automatic_tracking_chunks(client: StreamsClient, stream: str) -> 
         break
     await stored(client, stream, 'chunks', last)
 
+async def test_automatic_tracking_emptied_chunks(client: StreamsClient, stream: str) -> None:
+    """
+    A chunk the application empties in place (filtering it) is not
+    counted: its offset is not stored, and the next chunk comes; the
+    chunks it leaves as they are are stored.
+    """
+    await publish(client, stream, range(10))
+    await publish(client, stream, range(10, 20))
+    chunks = []
+    async for chunk in client.subscribe_chunks(
+            stream, offset=Offset.FIRST, name='emptied', store_every=1, timeout=5):
+        chunks.append((chunk[0].stream_offset, chunk[-1].stream_offset))
+        if chunk[-1].stream_offset >= 19:
+            break
+        chunk.clear()
+    assert len(chunks) >= 2 and chunks[0][0] == 0 and chunks[-1][1] == 19
+    await stored(client, stream, 'emptied', 19)
+
+async def test_super_stream_options_checked_first(client: StreamsClient) -> None:
+    """A bad option is named before the broker is asked for anything."""
+    with pytest.raises(ValueError, match='credit must be'):
+        async for _ in client.subscribe_super_stream_chunks('no-such-super-stream', credit=0):
+            pass
+
 async def test_automatic_tracking_needs_name(client: StreamsClient, stream: str) -> None:
     with pytest.raises(ValueError, match='needs a name'):
         async for _ in client.subscribe(stream, store_every=10):

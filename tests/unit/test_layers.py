@@ -41,20 +41,25 @@ VOCABULARY = (
     'rbfly.streams.codes', 'rbfly.streams.error', 'rbfly.streams.types',
     'rbfly.streams.offset', 'rbfly.streams.names', 'rbfly.streams.events',
     'rbfly.streams.backoff', 'rbfly.streams.lifecycle', 'rbfly.streams.metrics',
-    'rbfly.streams.url', 'rbfly.streams.decorator', 'rbfly.streams.oauth2',
+    'rbfly.streams.url', 'rbfly.streams.decorator',
 )
 
 CORE = ('rbfly.streams.protocol', *VOCABULARY)
 ADAPTER = ('rbfly.streams.aio', *CORE)
 PUBLISHERS = ('rbfly.streams.publishers', *ADAPTER)
 SUBSCRIPTIONS = ('rbfly.streams.subscriptions', *ADAPTER)
+# OAuth 2 tokens (HTTP, asyncio): the parts' and the facade's, not the core's
+OAUTH2 = 'rbfly.streams.oauth2'
 PARTS = ('rbfly.streams.parts', 'rbfly.streams.publishers', 'rbfly.streams.subscriptions',
-         *ADAPTER)
+         OAUTH2, *ADAPTER)
 
 # the public extras: at the facade's level, used by nothing of the client
 EXTRAS = ('rbfly.streams.pipe', 'rbfly.streams.tracing', 'rbfly.streams.otel',
           'rbfly.streams.compression')
 FACADE = ('rbfly.streams.client', *PARTS)
+# what the extras may import: the facade, the objects below the parts
+ABOVE_PARTS = ('rbfly.streams.client', 'rbfly.streams.publishers',
+               'rbfly.streams.subscriptions', *ADAPTER)
 
 # layer (a module or a package) -> what its modules may import; the most
 # specific prefix wins; the package's own __init__ (lazy exports), the CLI
@@ -67,7 +72,8 @@ RULES: dict[str, tuple[str, ...]] = {
     'rbfly.streams.subscriptions': SUBSCRIPTIONS,
     'rbfly.streams.parts': PARTS,
     'rbfly.streams.client': FACADE,
-    **{name: (name, 'rbfly.streams.client', *FACADE) for name in EXTRAS},
+    OAUTH2: VOCABULARY,
+    **{name: (name, *ABOVE_PARTS) for name in EXTRAS},
 }
 
 def module_name(path: Path, root: Path = ROOT) -> str:

@@ -191,9 +191,10 @@ class Connections:
         give it back); true when it is closing (what was on it needs no
         deleting).
         """
-        manager = next((m for m in self.node_managers() if m is owner), None)
-        if manager is None or manager.subscriptions or manager.publishers:
+        if not isinstance(owner, ConnectionManager) or owner is self.own \
+                or owner.subscriptions or owner.publishers:
             return False
+        manager: Manager = owner  # the client's managers hold its publishers and subscriptions
         self.forget(manager)
         self._tasks.spawn(manager.close())
         return True

@@ -21,8 +21,10 @@ from ..metrics import Counters
 from ..names import check_name
 from ..protocol.commands import QueryPublisherSequence
 from ..protocol.compression import compression_code
-from ..publishers.awaited import PublisherBatchTrait, PublisherPipelined, PublisherTrait
+from ..publishers.awaited import PublisherBatchTrait
+from ..publishers.base import PublisherTrait
 from ..publishers.options import PublisherOptions
+from ..publishers.pipelined import PublisherPipelined
 from ..types import BloomFilterExtract
 from .connections import Connections
 from .declare import Declarer
@@ -112,7 +114,8 @@ def publisher_options(
     elif compression != 'none':
         raise ValueError('compression is an option of sub-entry batches (sub_entry_size)')
     return PublisherOptions(
-        confirm_timeout=confirm_timeout, retry_on_recovery=retry_on_recovery, window=window,
+        confirm_timeout=confirm_timeout, retry_on_recovery=None if retry_on_recovery else False,
+        window=window,
         window_bytes=window_bytes, enqueue_timeout=enqueue_timeout, linger=linger,
         sub_entry_size=sub_entry_size, compression=code,
     )

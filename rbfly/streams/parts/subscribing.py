@@ -342,6 +342,9 @@ class Subscribing:
         the next (automatic offset tracking); unsubscribe at the end.
         """
         check_timeout(options.timeout)
+        # the options' values are checked before asking the broker anything
+        # (new() applies them to each subscription)
+        self.flow(options.credit, options.buffer_bytes, options.flow)
         subs = await make()
         tracker = self._offsets.tracker(options.name, options.store_every, options.store_interval) \
             if track else None
@@ -368,15 +371,18 @@ class Subscribing:
                 if chunk:
                     last = chunk
                     yield chunk
-                    if tracker is not None:
+                    # (the application may have emptied the chunk it was handed)
+                    if tracker is not None and chunk:
                         tracker.processed(chunk.stream, chunk[-1].stream_offset, len(chunk))
         finally:
-            if tracker is not None:
-                if last:  # handed out last: processed too
-                    tracker.processed(last.stream, last[-1].stream_offset)
-                tracker.close()
-            for sub in subs:
-                self._end(sub)
+            try:
+                if tracker is not None:
+                    if last:  # handed out last: processed too
+                        tracker.processed(last.stream, last[-1].stream_offset)
+                    tracker.close()
+            finally:
+                for sub in subs:
+                    self._end(sub)
 
     def _end(self, sub: Subscription) -> None:
         """A subscription ends: unsubscribe, unless its connection is closing."""

@@ -21,7 +21,7 @@ Publishers: send messages to a stream and get the broker's confirmation.
 Each message gets a publishing id one higher than the previous one; the
 broker's confirmations, sending unconfirmed messages again after a lost
 connection (each is stored once) and confirmation timeouts are common to
-all of them (``_publisher_base``).
+all of them (:py:mod:`rbfly.streams.publishers.base`).
 """
 
 from __future__ import annotations

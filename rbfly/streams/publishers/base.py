@@ -164,8 +164,12 @@ class PublisherTrait:
             options: PublisherOptions = DEFAULT_OPTIONS,
     ) -> None:
         self._host = host
-        self.confirm_timeout = options.confirm_timeout
-        self.retry_on_recovery = options.retry_on_recovery
+        # given: set on the publisher; not given: the class's own default
+        # (a subclass may set confirm_timeout or retry_on_recovery)
+        if options.confirm_timeout is not None:
+            self.confirm_timeout = options.confirm_timeout
+        if options.retry_on_recovery is not None:
+            self.retry_on_recovery = options.retry_on_recovery
         self.stream = stream
         self.ident = publisher_id
         self.name = name
@@ -363,12 +367,13 @@ class PublisherTrait:
 
     def close(self) -> None:
         """
-        Refuse further messages: what the publisher accepted and did not
-        send yet is sent first (``send_pending``), then every later
-        call raises :py:class:`~rbfly.streams.error.PublisherError` (unless
-        it failed for good before, then with that error), and its
-        confirmation timer stops. The client calls it when the publisher's
-        context ends, and then deletes the publisher on the broker.
+        Called by the client when the publisher's context ends (an
+        application leaves the context instead). Refuse further messages:
+        what the publisher accepted and did not send yet is sent first
+        (``send_pending``), then every later call raises
+        :py:class:`~rbfly.streams.error.PublisherError` (unless it failed for
+        good before, then with that error), and its confirmation timer
+        stops; the client then deletes the publisher on the broker.
 
         Set as its error, also the pipelined publisher's per-message path
         (which checks only the error) refuses a message at once, rather

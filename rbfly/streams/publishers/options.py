@@ -18,7 +18,8 @@ class PublisherOptions:
         fails with :py:class:`~rbfly.streams.ConfirmTimeout` (``None``: it
         waits until confirmed).
     :ivar retry_on_recovery: Whether unconfirmed messages are sent again
-        after a reconnection.
+        after a reconnection (``False`` given; ``None``: the class's
+        default, true for the publisher classes of rbfly).
     :ivar window: Messages that may wait for confirmation (pipelined
         publisher).
     :ivar window_bytes: Bytes of message bodies that may wait for
@@ -31,7 +32,7 @@ class PublisherOptions:
     :ivar compression: Compression code of the sub-entry batches.
     """
     confirm_timeout: float | None = None
-    retry_on_recovery: bool = True
+    retry_on_recovery: bool | None = None
     window: int | None = None
     window_bytes: int | None = None
     enqueue_timeout: float | None = None

@@ -119,7 +119,9 @@ class Subscription:
         again after a reconnection (see
         :py:meth:`rbfly.streams.StreamsClient.subscribe_chunks`).
     :param resume_offset: The offset the subscription started at, as the
-        application gave it (what ``resume`` is told before a chunk came).
+        application gave it (what ``resume`` is told before a chunk came;
+        required: ``offset_spec`` alone does not say it, e.g. for
+        ``Offset.reference``).
     :param flow: Flow strategy counting chunks (its ``credit`` replaces
         ``credit``; ``buffer_bytes`` does not apply), or ``None``: the
         byte-bounded policy (see :py:mod:`rbfly.streams.subscriptions.flow` and
@@ -145,7 +147,7 @@ class Subscription:
             *,
             activation: Activation | None = None,
             resume: Resume | None = None,
-            resume_offset: Offset = Offset.NEXT,
+            resume_offset: Offset,
     ) -> None:
         self.stream = stream
         self.offset_spec = offset_spec
@@ -480,7 +482,9 @@ class Subscription:
             spec = OffsetSpec.none()
         if active and self._error is None:
             self.active = True
-            self.next_offset = spec.value if spec.type == OffsetSpecType.OFFSET else 0  # type: ignore[assignment]
+            value = spec.value
+            self.next_offset = value if spec.type == OffsetSpecType.OFFSET \
+                and isinstance(value, int) else 0
             self.received_offset = None
         if protocol.is_open:
             protocol.answer_consumer_update(correlation_id, spec)

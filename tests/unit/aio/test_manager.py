@@ -22,6 +22,7 @@ from rbfly.streams.backoff import Backoff
 from rbfly.streams.error import ConnectionLost, StreamDoesNotExist
 from rbfly.streams.events import ConnectionState
 from rbfly.streams.metrics import Counters
+from rbfly.streams.offset import Offset
 from rbfly.streams.protocol.base import OffsetSpec
 from rbfly.streams.publishers._confirm import Confirmation
 from rbfly.streams.publishers.awaited import Publisher
@@ -143,7 +144,9 @@ class Harness:
         return publisher
 
     def subscription(self) -> Subscription:
-        sub = Subscription('orders', OffsetSpec.next(), 0, True, 4, {})
+        sub = Subscription(
+            'orders', OffsetSpec.next(), 0, True, 4, {}, resume_offset=Offset.NEXT,
+        )
         hold(self.manager, sub)
         return sub
 

@@ -28,6 +28,7 @@ from rbfly.streams.aio.records import (
     reserve,
 )
 from rbfly.streams.metrics import Counters
+from rbfly.streams.offset import Offset
 from rbfly.streams.protocol.base import OffsetSpec
 from rbfly.streams.publishers.awaited import Publisher
 from rbfly.streams.subscriptions.subscription import Subscription
@@ -66,7 +67,9 @@ def publisher() -> Publisher:
     return Publisher(tp.cast(tp.Any, Host()), 'orders', 0, 'name', 0)
 
 def subscription(credit: int = 4) -> Subscription:
-    return Subscription('orders', OffsetSpec.next(), 0, True, credit, {})
+    return Subscription(
+        'orders', OffsetSpec.next(), 0, True, credit, {}, resume_offset=Offset.NEXT,
+    )
 
 def item(kind: Kind) -> Held:
     return tp.cast(Held, publisher() if kind == 'publishers' else subscription())

@@ -7,6 +7,7 @@ import pytest
 
 from rbfly.error import ChunkCrcError, ChunkTooLarge
 from rbfly.streams.metrics import Counters
+from rbfly.streams.offset import Offset
 from rbfly.streams.protocol._chunk import DEFAULT_MAX_CHUNK_UNCOMPRESSED, decode_chunk
 from rbfly.streams.protocol.commands import OffsetSpec
 from rbfly.streams.subscriptions.subscription import Subscription
@@ -37,6 +38,7 @@ def test_default_cap() -> None:
 def subscription(skip: bool) -> Subscription:
     return Subscription(
         's', OffsetSpec.first(), 0, False, 2, {}, counters=Counters(), skip_bad_crc=skip,
+        resume_offset=Offset.FIRST,
     )
 
 def test_crc_failure_fails() -> None:

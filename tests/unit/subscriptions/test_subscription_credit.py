@@ -10,6 +10,7 @@ import struct
 import typing as tp
 import zlib
 
+from rbfly.streams.offset import Offset
 from rbfly.streams.protocol.commands import Credit, OffsetSpec
 from rbfly.streams.subscriptions.flow import CreditWhenProcessed, FlowStrategy, ManualCredit
 from rbfly.streams.subscriptions.subscription import Subscription
@@ -31,7 +32,10 @@ class Connection:
         self.sent.append(command)
 
 def subscribed(flow: FlowStrategy | None = None) -> tuple[Subscription, Connection]:
-    sub = Subscription('s', OffsetSpec.first(), 0, False, 2, {}, buffer_bytes=20_000, flow=flow)
+    sub = Subscription(
+        's', OffsetSpec.first(), 0, False, 2, {}, buffer_bytes=20_000, flow=flow,
+        resume_offset=Offset.FIRST,
+    )
     connection = Connection()
     sub.protocol = tp.cast(tp.Any, connection)
     sub.ident = 3

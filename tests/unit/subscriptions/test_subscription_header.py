@@ -10,6 +10,7 @@ import zlib
 import pytest
 
 from rbfly.error import ChunkError
+from rbfly.streams.offset import Offset
 from rbfly.streams.protocol.commands import OffsetSpec
 from rbfly.streams.subscriptions.subscription import Subscription
 
@@ -21,7 +22,7 @@ def chunk(first: int, records: int, chunk_type: int = 0) -> bytes:
     ) + data
 
 def subscription() -> Subscription:
-    return Subscription('s', OffsetSpec.first(), 0, False, 16, {})
+    return Subscription('s', OffsetSpec.first(), 0, False, 16, {}, resume_offset=Offset.FIRST)
 
 def test_received_offset() -> None:
     """After a user chunk: its last offset + 1; a tracking chunk does not move it."""

@@ -11,6 +11,7 @@ import zlib
 
 import pytest
 
+from rbfly.streams.offset import Offset
 from rbfly.streams.protocol.commands import OffsetSpec
 from rbfly.streams.subscriptions.subscription import Subscription, spin_wait
 
@@ -23,7 +24,9 @@ def chunk(first: int, bodies: list[bytes]) -> bytes:
     return header + data
 
 def subscription(spin: float) -> Subscription:
-    return Subscription('s', OffsetSpec.first(), 0, False, 16, {}, spin=spin)
+    return Subscription(
+        's', OffsetSpec.first(), 0, False, 16, {}, spin=spin, resume_offset=Offset.FIRST,
+    )
 
 async def test_spins_while_chunks_come_quickly() -> None:
     """
@@ -110,7 +113,10 @@ async def test_crc_check(crc_check: bool) -> None:
     """A chunk whose CRC does not match ends the subscription, unless unchecked."""
     from rbfly.error import ChunkError
 
-    sub = Subscription('s', OffsetSpec.first(), 0, False, 16, {}, crc_check=crc_check)
+    sub = Subscription(
+        's', OffsetSpec.first(), 0, False, 16, {}, crc_check=crc_check,
+        resume_offset=Offset.FIRST,
+    )
     data = bytearray(chunk(0, [b'abc']))
     data[-1] ^= 0xff  # the body's last byte
     sub.on_chunk(bytes(data), None)
