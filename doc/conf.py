@@ -40,7 +40,7 @@ nitpick_ignore = [
         'Tracer', 'Span',  # OpenTelemetry's, an optional dependency
         'rbfly.streams.decorator.F', 'rbfly.streams.client.T',
         'rbfly.streams.protocol._publish.PublishEncoder',
-        'PublisherOptions', 'rbfly.streams.subscriptions.flow.Releasable',
+        'PublisherOptions', 'rbfly.streams.subscriptions.flow.Releasable', 'Activation', 'Resume',
     )
 ] + [
     ('py:func', 'rbfly.streams.aio.records.attach'),
