@@ -36,11 +36,10 @@ from .base import (
     ConfirmationStatus,
     ConfirmListener,
     ErrorListener,
-    PublisherHost,
     PublisherTrait,
     StatusListener,
 )
-from .options import DEFAULT_OPTIONS, PublisherOptions
+from .options import PublisherOptions
 from .pipelined import PublisherPipelined
 
 class Publisher(PublisherTrait):
@@ -65,21 +64,15 @@ class PublisherBatchTrait(PublisherTrait):
     compression: int | str = 'none'
     """Compression of the sub-entry batches."""
 
-    def __init__(
-            self,
-            host: PublisherHost,
-            stream: str,
-            publisher_id: int,
-            name: str,
-            message_id: int,
-            filter_extract: BloomFilterExtract | None = None,
-            options: PublisherOptions = DEFAULT_OPTIONS,
-    ) -> None:
-        super().__init__(host, stream, publisher_id, name, message_id, filter_extract, options)
+    def __init__(self, *args: tp.Any, **kw: tp.Any) -> None:
+        super().__init__(*args, **kw)
+        self._data: list[tp.Any] = []
+
+    def _apply(self, options: PublisherOptions) -> None:
+        super()._apply(options)
         if options.sub_entry_size is not None:
             self.sub_entry_size = options.sub_entry_size
             self.compression = options.compression
-        self._data: list[tp.Any] = []
 
     async def flush(self) -> None:
         """

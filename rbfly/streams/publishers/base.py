@@ -164,12 +164,6 @@ class PublisherTrait:
             options: PublisherOptions = DEFAULT_OPTIONS,
     ) -> None:
         self._host = host
-        # given: set on the publisher; not given: the class's own default
-        # (a subclass may set confirm_timeout or retry_on_recovery)
-        if options.confirm_timeout is not None:
-            self.confirm_timeout = options.confirm_timeout
-        if options.retry_on_recovery is not None:
-            self.retry_on_recovery = options.retry_on_recovery
         self.stream = stream
         self.ident = publisher_id
         self.name = name
@@ -191,6 +185,19 @@ class PublisherTrait:
         self._timer: asyncio.TimerHandle | None = None
         # when the last awaited confirmation came (see _confirmation)
         self._confirmed_at = -math.inf
+        self._apply(options)
+
+    def _apply(self, options: PublisherOptions) -> None:
+        """
+        Take the options given (a publisher class with options of its own
+        extends this, not the constructor): an option given is set on the
+        publisher, one not given (``None``) leaves the class's default,
+        which a subclass may set (``confirm_timeout = 5.0``).
+        """
+        if options.confirm_timeout is not None:
+            self.confirm_timeout = options.confirm_timeout
+        if options.retry_on_recovery is not None:
+            self.retry_on_recovery = options.retry_on_recovery
 
     @property
     def state(self) -> ResourceState:

@@ -21,18 +21,16 @@ from ...amqp import MessageCtx
 from ...types import AMQPBody
 from ..error import EnqueueTimeout
 from ..protocol._publish import SubEntryBatch
-from ..types import BloomFilterExtract
 from ._confirm import Confirmation, track
 from ._pipeline import PipelineState, message_size
 from .base import (
     ConfirmationStatus,
     ConfirmListener,
     ErrorListener,
-    PublisherHost,
     PublisherTrait,
     StatusListener,
 )
-from .options import DEFAULT_OPTIONS, PublisherOptions
+from .options import PublisherOptions
 
 # the publishers' logger, as documented (doc/logging.rst)
 logger = logging.getLogger('rbfly.streams.publisher')
@@ -110,27 +108,11 @@ class PublisherPipelined(PipelineState, PublisherTrait):
                 delattr(cls, name)
                 setattr(cls, '_default_' + name, value)
 
-    def __init__(
-            self,
-            host: PublisherHost,
-            stream: str,
-            publisher_id: int,
-            name: str,
-            message_id: int,
-            filter_extract: BloomFilterExtract | None = None,
-            options: PublisherOptions = DEFAULT_OPTIONS,
-    ) -> None:
+    def __init__(self, *args: tp.Any, **kw: tp.Any) -> None:
         # window, batch_size, the buffer and its first publishing id are C
-        # fields of PipelineState, as is send() (see _pipeline)
-        super().__init__(host, stream, publisher_id, name, message_id, filter_extract, options)
-        self.window = self._default_window if options.window is None else options.window
-        self.window_bytes = self._default_window_bytes if options.window_bytes is None \
-            else options.window_bytes
-        self.batch_size = self._default_batch_size
-        self.batch_bytes = self._default_batch_bytes
-        self.linger = self._default_linger if options.linger is None else options.linger
-        if options.enqueue_timeout is not None:
-            self.enqueue_timeout = options.enqueue_timeout
+        # fields of PipelineState, as is send() (see _pipeline); the
+        # constructor of PublisherTrait sets them (_apply)
+        super().__init__(*args, **kw)
         self._space: asyncio.Future[None] | None = None
         # the buffer waits for the confirmation in flight (see _send_soon)
         self._deferred = False
@@ -139,6 +121,17 @@ class PublisherPipelined(PipelineState, PublisherTrait):
         self._error_listeners: list[ErrorListener] = []
         self._status_listeners: list[StatusListener] = []
         self._rejections: list[Exception] = []
+
+    def _apply(self, options: PublisherOptions) -> None:
+        super()._apply(options)
+        self.window = self._default_window if options.window is None else options.window
+        self.window_bytes = self._default_window_bytes if options.window_bytes is None \
+            else options.window_bytes
+        self.batch_size = self._default_batch_size
+        self.batch_bytes = self._default_batch_bytes
+        self.linger = self._default_linger if options.linger is None else options.linger
+        if options.enqueue_timeout is not None:
+            self.enqueue_timeout = options.enqueue_timeout
 
     # the C function, named here to be documented with the class
     send = PipelineState.send
