@@ -1,0 +1,653 @@
+#!/usr/bin/env python3
+"""
+Instructions per message of rbfly's publishing and consuming paths,
+counted by Callgrind: a deterministic figure, to show that a change of the
+client costs nothing (or what it costs), where timings on a shared machine
+spread by tens of percent.
+
+Each scenario runs in a Python process under ``valgrind --tool=callgrind``
+against the fake broker of :py:mod:`rbfly.testing` in a process of its
+own, not traced. Only the scenario's loop is counted: the traced process
+calls ``os.getppid()`` before the loop and ``os.getpgrp()`` after it, and
+Callgrind dumps its counters as the C library's ``getppid`` and
+``getpgrp`` are entered (``--dump-before``), so start-up, imports,
+connecting, declaring and publishing the messages to be read are left
+out. Each scenario runs with two message counts; its figure is the
+difference of their instructions over the difference of the counts, which
+cancels what the loop does once (the last confirmation, the first credit,
+leaving the loop).
+
+Scenarios (10-byte AMQP string messages, ``'{:010d}'.format(i)``, built
+before the loop):
+
+``send``
+    :py:class:`~rbfly.streams.Publisher`, ``await send(m)`` for each
+    message, a confirmation awaited each
+``batch``
+    :py:class:`~rbfly.streams.PublisherBatchFast`, 100 ``batch(m)`` then
+    ``await flush()``
+``pipelined``
+    :py:class:`~rbfly.streams.PublisherPipelined`, ``await send(m)`` for
+    each message, ``await flush()`` at the end; 3,000 and 9,000 messages,
+    within its window (10,000)
+``async-for``
+    ``async for`` over ``client.subscribe(stream, offset=Offset.FIRST)``,
+    of a stream of 1,000-message chunks
+``chunks``
+    ``async for`` over ``client.subscribe_chunks(...)``, the same stream
+
+Why the broker runs in a process of its own (measured on 0cfd1c3, a
+2-core machine shared with other work). In the client's process, its
+instructions are counted too, and they are more than the client's:
+``send`` counted 250k instructions a message, the client alone 117k.
+Leaving the broker's out there (``--toggle-collect`` around its calls,
+which takes private parts of the fake broker), three runs still spread
+by 1.0% (``send``), most of it in how often Python's type attribute cache
+missed: that depends on the process's memory layout, which depends on how
+the work of the two ends interleaved. In a process of its own, untraced, the broker
+answers at once while the client crawls under Valgrind, and the client's
+runs repeat: three runs gave the same figure to 0.003% (``send``,
+``batch``, ``async-for``, ``chunks``) and within 0.16% (``pipelined``:
+how many confirmations one read brings at the final flush varies). The
+pipelined publisher with a full window (20,000 and 60,000 messages)
+spread by 0.9%: when the confirmations come decides which frames go in
+one write; its counts stay within the window.
+
+Runs are made the same: ``PYTHONHASHSEED=0``, a fixed environment, the
+modules compiled first (``PYTHONPYCACHEPREFIX``) by a run of each scenario
+without Valgrind (which also checks that they work), a client without
+heartbeats (a timer that fired in some runs: Valgrind makes a run last a
+minute) or ``read_pause`` (it depends on the chunks' age), publishers with
+a name (not a random one). The checkout measured is staged at a fixed path
+(:py:func:`stage`): run from paths of other lengths, the same code counted
+up to 0.6% more or fewer instructions.
+
+Even so, the same code counts up to 0.8% more or fewer instructions when
+its objects lie elsewhere in memory (:py:data:`PADS`; on 0cfd1c3, five
+layouts: ``send`` 116.7-117.5k, ``chunks`` 1,509-1,521), and any change
+of the code moves them. A scenario's figure is therefore the mean of
+``--layouts`` layouts (3 by default); a difference between two commits
+of less than about half a percent is no difference.
+
+The script imports rbfly's public API only (``rbfly.streams``,
+``rbfly.testing``) and nothing of ``perf/``, so that it measures other
+commits as they are: ``--root`` names the checkout whose rbfly is
+measured (its extensions built in place), by default the one holding the
+script. Compare figures of one machine, Python and Valgrind, and of the
+same script (its text is the traced process's too): run one copy of it
+against both checkouts. A run of all scenarios in 3 layouts takes about
+10 minutes.
+
+Example::
+
+    python perf/bench_instructions.py --json /tmp/instructions.json
+    python perf/bench_instructions.py --root /path/to/other/checkout send batch
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import datetime as dt
+import fcntl
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import typing as tp
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+JsonDict = dict[str, tp.Any]
+
+ROOT = Path(__file__).resolve().parents[1]
+"""The checkout holding this script: its rbfly is measured by default."""
+
+CHUNK = 1_000
+"""Messages of a chunk of the stream the consuming scenarios read."""
+
+BATCH = 100
+"""Messages of a batch of the ``batch`` scenario."""
+
+STREAM = 'bench'
+
+MARK_START = 'getppid'
+MARK_STOP = 'getpgrp'
+"""
+The C functions Callgrind dumps its counters before (:py:func:`mark_start`,
+:py:func:`mark_stop`).
+"""
+
+PADS = (0, 10, 100, 1_000, 3_000, 30, 300, 2_000)
+"""
+The layouts of the traced process's memory: before it imports rbfly, it
+allocates this many objects (of 0-499 bytes, kept), so that the same code
+runs with its objects at other addresses.
+"""
+
+CLIENT_OPTIONS: dict[str, tp.Any] = {'heartbeat': 0, 'read_pause': 0}
+"""
+Options of the client: no timer that fires in some runs only (heartbeat),
+no pause that depends on the chunks' age (``read_pause``).
+"""
+
+Client = tp.Any  # rbfly.streams.StreamsClient of the checkout measured
+
+def mark_start() -> None:
+    """Callgrind dumps (and zeroes) its counters here: the loop starts."""
+    os.getppid()
+
+def mark_stop() -> None:
+    """Callgrind dumps its counters here: the loop has ended."""
+    os.getpgrp()
+
+def message(i: int) -> str:
+    """Message ``i``: a 10-byte string, as the other benchmarks of ``perf/``."""
+    return '{:010d}'.format(i)
+
+#
+# scenarios: each runs its loop between the two marks
+#
+
+async def publish_send(client: Client, messages: Sequence[str]) -> None:
+    async with client.publisher(STREAM, name='bench') as publisher:
+        send = publisher.send
+        mark_start()
+        for m in messages:
+            await send(m)
+        mark_stop()
+
+async def publish_batch(client: Client, messages: Sequence[str]) -> None:
+    from rbfly.streams import PublisherBatchFast
+
+    async with client.publisher(STREAM, name='bench', cls=PublisherBatchFast) as publisher:
+        batch = publisher.batch
+        mark_start()
+        for start in range(0, len(messages), BATCH):
+            for m in messages[start:start + BATCH]:
+                batch(m)
+            await publisher.flush()
+        mark_stop()
+
+async def publish_pipelined(client: Client, messages: Sequence[str]) -> None:
+    from rbfly.streams import PublisherPipelined
+
+    async with client.publisher(STREAM, name='bench', cls=PublisherPipelined) as publisher:
+        send = publisher.send
+        mark_start()
+        for m in messages:
+            await send(m)
+        await publisher.flush()
+        mark_stop()
+
+async def prepare(client: Client, messages: Sequence[str]) -> None:
+    """Publish the messages to be read, in chunks of :py:data:`CHUNK`."""
+    from rbfly.streams import PublisherBatchFast
+
+    async with client.publisher(STREAM, name='prepare', cls=PublisherBatchFast) as publisher:
+        for start in range(0, len(messages), CHUNK):
+            for m in messages[start:start + CHUNK]:
+                publisher.batch(m)
+            await publisher.flush()
+
+async def consume_iter(client: Client, messages: Sequence[str]) -> None:
+    from rbfly.streams import Offset
+
+    await prepare(client, messages)
+    count = len(messages)
+    n = 0
+    body = None
+    async with contextlib.aclosing(client.subscribe(STREAM, offset=Offset.FIRST)) as bodies:
+        mark_start()
+        async for body in bodies:  # noqa: B007 - the last one is checked below
+            n += 1
+            if n == count:
+                break
+        mark_stop()
+    check_last(body, messages)
+
+async def consume_chunks(client: Client, messages: Sequence[str]) -> None:
+    from rbfly.streams import Offset
+
+    await prepare(client, messages)
+    count = len(messages)
+    n = 0
+    chunk: tp.Any = [None]
+    chunks = client.subscribe_chunks(STREAM, offset=Offset.FIRST)
+    async with contextlib.aclosing(chunks):
+        mark_start()
+        async for chunk in chunks:
+            n += len(chunk)
+            if n >= count:
+                break
+        mark_stop()
+    check_last(chunk[-1].body, messages)
+
+def check_last(body: object, messages: Sequence[str]) -> None:
+    if body != messages[-1]:
+        raise RuntimeError('read {!r} last, expected {!r}'.format(body, messages[-1]))
+
+@dataclass(frozen=True)
+class Scenario:
+    """
+    :param run: The scenario, given a connected client and its messages.
+    :param counts: The two message counts it runs with.
+    :param what: What its loop does, for the report.
+    """
+    run: Callable[[Client, Sequence[str]], Awaitable[None]]
+    counts: tuple[int, int]
+    what: str
+
+SCENARIOS: dict[str, Scenario] = {
+    'send': Scenario(
+        publish_send, (400, 1_200), 'Publisher: await send(m), a confirmation each',
+    ),
+    'batch': Scenario(
+        publish_batch, (10_000, 30_000),
+        'PublisherBatchFast: {} x batch(m), await flush()'.format(BATCH),
+    ),
+    'pipelined': Scenario(
+        publish_pipelined, (3_000, 9_000), 'PublisherPipelined: await send(m), flush()',
+    ),
+    'async-for': Scenario(
+        consume_iter, (10_000, 30_000),
+        'async for over subscribe() ({:,}-message chunks)'.format(CHUNK),
+    ),
+    'chunks': Scenario(
+        consume_chunks, (20_000, 60_000),
+        'async for over subscribe_chunks() ({:,}-message chunks)'.format(CHUNK),
+    ),
+}
+
+#
+# the processes: the client (traced), the broker, the dry run
+#
+
+def use_root(root: Path) -> None:
+    """Import rbfly from ``root``; refuse any other rbfly."""
+    sys.path.insert(0, str(root))
+    import rbfly
+
+    where = Path(rbfly.__file__).resolve().parent
+    if where != (root / 'rbfly').resolve():
+        raise RuntimeError('rbfly imported from {}, not from {}'.format(where, root))
+
+def run_loop(main: Coroutine[tp.Any, tp.Any, None], loop: str) -> None:
+    """Run ``main`` on the event loop named (``asyncio`` or ``uvloop``)."""
+    factory: Callable[[], asyncio.AbstractEventLoop] | None = None
+    if loop == 'uvloop':
+        import uvloop
+
+        factory = uvloop.new_event_loop
+    with asyncio.Runner(loop_factory=factory) as runner:
+        runner.run(main)
+
+async def run_client(url: str, name: str, count: int) -> None:
+    """One scenario with ``count`` messages, against the broker at ``url``."""
+    from rbfly.streams import streams_client
+
+    messages = [message(i) for i in range(count)]
+    client = streams_client(url, **CLIENT_OPTIONS)
+    try:
+        await client.create_stream(STREAM)
+        await SCENARIOS[name].run(client, messages)
+    finally:
+        await client.disconnect()
+
+async def serve() -> None:
+    """The fake broker: print its URL, serve until stdin is closed."""
+    from rbfly.testing import FakeBroker
+
+    loop = asyncio.get_running_loop()
+    async with FakeBroker() as broker:
+        print(broker.url, flush=True)
+        await loop.run_in_executor(None, sys.stdin.buffer.read)
+
+async def dry_run(names: Sequence[str], count: int) -> None:
+    """Each scenario once, with the fake broker in this process, no Valgrind."""
+    from rbfly.testing import FakeBroker
+
+    for name in names:
+        async with FakeBroker() as broker:
+            await run_client(broker.url, name, count)
+        log('{}: {:,} messages, ok'.format(name, count))
+
+#
+# the driver
+#
+
+def cg_total(path: Path) -> int:
+    """Instructions counted in a Callgrind output file (its ``summary``)."""
+    with path.open() as f:
+        for line in f:
+            if line.startswith('summary:'):
+                return int(line.split()[1])
+    raise ValueError('no summary in {}'.format(path))
+
+def per_message(counts: tuple[int, int], instructions: tuple[int, int]) -> float:
+    """Instructions per message: what the second count costs beyond the first."""
+    (n1, n2), (i1, i2) = counts, instructions
+    if n2 <= n1:
+        raise ValueError('the second count must be larger: {}, {}'.format(n1, n2))
+    return (i2 - i1) / (n2 - n1)
+
+def spread(values: Sequence[float]) -> float:
+    """(max - min) / median, in percent."""
+    return (max(values) - min(values)) / statistics.median(values) * 100
+
+STAGE = Path(tempfile.gettempdir()) / 'rbfly-bench-instructions-{}'.format(os.getuid())
+"""
+Where the traced processes run from, whatever the checkout measured: see
+:py:func:`stage`.
+"""
+
+@contextlib.contextmanager
+def stage(root: Path) -> tp.Iterator[Path]:
+    """
+    Stage the checkout ``root`` at a fixed path, :py:data:`STAGE`: its
+    ``rbfly`` (a symbolic link) and a copy of this script in
+    ``checkout``, their compiled modules in ``pycache``, locked for this
+    run.
+
+    The traced process's paths (of its modules, of its script, its
+    command line) are strings of the process as all its objects are: the
+    same code run from paths of other lengths lays out its memory
+    otherwise, and counted 0.1-0.5% more or fewer instructions per
+    message on 0cfd1c3. From the same path, two checkouts of the same
+    code count the same.
+
+    :raises RuntimeError: When another run uses the stage.
+    """
+    STAGE.mkdir(exist_ok=True)
+    with (STAGE / 'lock').open('w') as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RuntimeError('another run uses {}'.format(STAGE)) from None
+        checkout = STAGE / 'checkout'
+        for path in (checkout, STAGE / 'pycache'):
+            shutil.rmtree(path, ignore_errors=True)
+        checkout.mkdir()
+        (checkout / 'rbfly').symlink_to(root.resolve() / 'rbfly', target_is_directory=True)
+        shutil.copyfile(__file__, checkout / Path(__file__).name)
+        yield checkout
+
+class Driver:
+    """
+    Starts a broker and the traced client for each measurement.
+
+    :param checkout: The staged checkout (:py:func:`stage`).
+    :param loop: Event loop of the client (``asyncio`` or ``uvloop``).
+    :param workdir: Directory of the Callgrind files.
+    :param valgrind: The ``valgrind`` executable.
+    """
+    def __init__(self, checkout: Path, loop: str, workdir: Path, valgrind: str) -> None:
+        self.checkout = checkout
+        self.loop = loop
+        self.workdir = workdir
+        self.valgrind = valgrind
+        # the same environment in every run, wherever the script is run from
+        self.env = {
+            'PATH': os.environ.get('PATH', '/usr/bin:/bin'),
+            'LC_ALL': 'C.UTF-8',
+            'PYTHONHASHSEED': '0',
+            'PYTHONPYCACHEPREFIX': str(STAGE / 'pycache'),
+        }
+        self.runs = 0
+
+    def command(self, *args: str, pad: int = 0) -> list[str]:
+        """This script's command, staged; ``pad``: see :py:data:`PADS`."""
+        padding = ['--layout-pad', str(pad)] if pad else []
+        return [
+            sys.executable, str(self.checkout / Path(__file__).name),
+            '--root', str(self.checkout), '--loop', self.loop, *padding, *args,
+        ]
+
+    def run(self, command: list[str]) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            command, env=self.env, cwd=self.checkout, capture_output=True, text=True,
+            check=False,
+        )
+
+    @contextlib.contextmanager
+    def broker(self) -> tp.Iterator[str]:
+        """A fake broker in a child process; its URL."""
+        proc = subprocess.Popen(
+            self.command('--serve'), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            env=self.env, cwd=self.checkout, text=True,
+        )
+        try:
+            assert proc.stdout is not None
+            url = proc.stdout.readline().strip()
+            if not url:
+                raise RuntimeError('the fake broker did not start')
+            yield url
+        finally:
+            assert proc.stdin is not None
+            proc.stdin.close()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+    def warm_up(self, names: Sequence[str]) -> None:
+        """Each scenario once, natively: compiles the modules, checks the scenarios."""
+        for name in names:
+            with self.broker() as url:
+                proc = self.run(self.command('--client', url, name, str(CHUNK)))
+            if proc.returncode:
+                raise RuntimeError('{} failed:\n{}{}'.format(name, proc.stdout, proc.stderr))
+
+    def instructions(self, name: str, count: int, pad: int = 0) -> int:
+        """Instructions of the scenario's loop with ``count`` messages."""
+        self.runs += 1
+        out = self.workdir / 'callgrind.{}.{}.{}.{}'.format(self.runs, name, count, pad)
+        with self.broker() as url:
+            proc = self.run([
+                self.valgrind, '--tool=callgrind', '--callgrind-out-file={}'.format(out),
+                '--dump-before={}'.format(MARK_START), '--dump-before={}'.format(MARK_STOP),
+                *self.command('--client', url, name, str(count), pad=pad),
+            ])
+        if proc.returncode:
+            raise RuntimeError('{} {} failed:\n{}{}'.format(name, count, proc.stdout, proc.stderr))
+        # dumps 1 (up to the start) and 2 (the loop), and the end: one
+        # call of each mark, as expected
+        dumps = sorted(p.name for p in self.workdir.glob(out.name + '.*'))
+        if dumps != [out.name + '.1', out.name + '.2']:
+            raise RuntimeError('expected two dumps of {}, found {}'.format(out, dumps))
+        return cg_total(out.with_name(out.name + '.2'))
+
+class Counter(tp.Protocol):
+    """What :py:func:`measure` needs of a :py:class:`Driver`."""
+    def instructions(self, name: str, count: int, pad: int = 0) -> int: ...
+
+def measure(
+        driver: Counter, names: Sequence[str], layouts: int, repeat: int = 1,
+        counts: tuple[int, int] | None = None,
+) -> dict[str, JsonDict]:
+    """
+    Instructions per message of each scenario, in ``layouts`` layouts of
+    the traced process's memory (:py:data:`PADS`), ``repeat`` times each.
+
+    The figure of a scenario is the mean of its layouts' (each the median
+    of its repeats): the same code counts up to 0.8% more or fewer
+    instructions in one layout than in another, so a change of the code,
+    which changes the layout too, is judged by the mean of a few.
+
+    :param counts: The two message counts (default: each scenario's).
+    """
+    chosen = {name: counts or SCENARIOS[name].counts for name in names}
+    results: dict[str, JsonDict] = {
+        name: {'what': SCENARIOS[name].what, 'counts': list(chosen[name]), 'runs': []}
+        for name in names
+    }
+    pads = PADS[:layouts]
+    for r in range(repeat):
+        for pad in pads:
+            for name in names:
+                n1, n2 = (driver.instructions(name, n, pad) for n in chosen[name])
+                value = per_message(chosen[name], (n1, n2))
+                results[name]['runs'].append({
+                    'repeat': r + 1, 'layout_pad': pad, 'instructions': [n1, n2],
+                    'per_message': value,
+                })
+                log('run {}/{}, layout {}: {}: {:,.1f} instructions a message'
+                    ' ({:,} and {:,})'.format(r + 1, repeat, pad, name, value, n1, n2))
+    for result in results.values():
+        repeats = [
+            [run['per_message'] for run in result['runs'] if run['layout_pad'] == pad]
+            for pad in pads
+        ]
+        by_layout = [statistics.median(values) for values in repeats]
+        result['layouts'] = dict(zip(map(str, pads), by_layout, strict=True))
+        result['per_message'] = statistics.fmean(by_layout)
+        result['layout_spread_pct'] = spread(by_layout)
+        result['repeat_spread_pct'] = max(spread(values) for values in repeats)
+    return results
+
+def environment(root: Path, loop: str, valgrind: str) -> JsonDict:
+    def out(*cmd: str) -> str | None:
+        try:
+            return subprocess.run(
+                cmd, capture_output=True, text=True, check=True,
+            ).stdout.strip()
+        except (OSError, subprocess.CalledProcessError):
+            return None
+
+    status = out('git', '-C', str(root), 'status', '--porcelain', '--untracked-files=no')
+    return {
+        'date': dt.datetime.now(dt.UTC).isoformat(timespec='seconds'),
+        'commit': out('git', '-C', str(root), 'rev-parse', '--short', 'HEAD'),
+        'dirty': bool(status) if status is not None else None,
+        'root': str(root),
+        'python': platform.python_version(),
+        'valgrind': out(valgrind, '--version'),
+        'loop': loop,
+        'platform': platform.platform(),
+    }
+
+def log(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+def table(results: dict[str, JsonDict]) -> str:
+    """
+    A line per scenario: the mean of the layouts, their spread, the
+    largest spread of a layout's repeats, each layout's figure.
+    """
+    lines = ['{:<10} {:>11} {:>8} {:>8}  {}'.format(
+        'scenario', 'instr/msg', 'layouts', 'repeats', 'each layout',
+    )]
+    for name, result in results.items():
+        each = ', '.join('{:,.1f}'.format(v) for v in result['layouts'].values())
+        lines.append('{:<10} {:>11,.1f} {:>7.2f}% {:>7.2f}%  {}'.format(
+            name, result['per_message'], result['layout_spread_pct'],
+            result['repeat_spread_pct'], each,
+        ))
+    return '\n'.join(lines)
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description='Instructions per message of rbfly publishing and consuming (Callgrind)',
+    )
+    parser.add_argument(
+        'scenarios', nargs='*', metavar='SCENARIO',
+        help='of {} (default: all)'.format(', '.join(SCENARIOS)),
+    )
+    parser.add_argument(
+        '--repeat', type=int, default=1,
+        help='runs of each scenario in each layout (they count the same: 1 is enough)',
+    )
+    parser.add_argument(
+        '--counts', type=int, nargs=2, metavar=('N1', 'N2'),
+        help="the two message counts, instead of each scenario's",
+    )
+    parser.add_argument('--json', type=Path, help='write the results here')
+    parser.add_argument(
+        '--root', type=Path, default=ROOT,
+        help='checkout whose rbfly is measured (default: %(default)s)',
+    )
+    parser.add_argument('--loop', choices=('asyncio', 'uvloop'), default='asyncio')
+    parser.add_argument('--valgrind', default='valgrind')
+    parser.add_argument('--keep', action='store_true', help='keep the Callgrind files')
+    parser.add_argument(
+        '--layouts', type=int, default=3, choices=range(1, len(PADS) + 1), metavar='K',
+        help='memory layouts each scenario runs in, 1-{} (default: %(default)s)'.format(
+            len(PADS)),
+    )
+    parser.add_argument('--layout-pad', type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument(
+        '--dry-run', action='store_true',
+        help='run each scenario once with few messages, no Valgrind, the broker in-process',
+    )
+    # the child processes
+    parser.add_argument('--client', nargs=3, metavar=('URL', 'SCENARIO', 'COUNT'),
+                        help=argparse.SUPPRESS)
+    parser.add_argument('--serve', action='store_true', help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    unknown = [s for s in args.scenarios if s not in SCENARIOS]
+    if unknown:
+        parser.error('unknown scenario: {}'.format(', '.join(unknown)))
+    args.scenarios = args.scenarios or list(SCENARIOS)
+    if args.repeat < 1:
+        parser.error('--repeat must be at least 1')
+    if args.counts and not 0 < args.counts[0] < args.counts[1]:
+        parser.error('--counts must be two increasing positive counts')
+    return args
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    root = args.root.resolve()
+    if args.client:
+        pad = [bytes(i % 500) for i in range(args.layout_pad)]  # noqa: F841 - kept alive
+        use_root(root)
+        url, name, count = args.client
+        run_loop(run_client(url, name, int(count)), args.loop)
+        return 0
+    if args.serve:
+        use_root(root)
+        run_loop(serve(), 'asyncio')
+        return 0
+    if args.dry_run:
+        use_root(root)
+        run_loop(dry_run(args.scenarios, CHUNK), args.loop)
+        return 0
+
+    valgrind = shutil.which(args.valgrind)
+    if valgrind is None:
+        log('valgrind not found: {}'.format(args.valgrind))
+        return 2
+    workdir = Path(tempfile.mkdtemp(prefix='rbfly-callgrind-'))
+    try:
+        with stage(root) as checkout:
+            driver = Driver(checkout, args.loop, workdir, valgrind)
+            driver.warm_up(args.scenarios)
+            results = measure(driver, args.scenarios, args.layouts, args.repeat, args.counts)
+    finally:
+        if args.keep:
+            log('Callgrind files kept in {}'.format(workdir))
+        else:
+            shutil.rmtree(workdir, ignore_errors=True)
+    env = environment(root, args.loop, valgrind)
+    print('rbfly {}{}, Python {}, {}, {} loop; mean of {} layout(s), {} run(s) each'.format(
+        env['commit'] or env['root'], ' (modified)' if env['dirty'] else '', env['python'],
+        env['valgrind'], env['loop'], args.layouts, args.repeat,
+    ))
+    print(table(results))
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        doc = {
+            'env': env, 'layout_pads': list(PADS[:args.layouts]), 'repeat': args.repeat,
+            'scenarios': results,
+        }
+        args.json.write_text(json.dumps(doc, indent=2) + '\n')
+    return 0
+
+if __name__ == '__main__':
+    sys.exit(main())
