@@ -1,5 +1,5 @@
 """
-``perf/bench_instructions.py``: its arguments, its arithmetic, the
+``perf/instructions/measure.py``: its arguments, its arithmetic, the
 Callgrind files it reads, and each scenario run once without Valgrind
 (``--dry-run``: the fake broker in the process, a chunk's worth of
 messages), so that a change of the public API that breaks a scenario shows
@@ -11,9 +11,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / 'perf'))
-
-import bench_instructions as bi
+from perf.instructions import measure as bi
 
 def test_arguments_default_to_every_scenario() -> None:
     args = bi.parse_args([])

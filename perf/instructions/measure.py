@@ -106,7 +106,7 @@ from pathlib import Path
 
 JsonDict = dict[str, tp.Any]
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 """The checkout holding this script: its rbfly is measured by default."""
 
 CHUNK = 1_000
@@ -554,6 +554,7 @@ def table(results: dict[str, JsonDict]) -> str:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
+        prog='python -m perf.instructions',
         description='Instructions per message of rbfly publishing and consuming (Callgrind)',
     )
     parser.add_argument(
@@ -601,28 +602,31 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         parser.error('--counts must be two increasing positive counts')
     return args
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
+def execute(args: argparse.Namespace) -> tuple[int, str, JsonDict | None]:
+    """
+    Run as the arguments say: the exit status, the text to print, and the
+    results' document (``None`` in a child process, or when nothing ran).
+    """
     root = args.root.resolve()
     if args.client:
         pad = [bytes(i % 500) for i in range(args.layout_pad)]  # noqa: F841 - kept alive
         use_root(root)
         url, name, count = args.client
         run_loop(run_client(url, name, int(count)), args.loop)
-        return 0
+        return 0, '', None
     if args.serve:
         use_root(root)
         run_loop(serve(), 'asyncio')
-        return 0
+        return 0, '', None
     if args.dry_run:
         use_root(root)
         run_loop(dry_run(args.scenarios, CHUNK), args.loop)
-        return 0
+        return 0, '', None
 
     valgrind = shutil.which(args.valgrind)
     if valgrind is None:
         log('valgrind not found: {}'.format(args.valgrind))
-        return 2
+        return 2, '', None
     workdir = Path(tempfile.mkdtemp(prefix='rbfly-callgrind-'))
     try:
         with stage(root) as checkout:
@@ -635,19 +639,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             shutil.rmtree(workdir, ignore_errors=True)
     env = environment(root, args.loop, valgrind)
-    print('rbfly {}{}, Python {}, {}, {} loop; mean of {} layout(s), {} run(s) each'.format(
+    text = 'rbfly {}{}, Python {}, {}, {} loop; mean of {} layout(s), {} run(s) each\n{}'.format(
         env['commit'] or env['root'], ' (modified)' if env['dirty'] else '', env['python'],
-        env['valgrind'], env['loop'], args.layouts, args.repeat,
-    ))
-    print(table(results))
-    if args.json:
+        env['valgrind'], env['loop'], args.layouts, args.repeat, table(results),
+    )
+    doc = {
+        'env': env, 'layout_pads': list(PADS[:args.layouts]), 'repeat': args.repeat,
+        'scenarios': results,
+    }
+    return 0, text, doc
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """
+    Run as a script: how the staged copy runs in the child processes
+    (``python -m perf.instructions`` runs :py:func:`execute` through the
+    benchmarks' shared ``main()``).
+    """
+    args = parse_args(argv)
+    status, text, doc = execute(args)
+    if text:
+        print(text)
+    if args.json and doc is not None:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        doc = {
-            'env': env, 'layout_pads': list(PADS[:args.layouts]), 'repeat': args.repeat,
-            'scenarios': results,
-        }
         args.json.write_text(json.dumps(doc, indent=2) + '\n')
-    return 0
+    return status
 
 if __name__ == '__main__':
     sys.exit(main())
