@@ -351,9 +351,11 @@ async def test_resume_callback_own_offset(
     await publish_chunks(proxied, stream, n, 100)
     stored = 0
     returned: list[int] = []
+    would: list[Offset] = []
 
     async def resume(s: str, offset: Offset) -> Offset:
         await asyncio.sleep(0)  # a coroutine is fine too
+        would.append(offset)
         returned.append(stored)
         return Offset.offset(stored)
 
@@ -369,8 +371,15 @@ async def test_resume_callback_own_offset(
             break
     assert len(returned) == 1
     assert returned[0] >= 5_000 and returned[0] % 1000 == 0
-    # one jump back, to the offset returned; consecutive before and after
     back = [i for i in range(1, len(received)) if received[i] != received[i - 1] + 1]
+    if would == [Offset.offset(returned[0])]:
+        # the application took every chunk received before the cut while
+        # the client reconnected, and stored the offset after the last one
+        # (a multiple of 1,000): it resumes where the subscription would
+        # have, and nothing comes again
+        assert back == [] and received == list(range(n))
+        return
+    # one jump back, to the offset returned; consecutive before and after
     assert len(back) == 1
     i = back[0]
     assert received[i] == returned[0] <= received[i - 1]
