@@ -35,7 +35,7 @@ from .parts.connections import Connections
 from .parts.connector import Connector
 from .parts.credentials import Credentials
 from .parts.declare import Declarer
-from .parts.offsets import Offsets
+from .parts.offsets import COMMIT_TIMEOUT, Offsets
 from .parts.options import (
     DEFAULT_BACKOFF,
     DEFAULT_BUFFER_BYTES,
@@ -502,18 +502,48 @@ class StreamsClient:
         check_name('offset reference', reference)
         return await self._offsets.query(stream, reference)
 
-    async def write_offset(self, stream: str, reference: str, value: int | None = None) -> None:
+    async def write_offset(
+            self, stream: str, reference: str, value: int | None = None, *,
+            wait: bool = False,
+    ) -> None:
         """
         Store an offset under a reference name, to resume from it later
         with ``Offset.reference(reference)``.
 
+        StoreOffset has no answer: without ``wait``, this returns once the
+        command is sent, and a query right after may still return the
+        previous offset. A consumer handing a partition over, or a
+        service stopping, wants :py:meth:`commit_offset` (or ``wait``).
+
         :param value: Offset to store; by default the offset of the message
             being processed (:py:func:`get_message_ctx`; nothing is stored
             when no message was processed in the task yet).
+        :param wait: Return once the broker reports the offset stored (see
+            :py:meth:`commit_offset`).
         """
         check_name('stream', stream)
         check_name('offset reference', reference)
-        await self._offsets.write(stream, reference, value)
+        await self._offsets.write(stream, reference, value, wait)
+
+    async def commit_offset(
+            self, stream: str, reference: str, value: int | None = None, *,
+            timeout: float = COMMIT_TIMEOUT,
+    ) -> None:
+        """
+        Store an offset under a reference name and return once the broker
+        reports it stored (an acknowledged commit, as Kafka's
+        ``commit()``): the offset is queried until it comes back.
+
+        :param value: Offset to store; by default the offset of the message
+            being processed (nothing is stored when no message was
+            processed in the task yet).
+        :param timeout: Seconds to wait for the broker to report it.
+        :raises rbfly.streams.error.OffsetCommitTimeout: When it does not
+            (e.g. another consumer stores under the same name meanwhile).
+        """
+        check_name('stream', stream)
+        check_name('offset reference', reference)
+        await self._offsets.write(stream, reference, value, True, timeout)
 
     # -- super streams --
 

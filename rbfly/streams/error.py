@@ -286,6 +286,34 @@ class SubscriptionError(StreamsError):
     """
 
 
+class OffsetCommitTimeout(StreamsError, TimeoutError):
+    """
+    An offset was stored, and the broker did not report it under its
+    reference within the deadline (a StoreOffset command has no answer:
+    a commit stores, then queries until the broker returns the offset).
+    Another consumer storing under the same reference meanwhile, or a
+    broker that cannot write to the stream, keeps it from coming. Also a
+    :py:class:`TimeoutError`.
+
+    :ivar stream: Stream of the offset.
+    :ivar reference: Offset reference name.
+    :ivar offset: Offset stored.
+    :ivar seen: Offset the broker last reported (``None``: none stored).
+    """
+    def __init__(
+            self, stream: str, reference: str, offset: int, seen: int | None, timeout: float,
+    ) -> None:
+        super().__init__(
+            'offset {} of stream {!r} under reference {!r} not stored in {}s (the broker'
+            ' reports {}); does another consumer store under that name?'.format(
+                offset, stream, reference, timeout,
+                'nothing' if seen is None else 'offset {}'.format(seen)))
+        self.stream = stream
+        self.reference = reference
+        self.offset = offset
+        self.seen = seen
+
+
 class ConfirmTimeout(PublisherError, TimeoutError):
     """
     The broker did not confirm a message within its publisher's
@@ -378,6 +406,7 @@ __all__ = [
     'NoRoute',
     'NotRetried',
     'OAuth2Error',
+    'OffsetCommitTimeout',
     'PreconditionFailed',
     'ProtocolError',
     'PublisherDoesNotExist',
