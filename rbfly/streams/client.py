@@ -65,6 +65,7 @@ from .publishers.awaited import Publisher, PublisherTrait
 from .publishers.superstream import RoutingKey, RoutingStrategy, SuperStreamPublisher
 from .subscriptions._bodies import Bodies
 from .subscriptions.flow import FlowStrategy
+from .subscriptions.handoff import Holding
 from .subscriptions.subscription import Chunk
 from .types import BloomFilterExtract, MessageFilter, StreamInfo
 from .url import ConnectionInfo, parse_uri
@@ -413,11 +414,12 @@ class StreamsClient:
             buffer_bytes=buffer_bytes, resume=resume, on_state=on_state, flow=flow,
             stop_at_end=stop_at_end,
         )
-        chunks = self._subscribing.subscribe(stream, options, track=False)
+        holding = Holding()
+        chunks = self._subscribing.subscribe(stream, options, tracker, holding)
         # the bodies of the messages, each set as the current message
         # context (compiled); with a tracker, a message counts as processed
         # when the next one is asked for, the last one at the end
-        return Bodies(chunks, tracker)
+        return Bodies(chunks, tracker, holding)
 
     def subscribe_chunks(
             self, stream: str, *, offset: Offset = Offset.NEXT,
@@ -646,7 +648,8 @@ class StreamsClient:
             stop_at_end=stop_at_end,
         )
         make = functools.partial(self._super_streams.subscriptions, super_stream, options)
-        return Bodies(self._subscribing.chunks(make, options, track=False), tracker)
+        holding = Holding()
+        return Bodies(self._subscribing.chunks(make, options, tracker, holding), tracker, holding)
 
     def subscribe_super_stream_chunks(
             self, super_stream: str, *, offset: Offset = Offset.NEXT,

@@ -163,7 +163,7 @@ class Offsets:
             raise ValueError('automatic offset tracking (store_every) needs a name')
         check_name('consumer', name)
         connections = self._connections
-        return OffsetTracker(lambda: connections.protocol, name, every, interval)
+        return OffsetTracker(lambda: connections.protocol, name, every, interval, self.commit)
 
     async def resume_spec(self, sub: Subscription) -> OffsetSpec | None:
         """
