@@ -35,6 +35,7 @@ from .parts.connections import Connections
 from .parts.connector import Connector
 from .parts.credentials import Credentials
 from .parts.declare import Declarer
+from .parts.groups import ACTIVITY_WATCH, Groups
 from .parts.offsets import COMMIT_TIMEOUT, Offsets
 from .parts.options import (
     DEFAULT_BACKOFF,
@@ -67,7 +68,7 @@ from .subscriptions._bodies import Bodies
 from .subscriptions.flow import FlowStrategy
 from .subscriptions.handoff import Holding
 from .subscriptions.subscription import Chunk
-from .types import BloomFilterExtract, MessageFilter, StreamInfo
+from .types import BloomFilterExtract, MessageFilter, PartitionReset, PartitionStatus, StreamInfo
 from .url import ConnectionInfo, parse_uri
 
 T = tp.TypeVar('T', bound=PublisherTrait)
@@ -152,6 +153,7 @@ class StreamsClient:
         self._publishing = Publishing(options, connections, placer, declarer, recovery, counters)
         self._subscribing = Subscribing(options, connections, placer, declarer, offsets, counters)
         self._super_streams = SuperStreams(connections, self._publishing, self._subscribing)
+        self._groups = Groups(connections, offsets, self._streams, self._super_streams)
 
     def __repr__(self) -> str:
         return '{}({})'.format(type(self).__name__, ', '.join(map(str, self._credentials.infos)))
@@ -546,6 +548,75 @@ class StreamsClient:
         check_name('stream', stream)
         check_name('offset reference', reference)
         await self._offsets.write(stream, reference, value, True, timeout)
+
+    # -- consumer groups --
+
+    async def group_status(
+            self, name: str, *, stream: str | None = None, super_stream: str | None = None,
+    ) -> list[PartitionStatus]:
+        """
+        Where a consumer group (the subscriptions named ``name``, storing
+        their offsets under it) stands on a stream, or on each partition
+        of a super stream, in order: the offset stored under the name, the
+        stream's first and last offsets, and the lag between them (RabbitMQ
+        3.11+; on 3.10, the offset stored only). See
+        :py:class:`~rbfly.streams.types.PartitionStatus` and
+        :doc:`/group-tooling`.
+
+        Which consumer of the group is active the stream protocol does not
+        tell; RabbitMQ does, through ``rabbitmq-streams
+        list_stream_group_consumers`` and its management API.
+
+        :param name: The group's name, its offset reference.
+        :param stream: The stream; or
+        :param super_stream: the super stream (RabbitMQ 3.11+).
+        :raises ValueError: Unless exactly one of ``stream`` and
+            ``super_stream`` is given.
+        :raises rbfly.streams.error.StreamDoesNotExist: When there is no
+            such stream, or super stream.
+        """
+        return await self._groups.status(name, stream, super_stream)
+
+    async def reset_group(
+            self, name: str, to: Offset, *, stream: str | None = None,
+            super_stream: str | None = None, force: bool = False, dry_run: bool = False,
+            watch: float = ACTIVITY_WATCH,
+    ) -> list[PartitionReset]:
+        """
+        Move a consumer group: store under its name, on a stream or each
+        partition of a super stream, the offset before the one it is to
+        resume at (acknowledged commits, as :py:meth:`commit_offset`), so
+        that ``Offset.reference(name)`` starts there. Return what was
+        stored, per stream, in order.
+
+        ``to`` is where the group resumes: ``Offset.FIRST``, the stream's
+        first message; ``Offset.LAST`` or ``Offset.NEXT``, the end, after
+        every message there now (RabbitMQ 4.3+; on 3.11-4.2 the first
+        offset of the last committed chunk: its messages come again);
+        ``Offset.offset(n)``, ``n``; ``Offset.timestamp(t)``, the first
+        chunk stored at or after ``t`` (RabbitMQ 4.3+);
+        ``Offset.reference(other)``, where group ``other`` resumes.
+
+        Stop the group's consumers first: a running consumer neither reads
+        the stored offset again nor stops storing its own. The stream
+        protocol cannot tell whether one runs; without ``force`` the reset
+        watches the offsets stored under the name for ``watch`` seconds
+        and refuses when one changes (a quiet group passes).
+
+        :param force: Do not watch.
+        :param dry_run: Return what would be stored, and store nothing.
+        :raises rbfly.streams.error.GroupActive: When an offset changed
+            while watched (nothing is stored).
+        :raises rbfly.streams.FeatureNotSupported: For the end on
+            RabbitMQ 3.10, or for a time before RabbitMQ 4.3.
+        :raises rbfly.streams.error.OffsetCommitTimeout: When the broker
+            does not report an offset stored (a consumer storing over it).
+        :raises ValueError: Unless exactly one of ``stream`` and
+            ``super_stream`` is given.
+        :raises rbfly.streams.error.StreamDoesNotExist: When there is no
+            such stream, or super stream.
+        """
+        return await self._groups.reset(name, to, stream, super_stream, force, dry_run, watch)
 
     # -- super streams --
 

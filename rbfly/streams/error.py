@@ -314,6 +314,24 @@ class OffsetCommitTimeout(StreamsError, TimeoutError):
         self.seen = seen
 
 
+class GroupActive(StreamsError):
+    """
+    A reset of a consumer group saw offsets stored under the group's name
+    change while it watched them: a consumer of the group runs, and would
+    store over the reset (nothing was stored). The stream protocol cannot
+    tell whether a consumer runs otherwise: a quiet group passes.
+
+    :ivar name: The group's name.
+    :ivar streams: The streams, or partitions, whose stored offset changed.
+    """
+    def __init__(self, name: str, streams: list[str]) -> None:
+        super().__init__(
+            'consumer group {!r} is active: its offset of {} changed meanwhile;'
+            ' stop its consumers first'.format(name, ', '.join(map(repr, streams))))
+        self.name = name
+        self.streams = streams
+
+
 class ConfirmTimeout(PublisherError, TimeoutError):
     """
     The broker did not confirm a message within its publisher's
@@ -399,6 +417,7 @@ __all__ = [
     'EnqueueTimeout',
     'FeatureNotSupported',
     'FrameTooLarge',
+    'GroupActive',
     'HandshakeFrameTooLarge',
     'InternalError',
     'MessageRejected',

@@ -52,7 +52,8 @@ class Offsets:
         The offset specification of an offset, and the first offset a
         subscription hands out (records before it, in the first chunk, are
         dropped). A reference with nothing stored starts at the first
-        message.
+        message; one storing 2**64 - 1 (-1 as the other clients' signed
+        offsets read it) at offset 0.
         """
         # (the patterns give each type's value its class, which Offset
         # checked when it was made)
@@ -72,7 +73,10 @@ class Offsets:
                     stored = await self.query(stream, reference)
                 except NoOffset:
                     return OffsetSpec.first(), 0
-                return OffsetSpec.offset(stored + 1), stored + 1
+                # 2**64 - 1, "-1", is stored before offset 0 (a group reset
+                # to the first message, see parts/groups.py): it wraps to 0
+                start = (stored + 1) % 2 ** 64
+                return OffsetSpec.offset(start), start
         raise ValueError('not a valid offset: {!r}'.format(offset))
 
     async def query(self, stream: str, reference: str) -> int:
