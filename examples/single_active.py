@@ -71,9 +71,7 @@ class Consumer:
     def on_update(self, update: ConsumerUpdateContext) -> None:
         # returning None: start after the offset stored under the group's
         # name (update.offset), or at the subscription's offset when none
-        print('{}: {} on {}'.format(
-            self.label, 'active' if update.active else 'inactive', update.stream,
-        ))
+        print('{}: {}'.format(self.label, 'active' if update.active else 'inactive'))
         if update.active:
             self.activated.set()
 
