@@ -447,13 +447,20 @@ class StreamsClient:
             this many seconds (0: wait forever).
         :param name: Consumer name, the group of a single active consumer.
         :param single_active: Single active consumer (RabbitMQ 3.11+): of
-            the subscriptions named ``name``, the broker sends to one at a
-            time; the next one starts at ``offset`` (``Offset.reference(name)``
-            continues where the previous one stored its offset).
-        :param consumer_update: Called with ``True`` when the broker makes
-            this single active consumer active, ``False`` when inactive;
-            may return (or be a coroutine returning) the
-            :py:class:`Offset` to start at instead of ``offset``.
+            the subscriptions named ``name`` (a consumer group), the broker
+            sends to one at a time; the one it activates starts after the
+            offset stored under ``name``, or at ``offset`` when none is
+            stored. With automatic tracking, a hand-off is exact: the
+            consumer stepping down commits the offset of the last message
+            processed before the next one starts (see
+            :py:mod:`rbfly.streams.subscriptions.handoff`).
+        :param consumer_update: Called with a
+            :py:class:`~rbfly.streams.subscriptions.handoff.ConsumerUpdateContext`
+            (the stream or partition, the name, whether active, the stored
+            offset; true when active) when the broker makes this single
+            active consumer active or inactive; may return (or be a
+            coroutine returning) the :py:class:`Offset` to start at
+            instead of the context's ``offset``.
         :param store_every: Automatic offset tracking: store the offset of
             the last processed chunk under ``name`` once this many messages
             are processed (0: off), ``store_interval`` seconds after the
@@ -738,8 +745,10 @@ class StreamsClient:
 
         With ``single_active`` (RabbitMQ 3.11+), the subscriptions named
         ``name`` in all clients share the partitions, one active per
-        partition. An ``Offset.reference(name)`` is read per partition:
-        store offsets with ``write_offset(chunk.stream, name, ...)``.
+        partition (a consumer group): a member activated on a partition
+        starts after the offset stored under ``name`` for it; automatic
+        tracking stores per partition, and commits on each hand-off (store
+        offsets yourself with ``commit_offset(chunk.stream, name, ...)``).
 
         The other parameters are those of :py:meth:`subscribe_chunks`
         (``resume`` is called with the partition).

@@ -39,7 +39,8 @@ ConsumerUpdateCallback = tp.Callable[
 ]
 """
 Called when the broker makes a single active consumer active or inactive
-on a stream, with a :py:class:`~rbfly.streams.ConsumerUpdateContext` (true
+on a stream, with a
+:py:class:`~rbfly.streams.subscriptions.handoff.ConsumerUpdateContext` (true
 when active: a callback of a bare ``active`` flag keeps working); returns
 the offset to start at when active, or ``None`` for the context's
 ``offset`` (after the stored offset of the consumer's name, or the

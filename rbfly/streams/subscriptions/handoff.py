@@ -20,7 +20,7 @@ counts messages the same way. So, asked to step down, a member
    chunk at hand (the next member processes those messages);
 2. waits until the application moved past the message (a chunk
    iterator: the chunk) of that stream it holds, if any
-   (:py:class:`Holding`; at most :py:data:`HANDOFF_TIMEOUT` seconds: the
+   (at most :py:data:`HANDOFF_TIMEOUT` seconds: the
    broker waits for the answer meanwhile);
 3. with automatic tracking, commits the offset of the last message
    processed (stores it, and waits until the broker reports it), and

@@ -14,8 +14,8 @@ StoreOffset has no answer: an offset is stored on the current connection,
 or with the next one stored when there is no connection. Where another
 consumer continues from the stored offset (a single active consumer
 handing its stream over, the subscription ending) the tracker *commits*:
-it stores, and waits until the broker reports the offset
-(:py:meth:`OffsetTracker.commit`).
+it stores, and waits until the broker reports the offset (its
+``commit()``).
 
 A single active consumer owns the streams it is active on: after handing
 one over (or losing its connection, when another consumer may take it),
