@@ -53,7 +53,7 @@ import tempfile
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -61,17 +61,16 @@ from rbfly.error import RbFlyError
 from rbfly.streams import streams_client
 from soak.consumer_group_analysis import (
     Figures,
-    Goal,
     LogTail,
     Processing,
     Scenario,
     StopKind,
     WorkerRun,
-    analyse,
+    analyse_directory,
     as_json,
     log_path,
-    read_log,
     read_producer_log,
+    save_run,
     table,
 )
 
@@ -125,10 +124,9 @@ class Config:
 
 @dataclass
 class Result:
-    """A run's figures, where its logs are, and what went wrong on the way."""
+    """A run's figures, and where its logs are."""
     figures: Figures
     log_dir: Path
-    problems: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -402,17 +400,12 @@ def run(config: Config, echo: Callable[[str], None] | None = None) -> Result:
         group.note('super stream {} ({} partitions) at {}; logs in {}'.format(
             super_stream, len(partitions), _host(config.url), directory))
         _scenario(group)
-        for r in group.runs:
-            r.log = read_log(r.index, log_path(directory, r.index))
         scenario = Scenario(
             partitions, config.store_every, config.store_interval, group.t0,
             config.restarts, config.kills, config.messages,
         )
-        figures = analyse(scenario, group.runs,
-                          read_producer_log(directory / 'producer.log'))
-        figures.goals.append(Goal('harness problems', str(len(group.problems)), '0',
-                                  not group.problems))
-        result = Result(figures, directory, group.problems)
+        save_run(directory, scenario, group.runs, group.problems)
+        result = Result(analyse_directory(directory), directory)
         ok = result.ok
         return result
     finally:
@@ -436,8 +429,11 @@ def header(config: Config) -> str:
                 ', workers wait for their offsets' if config.wait_stored else '',
                 _host(config.url)))
 
-def parse_args(argv: Sequence[str] | None = None) -> tuple[Config, Path | None]:
-    """The run's parameters, and where its figures are written as JSON (if anywhere)."""
+def parse_args(argv: Sequence[str] | None = None) -> tuple[Config, Path | None, Path | None]:
+    """
+    The run's parameters, where its figures are written as JSON (if
+    anywhere), and the directory of a run to analyse again (if any).
+    """
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0].strip())
     default_url = os.environ.get('RBFLY_URL43', 'rabbitmq-stream://guest:guest@localhost:5556/')
     d = Config(url=default_url)
@@ -470,11 +466,15 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Config, Path | None]:
     add('--log-dir', type=Path, help='where the logs go (default: a temporary directory)')
     add('--keep-logs', action='store_true', help='keep them after a run that met its goals')
     add('--json', type=Path, help='write the figures to this file')
+    add('--analyse', type=Path, metavar='DIR',
+        help='run nothing: analyse again the logs a run left in DIR')
     args = parser.parse_args(argv)
     if args.workers < 1 or args.partitions < 1 or args.messages < 1 or args.rate <= 0:
         parser.error('workers, partitions, messages and rate must be positive')
     json_path: Path | None = args.json
-    return Config(**{k: v for k, v in vars(args).items() if k != 'json'}), json_path
+    again: Path | None = args.analyse
+    options = {k: v for k, v in vars(args).items() if k not in ('json', 'analyse')}
+    return Config(**options), json_path, again
 
 class Stopped(Exception):
     """The controller got SIGTERM or SIGINT: the run ends, its children killed."""
@@ -483,7 +483,11 @@ def _stopped(signum: int, frame: object) -> None:
     raise Stopped(signal.Signals(signum).name)
 
 def main(argv: Sequence[str] | None = None) -> int:
-    config, json_path = parse_args(argv)
+    config, json_path, again = parse_args(argv)
+    if again is not None:
+        figures = analyse_directory(again)
+        print(table(figures))
+        return 0 if figures.ok else 1
     print(header(config), flush=True)
     # raised where the controller is, so that run() kills the children and
     # keeps the logs (SIGINT too: a shell starting it in the background

@@ -29,10 +29,17 @@ machine (CLOCK_MONOTONIC on Linux).
 A duplicate is an offset of a partition processed again (a sequence
 number the broker stored twice, at two offsets, is the producer's, and
 counted apart). Each processing after the first is a duplicate, charged
-to the worker of the processing before it: a worker that was killed
-(SIGKILL) could not store the offset of what it processed last, within
-the bound of automatic offset tracking (:py:class:`KillFigures`); any
-other is a duplicate of a graceful hand-off, and the goal is none.
+to the worker of the processing before it and to how that worker let
+the partition go:
+
+- killed (SIGKILL) while it owned the partition: it could not store the
+  offset of what it processed last, and the duplicate is the kill's,
+  within the bound of automatic offset tracking (:py:class:`KillFigures`);
+  a message it processed in a partition it owned at its death, after the
+  last time that partition came back to it;
+- any other: a graceful hand-off (the worker stopped with SIGTERM, or,
+  alive, stepped down when the broker gave the partition to a worker that
+  joined, even if it was killed later), and the goal is none.
 
 This module reads files and computes; it runs no process and talks to no
 broker, so the unit tests feed it made-up logs.
@@ -41,6 +48,7 @@ broker, so the unit tests feed it made-up logs.
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import os
 import typing as tp
@@ -242,7 +250,13 @@ class KillFigures:
     time: float
     owned: list[str]
     bound: dict[str, int]
+    since: dict[str, float]  # when the worker last got each partition it owned
     duplicates: Counter[str] = field(default_factory=Counter)
+
+    def held(self, p: Processing) -> bool:
+        """The worker processed a message in a partition it held until its death."""
+        since = self.since.get(p.partition)
+        return since is not None and p.time >= since
 
     @property
     def total(self) -> int:
@@ -297,6 +311,7 @@ class Figures:
     workers: list[WorkerRun]
     bad_lines: int
     rates: dict[str, float]
+    problems: list[str] = field(default_factory=list)
     goals: list[Goal] = field(default_factory=list)
 
     @property
@@ -322,20 +337,25 @@ def _by_partition(processings: Iterable[Processing]) -> dict[str, list[Processin
         items.sort(key=lambda p: p.time)
     return parts
 
-def _owned_at(by_partition: dict[str, list[Processing]], worker: int, when: float) -> list[str]:
+def _owned_at(
+        by_partition: dict[str, list[Processing]], worker: int, when: float,
+) -> dict[str, float]:
     """
-    The partitions a worker owned when it died: those whose last message
-    processed (by anyone) before then was its own.
+    The partitions a worker owned when it died, each with when it got it
+    last: those whose last message processed (by anyone) before then was
+    its own; since the first of its last run of messages there.
     """
-    owned = []
+    owned = {}
     for partition, items in sorted(by_partition.items()):
-        last = None
-        for p in items:  # sorted by time; a bisect would do, a run has a few kills
-            if p.time > when:
+        before = [p for p in items if p.time <= when]  # sorted by time
+        if not before or before[-1].worker != worker:
+            continue
+        since = before[-1].time
+        for p in reversed(before):
+            if p.worker != worker:
                 break
-            last = p
-        if last is not None and last.worker == worker:
-            owned.append(partition)
+            since = p.time
+        owned[partition] = since
     return owned
 
 def _hand_offs(
@@ -360,8 +380,15 @@ def _hand_offs(
 
 def analyse(
         scenario: Scenario, workers: Sequence[WorkerRun], producer: ProducerLog,
+        problems: Sequence[str] = (),
 ) -> Figures:
-    """The figures of a run, from its workers (with their logs) and its producer's log."""
+    """
+    The figures of a run, from its workers (with their logs) and its
+    producer's log.
+
+    :param problems: What went wrong in the controller (a deadline
+        passed): a goal is that nothing did.
+    """
     by_worker = {w.index: w for w in workers}
     processings = [p for w in workers for p in w.log.processings]
     by_partition = _by_partition(processings)
@@ -389,14 +416,15 @@ def analyse(
                 p: scenario.store_every + math.ceil(rates.get(p, 0) * scenario.store_interval)
                 for p in owned
             }
-            kills[w.index] = KillFigures(w.index, w.stop_time - scenario.t0, owned, bound)
+            kills[w.index] = KillFigures(w.index, w.stop_time - scenario.t0, list(owned), bound,
+                                         owned)
 
     graceful = 0
     graceful_by_worker: Counter[int] = Counter()
     for items in by_offset.values():
         for before, _ in itertools.pairwise(items):
             kill = kills.get(before.worker)
-            if kill is not None:
+            if kill is not None and kill.held(before):
                 kill.duplicates[before.partition] += 1
             else:
                 graceful += 1
@@ -418,6 +446,7 @@ def analyse(
         workers=list(workers),
         bad_lines=sum(w.log.bad_lines for w in workers),
         rates=rates,
+        problems=list(problems),
     )
     figures.goals = goals(figures)
     return figures
@@ -464,6 +493,7 @@ def goals(f: Figures) -> list[Goal]:
         'all (SIGTERM: exit 0)', not bad_exits,
     ))
     result.append(Goal('unreadable log lines', str(f.bad_lines), '0', f.bad_lines == 0))
+    result.append(Goal('harness problems', str(len(f.problems)), '0', not f.problems))
     return result
 
 def _ms(seconds: float) -> str:
@@ -518,6 +548,8 @@ def table(f: Figures) -> str:
         for w in f.workers)))
     for problem in _bad_exits(f.workers):
         lines.append('  ' + problem)
+    for problem in f.problems:
+        lines.append('harness: ' + problem)
     return '\n'.join(lines)
 
 def _json_ms(seconds: float) -> float | None:
@@ -550,6 +582,7 @@ def as_json(f: Figures) -> dict[str, tp.Any]:
             'max': _json_ms(max(pauses, default=math.nan)),
         },
         'partition rates': f.rates,
+        'harness problems': f.problems,
         'workers': [
             {'index': w.index, 'stop': w.stop, 'exit': w.exit_code, 'escalated': w.escalated,
              'stopped marker': w.log.has('stopped'), 'messages': len(w.log.processings)}
@@ -560,3 +593,37 @@ def as_json(f: Figures) -> dict[str, tp.Any]:
 def log_path(directory: str | os.PathLike[str], worker: int) -> Path:
     """The log of a worker."""
     return Path(directory) / 'worker-{}.log'.format(worker)
+
+RUN_FILE = 'run.json'
+"""What the controller knew of a run, beside the logs (:py:func:`analyse_directory`)."""
+
+def save_run(
+        directory: Path, scenario: Scenario, workers: Sequence[WorkerRun],
+        problems: Sequence[str],
+) -> None:
+    """Write what the controller knew of a run, so that its logs can be analysed again."""
+    document = {
+        'scenario': {
+            'partitions': list(scenario.partitions), 'store_every': scenario.store_every,
+            'store_interval': scenario.store_interval, 't0': scenario.t0,
+            'restarts': scenario.restarts, 'kills': scenario.kills,
+            'messages': scenario.messages,
+        },
+        'workers': [
+            {'index': w.index, 'started': w.started, 'stop': w.stop, 'stop_time': w.stop_time,
+             'exit_code': w.exit_code, 'exit_time': w.exit_time, 'escalated': w.escalated}
+            for w in workers
+        ],
+        'problems': list(problems),
+    }
+    (directory / RUN_FILE).write_text(json.dumps(document, indent=1) + '\n')
+
+def analyse_directory(directory: Path) -> Figures:
+    """The figures of a run from its directory (logs and ``run.json``)."""
+    document = json.loads((directory / RUN_FILE).read_text())
+    scenario = Scenario(**document['scenario'])
+    workers = [WorkerRun(**w) for w in document['workers']]
+    for w in workers:
+        w.log = read_log(w.index, log_path(directory, w.index))
+    return analyse(scenario, workers, read_producer_log(directory / 'producer.log'),
+                   document['problems'])

@@ -1,9 +1,10 @@
 """
 ``soak/consumer_group_analysis.py``, the figures of the consumer group run,
 on made-up logs: a duplicate is charged to the worker that processed the
-message first (a kill's within its bound, any other a graceful one's), a
-killed worker owned the partitions whose last message before its death
-was its own, lost messages are confirmed ones never processed, and a
+message first (a kill's, within its bound, when that worker held the
+partition until it was killed; any other a graceful hand-off's), a killed
+worker owned the partitions whose last message before its death was its
+own, lost messages are confirmed ones never processed, and a
 worker stopped with SIGTERM must exit 0 with its marker.
 """
 
@@ -17,11 +18,13 @@ from soak.consumer_group_analysis import (
     WorkerLog,
     WorkerRun,
     analyse,
+    analyse_directory,
     as_json,
     parse_line,
     quantile,
     read_log,
     read_producer_log,
+    save_run,
     table,
 )
 
@@ -113,6 +116,7 @@ def test_graceful_and_kill_duplicates() -> None:
         'duplicates, kill 1 (worker 1)': True,
         'workers stopped as told': True,
         'unreadable log lines': True,
+        'harness problems': True,
     }
     assert not figures.ok
     text = table(figures)
@@ -146,6 +150,42 @@ def test_killed_worker_owning_nothing() -> None:
                       ProducerLog(frozenset(range(2)), 0.0, 1.0))
     assert figures.kills[0].owned == []
     assert figures.ok
+
+def test_step_down_before_a_kill_is_graceful() -> None:
+    """
+    Worker 0 hands partition 0 over to worker 1 while alive (a step-down:
+    worker 1 joined) and gets it back later, then is killed: the
+    duplicates of the step-down are graceful, those after its death the
+    kill's.
+    """
+    w0 = _run(0, _log(
+        *((P0, i, i, 1 + i * 0.1) for i in range(5)),        # 0-4, up to 1.4 s
+        *((P0, i, i, 4 + i * 0.1) for i in range(8, 12)),    # back: 8-11, 4.8-5.1 s
+        stopped=False,
+    ), 'kill', 6, -9)
+    w1 = _run(1, _log(*((P0, i, i, 2 + i * 0.1) for i in range(3, 8))), 'term', 3, 0)  # 3-7
+    w2 = _run(2, _log(*((P0, i, i, 7 + i * 0.1) for i in range(10, 12))), 'final', 9, 0)
+    figures = analyse(_scenario(12), [w0, w1, w2], ProducerLog(frozenset(range(12)), 0.0, 12.0))
+    [kill] = figures.kills
+    assert kill.owned == [P0] and kill.since == {P0: 4.8}
+    assert dict(kill.duplicates) == {P0: 2}           # offsets 10 and 11
+    assert figures.graceful_by_worker == {0: 2}       # offsets 3 and 4
+    assert figures.graceful_duplicates == 2
+
+def test_run_analysed_again(tmp_path: Path) -> None:
+    """A run's directory holds what its analysis needs (``--analyse DIR``)."""
+    (tmp_path / 'worker-0.log').write_text('P 0 0 1.0\nP 1 1 1.1\n# stopped 2.0\n')
+    (tmp_path / 'worker-1.log').write_text('P 1 1 2.5\n')
+    (tmp_path / 'producer.log').write_text('# start 0.5\nc 0 1 0.6\n# end 1.0\n')
+    runs = [WorkerRun(0, 0.0, 'term', 2.0, 0, 2.1), WorkerRun(1, 0.0, 'kill', 3.0, -9, 3.1)]
+    scenario = Scenario(['P'], store_every=2, store_interval=1.0, t0=0.0, restarts=1, kills=1,
+                        messages=2)
+    save_run(tmp_path, scenario, runs, ['a deadline passed'])
+    figures = analyse_directory(tmp_path)
+    assert figures.scenario == scenario
+    assert figures.graceful_duplicates == 1  # worker 0's, then stopped with SIGTERM
+    assert figures.kills[0].owned == ['P'] and figures.kills[0].total == 0
+    assert {g.name: g.ok for g in figures.goals}['harness problems'] is False
 
 def test_quantile() -> None:
     assert quantile([3.0, 1.0, 2.0], 0.5) == 2.0
