@@ -136,7 +136,7 @@ class Result:
         return table(self.figures) + ('\nlogs: {}'.format(self.log_dir))
 
 class HarnessError(Exception):
-    """The run could not be made (no broker, a worker that cannot start)."""
+    """The run could not be made: the super stream could not be created (no broker)."""
 
 def _host(url: str) -> str:
     """The broker's address, without credentials."""
@@ -337,6 +337,9 @@ def _scenario(group: Group) -> None:
     group.sleep(c.warmup)
 
     for n in range(c.restarts):
+        if not group.running():
+            group.problem('no worker left to restart')
+            break
         old = min(group.running(), key=lambda r: r.started)
         group.stop(old, 'term')
         group.note('restart {}: worker {} got SIGTERM, exit {} after {:.2f} s'.format(
@@ -345,6 +348,9 @@ def _scenario(group: Group) -> None:
         group.sleep(c.interval)
 
     for n in range(c.kills):
+        if not group.running():
+            group.problem('no worker left to kill')
+            break
         # the worker owning most partitions, so that the kill takes some;
         # the oldest of those
         victim = max(group.running(), key=lambda r: (group.owned(r), -r.started))
@@ -358,9 +364,8 @@ def _scenario(group: Group) -> None:
     producer = group.producer
     assert producer is not None
     publishing = c.messages / c.rate
-    try:
-        producer.wait(max(0.0, group.t0 + 2 * publishing + 30 - time.monotonic()))
-    except subprocess.TimeoutExpired:
+    if not group.wait_until(lambda: producer.poll() is not None,
+                            group.t0 + 2 * publishing + 30 - time.monotonic()):
         group.problem('the producer did not finish in time')
         producer.kill()
         producer.wait(10)

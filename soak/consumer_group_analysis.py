@@ -251,6 +251,7 @@ class KillFigures:
     owned: list[str]
     bound: dict[str, int]
     since: dict[str, float]  # when the worker last got each partition it owned
+    publishing: bool = True  # the producer was still publishing (else the partitions were idle)
     duplicates: Counter[str] = field(default_factory=Counter)
 
     def held(self, p: Processing) -> bool:
@@ -416,8 +417,10 @@ def analyse(
                 p: scenario.store_every + math.ceil(rates.get(p, 0) * scenario.store_interval)
                 for p in owned
             }
-            kills[w.index] = KillFigures(w.index, w.stop_time - scenario.t0, list(owned), bound,
-                                         owned)
+            kills[w.index] = KillFigures(
+                w.index, w.stop_time - scenario.t0, list(owned), bound, owned,
+                publishing=producer.end is None or w.stop_time < producer.end,
+            )
 
     graceful = 0
     graceful_by_worker: Counter[int] = Counter()
@@ -531,11 +534,12 @@ def table(f: Figures) -> str:
         lines.append('graceful duplicates by the worker that processed first: {}'.format(
             ', '.join('{}: {:,}'.format(w, n) for w, n in sorted(f.graceful_by_worker.items()))))
     for n, k in enumerate(f.kills, 1):
-        lines.append('kill {}: worker {} at {:.1f} s, owned {}; duplicates {:,}, bound {:,}'
+        lines.append('kill {}: worker {} at {:.1f} s{}, owned {}; duplicates {:,}, bound {:,}'
                      ' (store_every {} + {:g} s at the partition rate, per partition owned){}'
-                     .format(n, k.worker, k.time, ', '.join(k.owned) or 'nothing', k.total,
-                             k.limit, s.store_every, s.store_interval,
-                             '' if k.ok else ' EXCEEDED'))
+                     .format(n, k.worker, k.time,
+                             '' if k.publishing else ' (after the producer\'s end)',
+                             ', '.join(k.owned) or 'nothing', k.total, k.limit, s.store_every,
+                             s.store_interval, '' if k.ok else ' EXCEEDED'))
         for partition, count in sorted(k.duplicates.items()):
             lines.append('  {}: {:,} (bound {:,})'.format(
                 partition, count, k.bound.get(partition, 0)))
@@ -572,7 +576,8 @@ def as_json(f: Figures) -> dict[str, tp.Any]:
         'duplicates, graceful': f.graceful_duplicates,
         'duplicates, after kills': f.kill_duplicates,
         'kills': [
-            {'worker': k.worker, 'time': round(k.time, 3), 'owned': k.owned,
+            {'worker': k.worker, 'time': round(k.time, 3), 'publishing': k.publishing,
+             'owned': k.owned,
              'duplicates': dict(k.duplicates), 'bound': k.bound, 'ok': k.ok}
             for k in f.kills
         ],

@@ -27,7 +27,7 @@ from soak.consumer_group import Config, run
 
 def test_rolling_deploy_and_kills(url43: str, tmp_path: Path) -> None:
     config = Config(
-        url=url43, partitions=6, workers=3, messages=4000, rate=200,
+        url=url43, partitions=6, workers=3, messages=5000, rate=200,
         restarts=6, kills=3, interval=1.0, warmup=1.0,
         store_every=100, store_interval=1.0,
         ready_timeout=15, stop_timeout=10, drain_timeout=20,
