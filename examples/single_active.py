@@ -31,6 +31,7 @@ import typing as tp
 import uuid
 
 from rbfly.streams import (
+    ConsumerUpdateContext,
     Offset,
     PublisherBatchFast,
     StreamsClient,
@@ -67,11 +68,13 @@ class Consumer:
         self.received: list[str] = []
         self.activated = asyncio.Event()
 
-    def on_update(self, active: bool) -> None:
-        # returning None: start at the subscription's offset, here after
-        # the offset stored under the group's name
-        print('{}: {}'.format(self.label, 'active' if active else 'inactive'))
-        if active:
+    def on_update(self, update: ConsumerUpdateContext) -> None:
+        # returning None: start after the offset stored under the group's
+        # name (update.offset), or at the subscription's offset when none
+        print('{}: {} on {}'.format(
+            self.label, 'active' if update.active else 'inactive', update.stream,
+        ))
+        if update.active:
             self.activated.set()
 
     async def run(self, stop: asyncio.Event) -> None:

@@ -2,11 +2,11 @@
 ``rbfly``: RabbitMQ Streams from the shell (``python -m rbfly``).
 
 For people and shell scripts: create, inspect and delete streams and super
-streams, publish lines of text or JSON, print a stream's messages, check
-throughput. The broker comes from ``--url`` or ``RBFLY_URL``. Exit status
-0 on success; on failure one line on stderr naming the cause and status 1
-(2 for a command line argparse refuses, 130 on Ctrl-C); ``--debug`` shows
-the traceback too. See ``doc/cli.rst``.
+streams, see and reset consumer groups, publish lines of text or JSON,
+print a stream's messages, check throughput. The broker comes from
+``--url`` or ``RBFLY_URL``. Exit status 0 on success; on failure one line
+on stderr naming the cause and status 1 (2 for a command line argparse
+refuses, 130 on Ctrl-C); ``--debug`` shows the traceback too. See ``doc/cli.rst``.
 """
 
 from __future__ import annotations
@@ -43,6 +43,15 @@ def _positive(text: str) -> int:
         raise ValueError('{!r}: give a whole number, at least 1'.format(text))
     return int(text)
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1
+    if not 0 < value < 3600:
+        raise ValueError('{!r}: give seconds, more than 0 and less than 3600'.format(text))
+    return value
+
 def parser() -> argparse.ArgumentParser:
     """The command line."""
     p = argparse.ArgumentParser(prog='rbfly', description='RabbitMQ Streams from the shell.')
@@ -54,6 +63,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument('--debug', action='store_true', help='log, and show tracebacks')
     sub = p.add_subparsers(dest='group', required=True, metavar='COMMAND')
     _streams(sub)
+    _groups(sub)
     _messages(sub)
     return p
 
@@ -93,6 +103,33 @@ def _streams(sub: tp.Any) -> None:
     c.add_argument('name')
     c = command(sa, 'info', commands.super_stream_info, 'partitions of a super stream')
     c.add_argument('name')
+    c.add_argument('--format', choices=('text', 'json'), default='text')
+
+def _groups(sub: tp.Any) -> None:
+    """The consumer group commands."""
+    command = _command
+    group = sub.add_parser('group', help='status and reset of a consumer group')
+    ga = group.add_subparsers(dest='action', required=True, metavar='ACTION')
+    c = command(ga, 'status', commands.group_status,
+                'offset stored under a group name, end and lag of each stream or partition')
+    _group_target(c)
+    c = command(ga, 'reset', commands.group_reset,
+                'store where a group resumes on each stream or partition'
+                ' (stop its consumers first)')
+    _group_target(c)
+    c.add_argument('--to', required=True, type=_arg(parse.offset),
+                   help='first, last (the end), next (the same), an offset or an ISO 8601 time')
+    c.add_argument('--force', action='store_true',
+                   help='store (without it: print what would be stored, store nothing)')
+    c.add_argument('--watch', type=_arg(_seconds), default=1.0,
+                   help='without --force: seconds to watch the offsets stored under NAME'
+                        ' for a running consumer (%(default)s)')
+
+def _group_target(c: argparse.ArgumentParser) -> None:
+    c.add_argument('name', metavar='NAME', help='the group: its consumers\' name')
+    where = c.add_mutually_exclusive_group(required=True)
+    where.add_argument('--stream', help='a stream')
+    where.add_argument('--super-stream', help='each partition of a super stream')
     c.add_argument('--format', choices=('text', 'json'), default='text')
 
 def _messages(sub: tp.Any) -> None:

@@ -1,6 +1,7 @@
 """
 What each subcommand does, on rbfly's public API only: streams, super
-streams, publishing lines of text or JSON, tailing, a quick benchmark.
+streams, consumer groups, publishing lines of text or JSON, tailing, a
+quick benchmark.
 
 Each command is a coroutine of the client and the parsed arguments that
 returns the exit status; errors propagate to :py:func:`rbfly.cli.main`,
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses as dtc
 import json
 import sys
 import time
@@ -28,7 +30,7 @@ from ..streams import (
     PublisherPipelined,
     StreamsClient,
 )
-from .output import Progress, message_json, message_text, print_facts
+from .output import Progress, message_json, message_text, print_facts, print_table
 
 FILTER_PROPERTY = 'filter'
 """Application property holding the filter value of ``publish --filter-value``."""
@@ -73,6 +75,38 @@ async def super_stream_info(client: StreamsClient, args: argparse.Namespace) -> 
         'super stream': args.name,
         'partitions': ' '.join(await client.super_stream_partitions(args.name)),
     }, args.format)
+    return 0
+
+async def group_status(client: StreamsClient, args: argparse.Namespace) -> int:
+    statuses = await client.group_status(
+        args.name, stream=args.stream, super_stream=args.super_stream,
+    )
+    if args.format == 'json':
+        print_table([dtc.asdict(s) for s in statuses], 'json')
+        return 0
+
+    def bound(value: int | None, exact: bool) -> int | str | None:
+        # before RabbitMQ 4.3, the end is the first offset of the last
+        # chunk: it and the lag are lower bounds (an empty stream's is 0)
+        return value if value is None or exact else '{}+'.format(value)
+
+    print_table([{
+        'stream': s.stream, 'stored': s.stored, 'first': s.first,
+        'end': bound(s.end, s.end_exact), 'lag': bound(s.lag, s.end_exact or s.end is None),
+    } for s in statuses], 'text')
+    return 0
+
+async def group_reset(client: StreamsClient, args: argparse.Namespace) -> int:
+    resets = await client.reset_group(
+        args.name, args.to, stream=args.stream, super_stream=args.super_stream,
+        force=args.force, dry_run=not args.force, watch=args.watch,
+    )
+    print_table([dtc.asdict(r) for r in resets], args.format)
+    if not args.force:
+        print('rbfly: error: nothing stored (no offset of group {!r} moved in {:g}s, but a'
+              ' quiet consumer does not show): stop its consumers and give --force'.format(
+                  args.name, args.watch), file=sys.stderr)
+        return 1
     return 0
 
 def _lines(args: argparse.Namespace) -> Iterator[bytes]:
@@ -206,6 +240,6 @@ async def bench(client: StreamsClient, args: argparse.Namespace) -> int:
             await client.delete_stream(stream)
 
 __all__ = [
-    'bench', 'publish', 'stream_create', 'stream_delete', 'stream_info', 'super_stream_create',
-    'super_stream_delete', 'super_stream_info', 'tail',
+    'bench', 'group_reset', 'group_status', 'publish', 'stream_create', 'stream_delete',
+    'stream_info', 'super_stream_create', 'super_stream_delete', 'super_stream_info', 'tail',
 ]

@@ -86,4 +86,21 @@ def print_facts(facts: dict[str, tp.Any], fmt: str) -> None:
         for key, value in facts.items():
             print('{}: {}'.format(key, value))
 
-__all__ = ['Progress', 'jsonable', 'message_json', 'message_text', 'print_facts']
+def print_table(rows: list[dict[str, tp.Any]], fmt: str) -> None:
+    """
+    Rows with the same keys: a table with a header line, columns
+    aligned (``-`` for ``None``), or a JSON object a line.
+    """
+    if fmt == 'json':
+        for row in rows:
+            print(json.dumps(jsonable(row)))
+        return
+    if not rows:
+        return
+    header = [key.upper() for key in rows[0]]
+    cells = [header] + [['-' if v is None else str(v) for v in row.values()] for row in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(header))]
+    for line in cells:
+        print('  '.join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip())
+
+__all__ = ['Progress', 'jsonable', 'message_json', 'message_text', 'print_facts', 'print_table']

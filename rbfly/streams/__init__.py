@@ -47,6 +47,7 @@ if tp.TYPE_CHECKING:
     )
     from .publishers.superstream import SuperStreamPublisher
     from .subscriptions.flow import CreditOnTake, CreditWhenProcessed, ManualCredit
+    from .subscriptions.handoff import ConsumerUpdateContext
     from .subscriptions.subscription import Subscription as Subscriber
     from .types import BloomFilterExtract, MessageFilter
 
@@ -98,6 +99,7 @@ _EXPORTS = {
     'CreditOnTake': '.subscriptions.flow',
     'CreditWhenProcessed': '.subscriptions.flow',
     'ManualCredit': '.subscriptions.flow',
+    'ConsumerUpdateContext': '.subscriptions.handoff',
     'ConfirmationStatus': '.publishers.awaited',
     'EnqueueTimeout': '.error',
     'NotRetried': '.error',
@@ -135,6 +137,7 @@ __all__ = [  # the names of _EXPORTS
     'ConnectionEvent',
     'ConnectionLost',
     'ConnectionState',
+    'ConsumerUpdateContext',
     'CreditOnTake',
     'CreditWhenProcessed',
     'EnqueueTimeout',

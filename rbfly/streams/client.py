@@ -35,7 +35,8 @@ from .parts.connections import Connections
 from .parts.connector import Connector
 from .parts.credentials import Credentials
 from .parts.declare import Declarer
-from .parts.offsets import Offsets
+from .parts.groups import ACTIVITY_WATCH, Groups
+from .parts.offsets import COMMIT_TIMEOUT, Offsets
 from .parts.options import (
     DEFAULT_BACKOFF,
     DEFAULT_BUFFER_BYTES,
@@ -65,8 +66,9 @@ from .publishers.awaited import Publisher, PublisherTrait
 from .publishers.superstream import RoutingKey, RoutingStrategy, SuperStreamPublisher
 from .subscriptions._bodies import Bodies
 from .subscriptions.flow import FlowStrategy
+from .subscriptions.handoff import Holding
 from .subscriptions.subscription import Chunk
-from .types import BloomFilterExtract, MessageFilter, StreamInfo
+from .types import BloomFilterExtract, MessageFilter, PartitionReset, PartitionStatus, StreamInfo
 from .url import ConnectionInfo, parse_uri
 
 T = tp.TypeVar('T', bound=PublisherTrait)
@@ -151,6 +153,7 @@ class StreamsClient:
         self._publishing = Publishing(options, connections, placer, declarer, recovery, counters)
         self._subscribing = Subscribing(options, connections, placer, declarer, offsets, counters)
         self._super_streams = SuperStreams(connections, self._publishing, self._subscribing)
+        self._groups = Groups(connections, offsets, self._streams, self._super_streams)
 
     def __repr__(self) -> str:
         return '{}({})'.format(type(self).__name__, ', '.join(map(str, self._credentials.infos)))
@@ -413,11 +416,12 @@ class StreamsClient:
             buffer_bytes=buffer_bytes, resume=resume, on_state=on_state, flow=flow,
             stop_at_end=stop_at_end,
         )
-        chunks = self._subscribing.subscribe(stream, options, track=False)
+        holding = Holding()
+        chunks = self._subscribing.subscribe(stream, options, tracker, holding)
         # the bodies of the messages, each set as the current message
         # context (compiled); with a tracker, a message counts as processed
         # when the next one is asked for, the last one at the end
-        return Bodies(chunks, tracker)
+        return Bodies(chunks, tracker, holding)
 
     def subscribe_chunks(
             self, stream: str, *, offset: Offset = Offset.NEXT,
@@ -502,18 +506,117 @@ class StreamsClient:
         check_name('offset reference', reference)
         return await self._offsets.query(stream, reference)
 
-    async def write_offset(self, stream: str, reference: str, value: int | None = None) -> None:
+    async def write_offset(
+            self, stream: str, reference: str, value: int | None = None, *,
+            wait: bool = False,
+    ) -> None:
         """
         Store an offset under a reference name, to resume from it later
         with ``Offset.reference(reference)``.
 
+        StoreOffset has no answer: without ``wait``, this returns once the
+        command is sent, and a query right after may still return the
+        previous offset. A consumer handing a partition over, or a
+        service stopping, wants :py:meth:`commit_offset` (or ``wait``).
+
         :param value: Offset to store; by default the offset of the message
             being processed (:py:func:`get_message_ctx`; nothing is stored
             when no message was processed in the task yet).
+        :param wait: Return once the broker reports the offset stored (see
+            :py:meth:`commit_offset`).
         """
         check_name('stream', stream)
         check_name('offset reference', reference)
-        await self._offsets.write(stream, reference, value)
+        await self._offsets.write(stream, reference, value, wait)
+
+    async def commit_offset(
+            self, stream: str, reference: str, value: int | None = None, *,
+            timeout: float = COMMIT_TIMEOUT,
+    ) -> None:
+        """
+        Store an offset under a reference name and return once the broker
+        reports it stored (an acknowledged commit, as Kafka's
+        ``commit()``): the offset is queried until it comes back.
+
+        :param value: Offset to store; by default the offset of the message
+            being processed (nothing is stored when no message was
+            processed in the task yet).
+        :param timeout: Seconds to wait for the broker to report it.
+        :raises rbfly.streams.error.OffsetCommitTimeout: When it does not
+            (e.g. another consumer stores under the same name meanwhile).
+        """
+        check_name('stream', stream)
+        check_name('offset reference', reference)
+        await self._offsets.write(stream, reference, value, True, timeout)
+
+    # -- consumer groups --
+
+    async def group_status(
+            self, name: str, *, stream: str | None = None, super_stream: str | None = None,
+    ) -> list[PartitionStatus]:
+        """
+        Where a consumer group (the subscriptions named ``name``, storing
+        their offsets under it) stands on a stream, or on each partition
+        of a super stream, in order: the offset stored under the name, the
+        stream's first and last offsets, and the lag between them (RabbitMQ
+        3.11+; on 3.10, the offset stored only). See
+        :py:class:`~rbfly.streams.types.PartitionStatus` and
+        :doc:`/group-tooling`.
+
+        Which consumer of the group is active the stream protocol does not
+        tell; RabbitMQ does, through ``rabbitmq-streams
+        list_stream_group_consumers`` and its management API.
+
+        :param name: The group's name, its offset reference.
+        :param stream: The stream; or
+        :param super_stream: the super stream (RabbitMQ 3.11+).
+        :raises ValueError: Unless exactly one of ``stream`` and
+            ``super_stream`` is given.
+        :raises rbfly.streams.error.StreamDoesNotExist: When there is no
+            such stream, or super stream.
+        """
+        return await self._groups.status(name, stream, super_stream)
+
+    async def reset_group(
+            self, name: str, to: Offset, *, stream: str | None = None,
+            super_stream: str | None = None, force: bool = False, dry_run: bool = False,
+            watch: float = ACTIVITY_WATCH,
+    ) -> list[PartitionReset]:
+        """
+        Move a consumer group: store under its name, on a stream or each
+        partition of a super stream, the offset before the one it is to
+        resume at (acknowledged commits, as :py:meth:`commit_offset`), so
+        that ``Offset.reference(name)`` starts there. Return what was
+        stored, per stream, in order.
+
+        ``to`` is where the group resumes: ``Offset.FIRST``, the stream's
+        first message; ``Offset.LAST`` or ``Offset.NEXT``, the end, after
+        every message there now (RabbitMQ 4.3+; on 3.11-4.2 the first
+        offset of the last committed chunk: its messages come again);
+        ``Offset.offset(n)``, ``n``; ``Offset.timestamp(t)``, the first
+        chunk stored at or after ``t`` (RabbitMQ 4.3+);
+        ``Offset.reference(other)``, where group ``other`` resumes.
+
+        Stop the group's consumers first: a running consumer neither reads
+        the stored offset again nor stops storing its own. The stream
+        protocol cannot tell whether one runs; without ``force`` the reset
+        watches the offsets stored under the name for ``watch`` seconds
+        and refuses when one changes (a quiet group passes).
+
+        :param force: Do not watch.
+        :param dry_run: Return what would be stored, and store nothing.
+        :raises rbfly.streams.error.GroupActive: When an offset changed
+            while watched (nothing is stored).
+        :raises rbfly.streams.FeatureNotSupported: For the end on
+            RabbitMQ 3.10, or for a time before RabbitMQ 4.3.
+        :raises rbfly.streams.error.OffsetCommitTimeout: When the broker
+            does not report an offset stored (a consumer storing over it).
+        :raises ValueError: Unless exactly one of ``stream`` and
+            ``super_stream`` is given.
+        :raises rbfly.streams.error.StreamDoesNotExist: When there is no
+            such stream, or super stream.
+        """
+        return await self._groups.reset(name, to, stream, super_stream, force, dry_run, watch)
 
     # -- super streams --
 
@@ -616,7 +719,8 @@ class StreamsClient:
             stop_at_end=stop_at_end,
         )
         make = functools.partial(self._super_streams.subscriptions, super_stream, options)
-        return Bodies(self._subscribing.chunks(make, options, track=False), tracker)
+        holding = Holding()
+        return Bodies(self._subscribing.chunks(make, options, tracker, holding), tracker, holding)
 
     def subscribe_super_stream_chunks(
             self, super_stream: str, *, offset: Offset = Offset.NEXT,

@@ -286,6 +286,52 @@ class SubscriptionError(StreamsError):
     """
 
 
+class OffsetCommitTimeout(StreamsError, TimeoutError):
+    """
+    An offset was stored, and the broker did not report it under its
+    reference within the deadline (a StoreOffset command has no answer:
+    a commit stores, then queries until the broker returns the offset).
+    Another consumer storing under the same reference meanwhile, or a
+    broker that cannot write to the stream, keeps it from coming. Also a
+    :py:class:`TimeoutError`.
+
+    :ivar stream: Stream of the offset.
+    :ivar reference: Offset reference name.
+    :ivar offset: Offset stored.
+    :ivar seen: Offset the broker last reported (``None``: none stored).
+    """
+    def __init__(
+            self, stream: str, reference: str, offset: int, seen: int | None, timeout: float,
+    ) -> None:
+        super().__init__(
+            'offset {} of stream {!r} under reference {!r} not stored in {}s (the broker'
+            ' reports {}); does another consumer store under that name?'.format(
+                offset, stream, reference, timeout,
+                'nothing' if seen is None else 'offset {}'.format(seen)))
+        self.stream = stream
+        self.reference = reference
+        self.offset = offset
+        self.seen = seen
+
+
+class GroupActive(StreamsError):
+    """
+    A reset of a consumer group saw offsets stored under the group's name
+    change while it watched them: a consumer of the group runs, and would
+    store over the reset (nothing was stored). The stream protocol cannot
+    tell whether a consumer runs otherwise: a quiet group passes.
+
+    :ivar name: The group's name.
+    :ivar streams: The streams, or partitions, whose stored offset changed.
+    """
+    def __init__(self, name: str, streams: list[str]) -> None:
+        super().__init__(
+            'consumer group {!r} is active: its offset of {} changed meanwhile;'
+            ' stop its consumers first'.format(name, ', '.join(map(repr, streams))))
+        self.name = name
+        self.streams = streams
+
+
 class ConfirmTimeout(PublisherError, TimeoutError):
     """
     The broker did not confirm a message within its publisher's
@@ -371,6 +417,7 @@ __all__ = [
     'EnqueueTimeout',
     'FeatureNotSupported',
     'FrameTooLarge',
+    'GroupActive',
     'HandshakeFrameTooLarge',
     'InternalError',
     'MessageRejected',
@@ -378,6 +425,7 @@ __all__ = [
     'NoRoute',
     'NotRetried',
     'OAuth2Error',
+    'OffsetCommitTimeout',
     'PreconditionFailed',
     'ProtocolError',
     'PublisherDoesNotExist',

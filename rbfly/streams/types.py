@@ -1,5 +1,6 @@
 """
-Types of the streams API: message filters, and where a stream lives.
+Types of the streams API: message filters, where a stream lives, and
+where a consumer group stands on a stream.
 """
 
 from __future__ import annotations
@@ -62,4 +63,60 @@ class StreamInfo:
     leader: tuple[str, int] | None
     replicas: list[tuple[str, int]]
 
-__all__ = ['BloomFilterExtract', 'MessageFilter', 'StreamInfo']
+@dtc.dataclass(frozen=True, slots=True)
+class PartitionStatus:
+    """
+    Where a consumer group stands on a stream, or a partition of a super
+    stream (:py:meth:`~rbfly.streams.StreamsClient.group_status`).
+
+    Offsets are the stream's: the broker gives them to messages and to
+    the offsets it stores (an offset stored while no message waits to be
+    written takes an offset of its own), so ``lag`` counts offsets, an
+    upper bound of the messages, as Kafka's lag counts transaction
+    markers: a group that processed everything shows a lag of 1 or so
+    after it stored its offset.
+
+    :param stream: The stream, or the partition.
+    :param stored: The offset stored under the group's name, the last one
+        it processed (``None``: nothing stored; the group starts at the
+        first message). 2**64 - 1 is stored "before offset 0" (a reset to
+        the first message of a stream starting at 0): the group resumes
+        at 0.
+    :param first: The stream's first offset (``None``: the stream is
+        empty, or the broker gives no statistics: RabbitMQ 3.10).
+    :param end: The stream's last committed offset (``None``: empty, or
+        RabbitMQ 3.10): RabbitMQ 4.3's ``committed_offset``; before, the
+        first offset of the last committed chunk (``committed_chunk_id``),
+        a lower bound (``end_exact`` false).
+    :param lag: Offsets after the one the group resumes at, up to
+        ``end`` included (0 for an empty stream, ``None`` when ``end`` is
+        unknown).
+    :param end_exact: Whether ``end`` is the last offset, or the first
+        of the last chunk (then ``lag`` is a lower bound).
+    """
+    stream: str
+    stored: int | None
+    first: int | None
+    end: int | None
+    lag: int | None
+    end_exact: bool
+
+@dtc.dataclass(frozen=True, slots=True)
+class PartitionReset:
+    """
+    What a reset of a consumer group stores on a stream, or a partition
+    (:py:meth:`~rbfly.streams.StreamsClient.reset_group`).
+
+    :param stream: The stream, or the partition.
+    :param before: The offset stored before (``None``: nothing).
+    :param stored: The offset stored: the one before ``resume`` (2**64 -
+        1 when ``resume`` is 0).
+    :param resume: The first offset the group reads next
+        (``Offset.reference`` starts there).
+    """
+    stream: str
+    before: int | None
+    stored: int
+    resume: int
+
+__all__ = ['BloomFilterExtract', 'MessageFilter', 'PartitionReset', 'PartitionStatus', 'StreamInfo']

@@ -129,6 +129,72 @@ def test_super_stream(
         status, _, _ = run(capsys, monkeypatch, url4, 'super-stream', 'delete', name)
     assert status == 0
 
+def test_group_status_reset(
+        url43: str, name: str, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A group's status table, a reset refused without --force, then stored; JSON lines."""
+    run(capsys, monkeypatch, url43, 'stream', 'create', name)
+    run(capsys, monkeypatch, url43, 'publish', name, stdin=b'a\nb\nc\nd\ne\n')
+    status, out, err = run(capsys, monkeypatch, url43, 'group', 'status', 'g', '--stream', name)
+    assert (status, err) == (0, '')
+    assert [line.split() for line in out.splitlines()] == [
+        ['STREAM', 'STORED', 'FIRST', 'END', 'LAG'], [name, '-', '0', '4', '5'],
+    ]
+    status, out, err = run(capsys, monkeypatch, url43, 'group', 'reset', 'g', '--stream', name,
+                           '--to', '2', '--watch', '0.2')
+    assert status == 1 and err.count('\n') == 1
+    assert err.startswith('rbfly: error: nothing stored') and 'give --force' in err
+    assert [line.split() for line in out.splitlines()] == [
+        ['STREAM', 'BEFORE', 'STORED', 'RESUME'], [name, '-', '1', '2'],
+    ]
+    status, out, _ = run(capsys, monkeypatch, url43, 'group', 'status', 'g', '--stream', name)
+    assert out.splitlines()[1].split()[1] == '-'  # nothing stored
+    status, out, err = run(capsys, monkeypatch, url43, 'group', 'reset', 'g', '--stream', name,
+                           '--to', '2', '--force', '--format', 'json')
+    assert (status, err) == (0, '')
+    assert json.loads(out) == {'stream': name, 'before': None, 'stored': 1, 'resume': 2}
+    status, out, _ = run(capsys, monkeypatch, url43, 'group', 'status', 'g', '--stream', name,
+                         '--format', 'json')
+    # offsets 2-4 and 5, the offset of the stored offset
+    assert json.loads(out) == {'stream': name, 'stored': 1, 'first': 0, 'end': 5, 'lag': 4,
+                               'end_exact': True}
+    status, out, _ = run(capsys, monkeypatch, url43, 'tail', name, '--offset', '2', '-n', '1')
+    assert out == 'c\n'
+    status, out, err = run(capsys, monkeypatch, url43, 'group', 'status', 'g', '--stream',
+                           name + '-missing')
+    assert status == 1 and out == '' and err.count('\n') == 1 and 'does not exist' in err
+
+def test_group_super_stream(
+        url4: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """
+    RabbitMQ 4.0: an end before 4.3 is the first offset of the last chunk,
+    printed as a lower bound; a reset of each partition.
+    """
+    name = 'rbfly-cli-group-{}'.format(uuid.uuid4().hex[:8])
+    try:
+        run(capsys, monkeypatch, url4, 'super-stream', 'create', name, '--partitions', '2')
+        run(capsys, monkeypatch, url4, 'publish', name + '-0', stdin=b'a\nb\nc\n')
+        status, out, _ = run(capsys, monkeypatch, url4, 'group', 'status', 'g',
+                             '--super-stream', name)
+        # one batch, one chunk: the end known is its first offset
+        assert status == 0 and [line.split() for line in out.splitlines()] == [
+            ['STREAM', 'STORED', 'FIRST', 'END', 'LAG'],
+            [name + '-0', '-', '0', '0+', '1+'], [name + '-1', '-', '-', '-', '0'],
+        ]
+        status, out, _ = run(capsys, monkeypatch, url4, 'group', 'reset', 'g',
+                             '--super-stream', name, '--to', 'first', '--force')
+        assert status == 0 and [line.split() for line in out.splitlines()] == [
+            ['STREAM', 'BEFORE', 'STORED', 'RESUME'],
+            [name + '-0', '-', str(2 ** 64 - 1), '0'], [name + '-1', '-', str(2 ** 64 - 1), '0'],
+        ]
+        status, _, err = run(capsys, monkeypatch, url4, 'group', 'reset', 'g',
+                             '--super-stream', name, '--to', '2026-01-01T00:00:00', '--force')
+        assert status == 1 and 'to a time needs RabbitMQ 4.3' in err
+    finally:
+        run(capsys, monkeypatch, url4, 'super-stream', 'delete', name)
+
 @pytest.mark.parametrize('what', ['publish', 'consume'])
 def test_bench(
         url: str, what: str, capsys: pytest.CaptureFixture[str],

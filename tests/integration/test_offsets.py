@@ -171,3 +171,27 @@ async def test_automatic_tracking_needs_name(client: StreamsClient, stream: str)
     with pytest.raises(ValueError, match='at least 1'):
         async for _ in client.subscribe_chunks(stream, name='x', store_every=-1):
             pass
+
+async def test_commit_offset(client: StreamsClient, stream: str) -> None:
+    """
+    A commit returns once the broker reports the offset: a query right
+    after it returns it, each time (StoreOffset alone does not wait).
+    """
+    await publish(client, stream, range(20))
+    for value in (3, 17, 5, 0):
+        await client.commit_offset(stream, 'committer', value)
+        assert await client.query_offset(stream, 'committer') == value
+    async for _ in client.subscribe(stream, offset=Offset.offset(11), timeout=5):
+        await client.write_offset(stream, 'committer', wait=True)  # the message's offset
+        break
+    assert await client.query_offset(stream, 'committer') == 11
+    assert await first(client, stream, Offset.reference('committer')) == (12, 12)
+
+async def test_commit_offset_bad_input(client: StreamsClient, stream: str) -> None:
+    """Bad offsets and timeouts are refused before anything is sent."""
+    with pytest.raises(TypeError, match='offset must be an int'):
+        await client.commit_offset(stream, 'x', '5')  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r'0\.\.2'):
+        await client.commit_offset(stream, 'x', -1)
+    with pytest.raises(ValueError, match='timeout must be positive'):
+        await client.commit_offset(stream, 'x', 1, timeout=0)

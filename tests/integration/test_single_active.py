@@ -11,6 +11,7 @@ import typing as tp
 import pytest
 
 from rbfly.streams import (
+    ConsumerUpdateContext,
     FeatureNotSupported,
     Offset,
     PublisherBatchFast,
@@ -90,10 +91,10 @@ async def test_handover_continues_from_stored_offset(
 async def test_consumer_update_chooses_offset(client4: StreamsClient, stream: str) -> None:
     """The callback's offset wins over the subscription's offset."""
     await _publish(client4, stream, 30)
-    calls: list[bool] = []
+    calls: list[ConsumerUpdateContext] = []
 
-    async def update(active: bool) -> Offset:
-        calls.append(active)
+    async def update(context: ConsumerUpdateContext) -> Offset:
+        calls.append(context)
         return Offset.offset(20)
 
     offsets = []
@@ -103,13 +104,13 @@ async def test_consumer_update_chooses_offset(client4: StreamsClient, stream: st
         if offsets[-1] == 29:
             break
     assert offsets == list(range(20, 30))
-    assert calls == [True]
+    assert calls == [ConsumerUpdateContext(stream, 'g', True, None, Offset.FIRST)]
 
 async def test_consumer_update_error_ends_subscription(
         client4: StreamsClient, stream: str,
 ) -> None:
     """A failing callback is raised from the iterator, not lost in a task."""
-    def update(active: bool) -> None:
+    def update(context: ConsumerUpdateContext) -> None:
         raise RuntimeError('no offset for you')
 
     with pytest.raises(RuntimeError, match='no offset for you'):

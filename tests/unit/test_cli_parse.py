@@ -49,6 +49,15 @@ def test_offset() -> None:
     (['super-stream', 'create', 's'], 'one of the arguments'),
     (['publish', 's', '--binary', '--json'], 'not allowed with'),
     (['frobnicate'], 'invalid choice'),
+    (['group', 'status', 'g'], 'one of the arguments --stream --super-stream is required'),
+    (['group', 'status', 'g', '--stream', 's', '--super-stream', 'p'], 'not allowed with'),
+    (['group', 'reset', 'g', '--stream', 's'], 'the following arguments are required: --to'),
+    (['group', 'reset', 'g', '--stream', 's', '--to', 'yesterday'], "offset 'yesterday'"),
+    (['group', 'reset', 'g', '--stream', 's', '--to', '-1'], "offset '-1'"),
+    (['group', 'reset', 'g', '--stream', 's', '--to', 'first', '--watch', '0'],
+     "'0': give seconds"),
+    (['group', 'reset', 'g', '--stream', 's', '--to', 'first', '--watch', 'nan'],
+     "'nan': give seconds"),
 ])
 def test_usage_errors(argv: list[str], error: str, capsys: pytest.CaptureFixture[str]) -> None:
     """A command line argparse refuses: status 2 and the reason, before any connection."""

@@ -16,7 +16,8 @@ that receives what it uses in its constructor (see ``doc/architecture.rst``):
   MetadataUpdate;
 - :py:mod:`.offsets`: offset specifications and stored offsets;
 - :py:mod:`.streams`, :py:mod:`.publishing`, :py:mod:`.subscribing`,
-  :py:mod:`.superstreams`: what the facade's methods do.
+  :py:mod:`.superstreams`: what the facade's methods do;
+- :py:mod:`.groups`: a consumer group's status and reset.
 
 Which connection holds a publisher or subscription is recorded by
 :py:mod:`rbfly.streams.aio.records` alone.

@@ -8,12 +8,13 @@ name.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import logging
 import typing as tp
 
 from ...amqp import get_message_ctx
-from ..error import NoOffset, StreamsError
+from ..error import ConnectionLost, NoOffset, OffsetCommitTimeout, StreamsError
 from ..names import check_name
 from ..offset import Offset, OffsetType
 from ..protocol.commands import OffsetSpec, QueryOffset, StoreOffset
@@ -24,6 +25,17 @@ if tp.TYPE_CHECKING:
     from ..subscriptions.subscription import Subscription
 
 logger = logging.getLogger('rbfly.streams.client')
+
+COMMIT_TIMEOUT = 10.0
+"""Seconds a commit waits for the broker to report the offset stored."""
+
+def check_offset(value: object) -> int:
+    """An offset to store: an int of 0..2**64-1."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise TypeError('offset must be an int, got {!r}'.format(type(value).__name__))
+    if not 0 <= value < 2 ** 64:
+        raise ValueError('offset must be 0..2**64-1, got {}'.format(value))
+    return value
 
 class Offsets:
     """
@@ -40,7 +52,8 @@ class Offsets:
         The offset specification of an offset, and the first offset a
         subscription hands out (records before it, in the first chunk, are
         dropped). A reference with nothing stored starts at the first
-        message.
+        message; one storing 2**64 - 1 (-1 as the other clients' signed
+        offsets read it) at offset 0.
         """
         # (the patterns give each type's value its class, which Offset
         # checked when it was made)
@@ -60,7 +73,10 @@ class Offsets:
                     stored = await self.query(stream, reference)
                 except NoOffset:
                     return OffsetSpec.first(), 0
-                return OffsetSpec.offset(stored + 1), stored + 1
+                # 2**64 - 1, "-1", is stored before offset 0 (a group reset
+                # to the first message, see parts/groups.py): it wraps to 0
+                start = (stored + 1) % 2 ** 64
+                return OffsetSpec.offset(start), start
         raise ValueError('not a valid offset: {!r}'.format(offset))
 
     async def query(self, stream: str, reference: str) -> int:
@@ -75,11 +91,15 @@ class Offsets:
         )
         return response.offset
 
-    async def write(self, stream: str, reference: str, value: int | None) -> None:
+    async def write(
+            self, stream: str, reference: str, value: int | None, wait: bool = False,
+            timeout: float = COMMIT_TIMEOUT,
+    ) -> None:
         """
         Store an offset under a reference (by default the offset of the
         message being processed; nothing when no message was processed in
-        the task yet, as RbFly 0.10).
+        the task yet, as RbFly 0.10); with ``wait``, until the broker
+        reports it (:py:meth:`commit`).
         """
         if value is None:
             try:
@@ -87,12 +107,57 @@ class Offsets:
             except LookupError:
                 logger.debug('no message processed; offset of %r not stored', reference)
                 return
-        if not isinstance(value, int) or isinstance(value, bool):
-            raise TypeError('offset must be an int, got {!r}'.format(type(value).__name__))
-        if not 0 <= value < 2 ** 64:
-            raise ValueError('offset must be 0..2**64-1, got {}'.format(value))
+        value = check_offset(value)
+        if wait:
+            await self.commit(stream, reference, value, timeout)
+            return
         protocol = await self._connections.get()
         protocol.send(StoreOffset(reference, stream, value))
+
+    async def commit(
+            self, stream: str, reference: str, value: int, timeout: float = COMMIT_TIMEOUT,
+    ) -> None:
+        """
+        Store an offset under a reference and return once the broker
+        reports it: StoreOffset has no answer, and the broker writes it to
+        the stream asynchronously, so the offset is queried until it comes
+        back (at 1 ms, then up to 50 ms apart). A connection lost
+        meanwhile may have lost the store too: it is sent again on the new
+        connection.
+
+        :raises rbfly.streams.error.OffsetCommitTimeout: When the broker
+            does not report it within ``timeout`` seconds.
+        """
+        value = check_offset(value)
+        if not timeout > 0:
+            raise ValueError('timeout must be positive, got {!r}'.format(timeout))
+        context = 'offset reference {!r} of stream {!r}'.format(reference, stream)
+        query = QueryOffset(reference, stream)
+        seen: int | None = None
+        sent_on: object = None
+        delay = 0.001
+        try:
+            async with asyncio.timeout(timeout):
+                while True:
+                    protocol = await self._connections.get()
+                    if protocol is not sent_on:
+                        protocol.send(StoreOffset(reference, stream, value))
+                        sent_on = protocol
+                    try:
+                        seen = (await protocol.request(query, context)).offset
+                    except NoOffset:
+                        seen = None
+                    except ConnectionLost:
+                        continue  # stored again on the next connection
+                    if seen == value:
+                        return
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, 0.05)
+        except TimeoutError as ex:
+            raise OffsetCommitTimeout(stream, reference, value, seen, timeout) from ex
+        finally:
+            logger.debug('offset %d of stream %r under %r: committed %s', value, stream,
+                         reference, seen == value)
 
     def tracker(self, name: str | None, every: int, interval: float) -> OffsetTracker | None:
         """The automatic offset tracker of a subscription (``None``: not tracked)."""
@@ -102,7 +167,7 @@ class Offsets:
             raise ValueError('automatic offset tracking (store_every) needs a name')
         check_name('consumer', name)
         connections = self._connections
-        return OffsetTracker(lambda: connections.protocol, name, every, interval)
+        return OffsetTracker(lambda: connections.protocol, name, every, interval, self.commit)
 
     async def resume_spec(self, sub: Subscription) -> OffsetSpec | None:
         """

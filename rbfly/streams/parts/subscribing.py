@@ -15,13 +15,16 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 
 from ...amqp import MessageCtx
 from ..aio.records import detach
+from ..error import NoOffset, StreamsError
 from ..lifecycle import ResourceState, StateListener
 from ..metrics import Counters
 from ..names import check_name
 from ..offset import Offset
 from ..protocol.commands import OffsetSpec, ResolveOffsetSpec
 from ..subscriptions.flow import FlowStrategy, check_flow
+from ..subscriptions.handoff import ConsumerUpdateContext, HandOff, Holding
 from ..subscriptions.subscription import Chunk, Subscription, wait_any
+from ..subscriptions.tracking import OffsetTracker
 from ..types import MessageFilter
 from .connections import Connections
 from .declare import Declarer
@@ -31,11 +34,16 @@ from .placer import Placer
 
 logger = logging.getLogger('rbfly.streams.client')
 
-ConsumerUpdateCallback = tp.Callable[[bool], 'Offset | tp.Awaitable[Offset | None] | None']
+ConsumerUpdateCallback = tp.Callable[
+    [ConsumerUpdateContext], 'Offset | tp.Awaitable[Offset | None] | None',
+]
 """
-Called when the broker makes a single active consumer active (``True``) or
-inactive (``False``); returns the offset to start at when active, or
-``None`` for the subscription's offset.
+Called when the broker makes a single active consumer active or inactive
+on a stream, with a :py:class:`~rbfly.streams.ConsumerUpdateContext` (true
+when active: a callback of a bare ``active`` flag keeps working); returns
+the offset to start at when active, or ``None`` for the context's
+``offset`` (after the stored offset of the consumer's name, or the
+subscription's ``offset`` when nothing is stored).
 """
 
 ResumeCallback = tp.Callable[[str, Offset], 'Offset | tp.Awaitable[Offset | None] | None']
@@ -187,16 +195,20 @@ class Subscribing:
         return credit, buffer_bytes, strategy
 
     def subscribe(
-            self, stream: str, options: SubscribeOptions, track: bool = True,
+            self, stream: str, options: SubscribeOptions, messages: OffsetTracker | None = None,
+            holding: Holding | None = None,
     ) -> AsyncGenerator[Chunk, None]:
         """
         The chunks of a stream (see
         :py:meth:`rbfly.streams.StreamsClient.subscribe_chunks`): nothing is
-        checked or subscribed before the first iteration; with ``track``,
-        the offsets of the chunks are stored as ``options`` say (the
-        message iterator tracks single messages itself, and passes false).
+        checked or subscribed before the first iteration; the offsets of
+        the chunks are stored as ``options`` say, unless the message
+        iterator tracks single messages itself, with the tracker given as
+        ``messages`` (see :py:meth:`chunks`).
         """
-        return self.chunks(functools.partial(self._one, stream, options), options, track)
+        return self.chunks(
+            functools.partial(self._one, stream, options), options, messages, holding,
+        )
 
     async def _one(self, stream: str, options: SubscribeOptions) -> list[Subscription]:
         check_name('stream', stream)
@@ -245,8 +257,9 @@ class Subscribing:
             protocol.require((4, 3), 'stop_at_end (resolving offset specifications)')
         spec, start = await self._offsets.spec(stream, offset)
         client = self._options
-        activation = functools.partial(self._activation, stream, offset, consumer_update) \
-            if single_active else None
+        activation = functools.partial(
+            self._activation, stream, name, offset, consumer_update,
+        ) if single_active and name is not None else None
         sub = Subscription(
             stream, spec, start, options.amqp, flow[0], properties, flow[1], client.spin,
             self._counters, client.crc_check, flow[2],
@@ -300,54 +313,80 @@ class Subscribing:
         sub.stop_at(min(last, end), end, finished=await resolve(spec) >= end)
 
     async def _activation(
-            self, stream: str, offset: Offset,
+            self, stream: str, name: str, offset: Offset,
             consumer_update: ConsumerUpdateCallback | None, active: bool,
     ) -> OffsetSpec:
-        """Offset a single active consumer starts at when it becomes active."""
+        """
+        Offset a single active consumer starts at when it becomes active:
+        after the offset stored under its name, else ``offset``, unless
+        its ``consumer_update`` callback chooses another.
+        """
+        try:
+            stored: int | None = await self._offsets.query(stream, name)
+        except NoOffset:
+            stored = None
+        start = offset if stored is None else Offset.offset(stored + 1)
         if consumer_update is not None:
-            result = consumer_update(active)
+            result = consumer_update(ConsumerUpdateContext(stream, name, active, stored, start))
             if inspect.isawaitable(result):
                 result = await result
             if active and result is not None:
                 if not isinstance(result, Offset):
                     raise TypeError('consumer_update must return an Offset or None,'
                                     ' got {!r}'.format(result))
-                offset = result
+                start = result
         if not active:
             return OffsetSpec.none()
         await self._connections.get()
-        spec, _ = await self._offsets.spec(stream, offset)
+        spec, _ = await self._offsets.spec(stream, start)
         return spec
 
     def chunks(
-            self, make: Make, options: SubscribeOptions, track: bool = True,
+            self, make: Make, options: SubscribeOptions, messages: OffsetTracker | None = None,
+            holding: Holding | None = None,
     ) -> AsyncGenerator[Chunk, None]:
         """
         The chunks of the subscriptions ``make`` builds (on the first
         iteration, as everything here), placed, then ended with the
-        generator; with ``track``, their offsets are stored.
+        generator. Their offsets are stored as ``options`` say (automatic
+        tracking), by chunk; or by message, with the tracker of a message
+        iterator given as ``messages`` (it reports what is processed; the
+        generator commits at the end and on hand-offs); ``holding``, a
+        message iterator's, knows how to cut its chunk at a hand-off.
 
         One generator, the one the application iterates: the facade
         returns it as it is, rather than yielding each chunk again.
         """
-        return self._consume(make, options, track)
+        if holding is None:
+            holding = Holding()
+        if messages is not None:
+            return self._consume(make, options, messages, False, holding)
+        tracker = self._offsets.tracker(options.name, options.store_every, options.store_interval)
+        return self._consume(make, options, tracker, True, holding)
 
     async def _consume(
-            self, make: Make, options: SubscribeOptions, track: bool,
+            self, make: Make, options: SubscribeOptions, tracker: OffsetTracker | None,
+            by_chunk: bool, holding: Holding,
     ) -> AsyncGenerator[Chunk, None]:
         """
         Subscribe, and yield the chunks of the subscriptions as they come
-        (taking them in turn when several have chunks); with a tracker,
-        the offset of each chunk is stored once the application asks for
-        the next (automatic offset tracking); unsubscribe at the end.
+        (taking them in turn when several have chunks); with a tracker
+        (``by_chunk``), the offset of each chunk is stored once the
+        application asks for the next (automatic offset tracking); at the
+        end, the offsets are committed, and the subscriptions ended.
+
+        What the application holds is reported to the single active
+        consumers' hand-offs (:py:mod:`rbfly.streams.subscriptions.handoff`).
         """
         check_timeout(options.timeout)
         # the options' values are checked before asking the broker anything
         # (new() applies them to each subscription)
         self.flow(options.credit, options.buffer_bytes, options.flow)
         subs = await make()
-        tracker = self._offsets.tracker(options.name, options.store_every, options.store_interval) \
-            if track else None
+        if options.single_active and options.name is not None:
+            group = HandOff(options.name, holding, tracker)
+            for sub in subs:
+                sub.group = group
         filter = options.filter
         wait = options.timeout if options.timeout > 0 else None
         last: Chunk | None = None
@@ -370,19 +409,38 @@ class Subscribing:
                     _filter(filter, chunk)
                 if chunk:
                     last = chunk
+                    holding.handed(chunk.stream)
                     yield chunk
                     # (the application may have emptied the chunk it was handed)
-                    if tracker is not None and chunk:
+                    if by_chunk and tracker is not None and chunk:
                         tracker.processed(chunk.stream, chunk[-1].stream_offset, len(chunk))
+                    last = None
+                    holding.moved()
         finally:
             try:
                 if tracker is not None:
-                    if last:  # handed out last: processed too
+                    if by_chunk and last:  # handed out last: processed too
                         tracker.processed(last.stream, last[-1].stream_offset)
                     tracker.close()
+                    await self._commit(tracker)
             finally:
+                holding.moved()
                 for sub in subs:
                     self._end(sub)
+
+    async def _commit(self, tracker: OffsetTracker) -> None:
+        """
+        Commit the offsets of the last messages processed as the
+        iteration ends: the next consumer of the name starts after them.
+        A failure is logged: the messages since the offset stored before
+        are read again (at-least-once), and an error here would hide the
+        one that ended the iteration.
+        """
+        try:
+            await tracker.commit()
+        except StreamsError as ex:
+            logger.warning('offsets under %r not committed at the end of the subscription: %s',
+                           tracker.reference, ex)
 
     def _end(self, sub: Subscription) -> None:
         """A subscription ends: unsubscribe, unless its connection is closing."""

@@ -5,6 +5,7 @@ from typing import Any, Self
 from typing_extensions import disjoint_base
 
 from ...types import AMQPBody
+from .handoff import Holding
 from .tracking import OffsetTracker
 
 @disjoint_base
@@ -13,6 +14,7 @@ class Bodies(AsyncGenerator[AMQPBody]):
     # __init__ is object's
     def __new__(
         cls, chunks: AsyncGenerator[list[Any]], tracker: OffsetTracker | None = None,
+        holding: Holding | None = None,
     ) -> Self: ...
     def __aiter__(self) -> Bodies: ...
     async def __anext__(self) -> AMQPBody: ...

@@ -25,9 +25,16 @@ iterator counts processed messages in C and reports them to the tracker in
 batches, as many as the tracker can wait for (its first after a store at
 once, which starts its timer), at the end of each chunk, and when the
 tracker is about to store.
+
+Hand-offs (:py:mod:`rbfly.streams.subscriptions.handoff`): a single active
+consumer stepping down on a stream, or losing its connection, cuts the
+chunk at hand if it is of that stream: the messages not handed out yet are
+not (the next consumer of the stream processes them), and the next one
+asked for comes from the next chunk. Nothing is checked per message.
 """
 
 import logging
+import weakref
 
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from libc.stdint cimport uint64_t
@@ -51,6 +58,10 @@ cdef class Bodies:
         ``stream`` attribute when tracked).
     :param tracker: Automatic offset tracking
         (:py:class:`rbfly.streams.subscriptions.tracking.OffsetTracker`), or ``None``.
+    :param holding: What the application holds, for a single active
+        consumer's hand-offs
+        (:py:class:`rbfly.streams.subscriptions.handoff.Holding`): told how
+        to cut the chunk at hand (a weak reference), or ``None``.
     """
     cdef object _chunks
     cdef object _messages   # a Chunk: a list (subclass)
@@ -68,7 +79,7 @@ cdef class Bodies:
     cdef object _release
     cdef Py_ssize_t _release_at
 
-    def __cinit__(self, chunks: object, tracker: object = None) -> None:
+    def __cinit__(self, chunks: object, tracker: object = None, holding: object = None) -> None:
         self._chunks = chunks
         self._messages = []
         self._next = 0
@@ -82,6 +93,8 @@ cdef class Bodies:
         self._release_at = -1
         if tracker is not None:
             tracker.attach(self._pull)
+        if holding is not None:
+            holding.cut = weakref.WeakMethod(self._cut)
 
     def __aiter__(self) -> Bodies:
         return self
@@ -132,6 +145,20 @@ cdef class Bodies:
         tracker.processed(self._stream, self._done_offset, done)
         self._limit = tracker.batch_limit()
         return 0
+
+    def _cut(self, stream: object) -> None:
+        """
+        Hand out no more messages of the chunk at hand if it is of
+        ``stream``: the message handed out last stays the last one
+        processed of it; a flow strategy's credit the chunk held goes back.
+        """
+        messages = self._messages
+        if getattr(messages, 'stream', None) != stream or self._next >= len(messages):
+            return
+        self._messages = messages[:self._next]
+        if self._release_at >= 0:
+            self._release_at = -1
+            self._release()
 
     def _pull(self) -> object:
         """

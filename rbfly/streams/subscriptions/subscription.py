@@ -56,6 +56,7 @@ from .flow import FlowStrategy, ManualCredit
 if tp.TYPE_CHECKING:
     from ..aio.connection import StreamsProtocol
     from ..aio.records import Owner
+    from .handoff import HandOff
 
 # the subscriptions' logger, as documented (doc/logging.rst): the module's former name
 logger = logging.getLogger('rbfly.streams.subscriber')
@@ -182,6 +183,11 @@ class Subscription:
         # what finds the offset to resume from when it becomes active
         self.active = True
         self.activation = activation
+        # the iteration's part in hand-offs (set by the iteration, before
+        # the subscription is placed), and the broker's updates, one at a
+        # time
+        self.group: HandOff | None = None
+        self._updating = asyncio.Lock()
         # the application's say on where to subscribe again, and the offset
         # it started at (or resumes from, once the callback chose one)
         self.resume = resume
@@ -320,6 +326,12 @@ class Subscription:
 
     def on_connection_lost(self, error: Exception) -> None:
         self.protocol = None
+        if self.activation is not None and self.active:
+            # a single active consumer: another may be active by the time
+            # it subscribes again, and the broker activates it again if not
+            self._deactivate()
+            if self.group is not None:
+                self.group.lost(self.stream)
         self.lifecycle.lost(error)
         self._wake()
 
@@ -462,14 +474,21 @@ class Subscription:
     async def _consumer_update(
             self, protocol: StreamsProtocol, correlation_id: int, active: bool,
     ) -> None:
+        async with self._updating:
+            await self._update(protocol, correlation_id, active)
+
+    async def _update(
+            self, protocol: StreamsProtocol, correlation_id: int, active: bool,
+    ) -> None:
         logger.info('subscription %d to stream %r is %s', self.ident,
                     self.stream, 'active' if active else 'inactive')
+        group = self.group
         if not active:
             # the next active consumer continues from the stored offset;
             # chunks not taken yet are for it, not for this one
-            self.active = False
-            self._chunks.clear()
-            self._buffered = 0
+            self._deactivate()
+            if group is not None:
+                await group.step_down(self.stream)
         spec = OffsetSpec.none()
         try:
             if self.activation is not None:
@@ -481,6 +500,8 @@ class Subscription:
             self.fail(ex)
             spec = OffsetSpec.none()
         if active and self._error is None:
+            if group is not None:
+                group.activated(self.stream)
             self.active = True
             value = spec.value
             self.next_offset = value if spec.type == OffsetSpecType.OFFSET \
@@ -488,6 +509,12 @@ class Subscription:
             self.received_offset = None
         if protocol.is_open:
             protocol.answer_consumer_update(correlation_id, spec)
+
+    def _deactivate(self) -> None:
+        """Hand out no more chunks: those buffered are another consumer's."""
+        self.active = False
+        self._chunks.clear()
+        self._buffered = 0
 
 async def spin_wait(subs: tp.Sequence[Subscription]) -> bool:
     """

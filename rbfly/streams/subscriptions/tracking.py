@@ -11,7 +11,17 @@ dispatched): after a crash, messages since the last stored offset are read
 again (at-least-once).
 
 StoreOffset has no answer: an offset is stored on the current connection,
-or with the next one stored when there is no connection.
+or with the next one stored when there is no connection. Where another
+consumer continues from the stored offset (a single active consumer
+handing its stream over, the subscription ending) the tracker *commits*:
+it stores, and waits until the broker reports the offset
+(:py:meth:`OffsetTracker.commit`).
+
+A single active consumer owns the streams it is active on: after handing
+one over (or losing its connection, when another consumer may take it),
+the tracker forgets that stream's offsets and ignores what is processed
+of it until it owns it again, so that a late store cannot move the new
+owner's offset backwards.
 """
 
 from __future__ import annotations
@@ -26,6 +36,9 @@ from ..protocol.commands import StoreOffset
 if tp.TYPE_CHECKING:
     from ..aio.connection import StreamsProtocol
 
+Commit: tp.TypeAlias = tp.Callable[[str, str, int], tp.Awaitable[None]]
+"""Stores an offset (stream, reference, offset) and waits until the broker has it."""
+
 # the offset tracking's logger, as documented (doc/logging.rst): the module's former name
 logger = logging.getLogger('rbfly.streams.tracking')
 
@@ -38,6 +51,8 @@ class OffsetTracker:
     :param every: Store after this many processed messages.
     :param interval: Store this many seconds after a processed message
         that was not stored yet.
+    :param commit: Stores an offset and waits until the broker has it
+        (:py:meth:`rbfly.streams.parts.offsets.Offsets.commit`).
     """
     def __init__(
             self,
@@ -45,6 +60,7 @@ class OffsetTracker:
             reference: str,
             every: int,
             interval: float,
+            commit: Commit | None = None,
     ) -> None:
         if every < 1:
             raise ValueError('store_every must be at least 1, got {}'.format(every))
@@ -54,8 +70,13 @@ class OffsetTracker:
         self.reference = reference
         self._every = every
         self._interval = interval
+        self._commit = commit
         self._count = 0
+        # offsets processed and not stored, and stored and not known to be
+        # committed, per stream; streams handed over (not owned)
         self._pending: dict[str, int] = {}
+        self._sent: dict[str, int] = {}
+        self._released: set[str] = set()
         self._timer: asyncio.TimerHandle | None = None
         self._pull: weakref.WeakMethod[tp.Callable[[], tuple[str, int, int] | None]] | None \
             = None
@@ -80,8 +101,11 @@ class OffsetTracker:
 
     def processed(self, stream: str, offset: int, count: int = 1) -> None:
         """
-        The application processed messages of a stream up to ``offset``.
+        The application processed messages of a stream up to ``offset``
+        (ignored for a stream handed over: its new owner stores it).
         """
+        if stream in self._released:
+            return
         self._pending[stream] = offset
         self._count += count
         if self._count >= self._every:
@@ -100,18 +124,64 @@ class OffsetTracker:
         held = pull() if pull is not None else None
         if held is not None:
             stream, offset, count = held
-            self._pending[stream] = offset
-            self._count += count
+            if stream not in self._released:
+                self._pending[stream] = offset
+                self._count += count
         protocol = self._protocol()
         if not self._pending or protocol is None or not protocol.is_open:
             return
         pending = self._pending
         self._pending = {}
         self._count = 0
+        self._sent.update(pending)
         for stream, offset in pending.items():
             protocol.send(StoreOffset(self.reference, stream, offset))
             logger.debug('stored offset %d of stream %r under %r', offset, stream,
                          self.reference)
+
+    async def commit(self, stream: str | None = None) -> None:
+        """
+        Store the offset of the last message processed of a stream (of
+        every stream: ``None``), and wait until the broker has it; also
+        an offset stored before and not known to be written. Without a
+        connection, nothing is stored (a warning says so): the next owner
+        reads again from the offset stored last.
+
+        :raises rbfly.streams.error.OffsetCommitTimeout: When the broker
+            does not report an offset in time.
+        """
+        self.store()  # takes what the iterator holds back; sends it, if connected
+        pending, sent = self._pending, self._sent
+        streams = [stream] if stream is not None else list(pending.keys() | sent.keys())
+        for s in streams:
+            offset = pending.get(s, sent.get(s))
+            if offset is None:
+                continue
+            protocol = self._protocol()
+            if self._commit is None or protocol is None or not protocol.is_open:
+                logger.warning('offset %d of stream %r not stored under %r: no connection',
+                               offset, s, self.reference)
+                continue
+            await self._commit(s, self.reference, offset)
+            if pending.get(s) == offset:
+                del pending[s]
+            if sent.get(s) == offset:
+                del sent[s]
+            logger.debug('committed offset %d of stream %r under %r', offset, s, self.reference)
+
+    def release(self, stream: str) -> None:
+        """
+        The consumer no longer owns a stream (handed over, or its
+        connection lost): forget its offsets, and ignore what is processed
+        of it until :py:meth:`own`.
+        """
+        self._released.add(stream)
+        self._pending.pop(stream, None)
+        self._sent.pop(stream, None)
+
+    def own(self, stream: str) -> None:
+        """The consumer is active on a stream (again): track it."""
+        self._released.discard(stream)
 
     def close(self) -> None:
         """Store what is pending; stop the timer."""
