@@ -1,0 +1,521 @@
+"""
+A consumer group through rolling deploys and crashes: worker processes,
+single active consumers of one name of every partition of a super
+stream, restarted one at a time with SIGTERM, then killed one at a time
+with SIGKILL, while a producer publishes; then a check that each message
+was processed once (rbfly issue 30)::
+
+    python -m soak.consumer_group [--url URL] [--partitions 6] [--workers 3] ...
+
+The run:
+
+1. creates a super stream of ``--partitions`` partitions with a unique
+   name (deleted at the end);
+2. starts ``--workers`` workers (:py:mod:`soak.consumer_group_worker`,
+   each a process with its own client: ``subscribe_super_stream(name=...,
+   single_active=True, offset=Offset.FIRST, store_every=100,
+   store_interval=1)``) and waits until each has subscribed to every
+   partition;
+3. starts the producer (:py:mod:`soak.consumer_group_producer`, a process):
+   ``--messages`` messages at ``--rate`` a second, each with its sequence
+   number, routed by hash;
+4. after ``--warmup`` seconds, a rolling deploy: ``--restarts`` times, the
+   oldest worker gets SIGTERM, the controller waits for its exit, starts a
+   replacement, waits until it has subscribed, then ``--interval``
+   seconds; then ``--kills`` times, the worker owning the most partitions
+   gets SIGKILL and is replaced the same way;
+5. waits until the producer is done and every confirmed message was
+   processed (or ``--drain-timeout`` passes), then stops the workers with
+   SIGTERM;
+6. reads the logs (:py:mod:`soak.consumer_group_analysis`) and prints the
+   figures: messages lost, duplicates of graceful hand-offs (the goal is
+   none) and after each kill (within the bound automatic offset tracking
+   allows), the pauses of the hand-offs, the workers' exits.
+
+It exits with 0 when the goals are met, 1 when not, 3 when it could not
+run (no broker). Every wait has a deadline; the child processes are
+killed at the end whatever happens (an error, Ctrl-C); the logs are in a
+temporary directory, removed after a run that met its goals and kept
+otherwise (its path is printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from rbfly.error import RbFlyError
+from rbfly.streams import streams_client
+from soak.consumer_group_analysis import (
+    Figures,
+    LogTail,
+    Processing,
+    Scenario,
+    StopKind,
+    WorkerRun,
+    analyse_directory,
+    as_json,
+    log_path,
+    read_producer_log,
+    save_run,
+    table,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+POLL = 0.05
+"""Seconds between two looks at the logs and the processes."""
+
+GROUP = 'consumer-group'
+"""The name the workers share (the super stream's name is unique to the run)."""
+
+@dataclass
+class Config:
+    """
+    A run's parameters (the command line's options).
+
+    :ivar url: The broker.
+    :ivar interval: Seconds between a replacement ready and the next
+        restart or kill.
+    :ivar warmup: Seconds of publishing before the first restart.
+    :ivar offset: The workers' subscription offset: ``first``
+        (``Offset.FIRST``) or ``reference`` (``Offset.reference(group)``).
+    :ivar wait_stored: The workers wait, after closing their
+        subscription, until the broker has their offsets.
+    :ivar ready_timeout: Seconds a worker has to subscribe to every
+        partition.
+    :ivar stop_timeout: Seconds a worker has to exit after SIGTERM (it is
+        killed after them, and the run fails).
+    :ivar drain_timeout: Seconds the workers have, after the producer's
+        end, to process every confirmed message.
+    :ivar log_dir: Where the logs go (``None``: a temporary directory,
+        removed after a run that met its goals).
+    """
+    url: str
+    partitions: int = 6
+    messages: int = 60_000
+    rate: float = 1600
+    workers: int = 3
+    restarts: int = 6
+    kills: int = 3
+    interval: float = 1.5
+    warmup: float = 3
+    store_every: int = 100
+    store_interval: float = 1
+    offset: str = 'first'
+    wait_stored: bool = False
+    ready_timeout: float = 20
+    stop_timeout: float = 15
+    drain_timeout: float = 60
+    log_dir: Path | None = None
+    keep_logs: bool = False
+
+@dataclass
+class Result:
+    """A run's figures, and where its logs are."""
+    figures: Figures
+    log_dir: Path
+
+    @property
+    def ok(self) -> bool:
+        return self.figures.ok
+
+    def text(self) -> str:
+        return table(self.figures) + ('\nlogs: {}'.format(self.log_dir))
+
+class HarnessError(Exception):
+    """The run could not be made: the super stream could not be created (no broker)."""
+
+def _host(url: str) -> str:
+    """The broker's address, without credentials."""
+    return urlsplit(url).netloc.split('@')[-1]
+
+def _python(module: str, *args: object) -> list[str]:
+    return [sys.executable, '-m', module, *(str(a) for a in args)]
+
+class Group:
+    """
+    The child processes of a run and what their logs said so far.
+
+    :param echo: Where the progress goes.
+    """
+    def __init__(
+            self, config: Config, directory: Path, super_stream: str, partitions: list[str],
+            echo: Callable[[str], None],
+    ) -> None:
+        self.config = config
+        self.directory = directory
+        self.super_stream = super_stream
+        self.partitions = partitions
+        self.echo = echo
+        self.t0 = time.monotonic()
+        self.runs: list[WorkerRun] = []
+        self.procs: dict[int, subprocess.Popen[bytes]] = {}
+        self.producer: subprocess.Popen[bytes] | None = None
+        self.problems: list[str] = []
+        self._tails: dict[int, LogTail] = {}
+        self._opened: dict[int, set[str]] = {}
+        self.processed: dict[int, int] = {}
+        self.seen: set[int] = set()
+        self.owner: dict[str, int] = {}  # partition -> worker of its last message seen
+
+    def note(self, text: str) -> None:
+        self.echo('{:7.1f} s  {}'.format(time.monotonic() - self.t0, text))
+
+    def problem(self, text: str) -> None:
+        self.problems.append(text)
+        self.note('PROBLEM: ' + text)
+
+    def _spawn(self, command: list[str], name: str) -> subprocess.Popen[bytes]:
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+            p for p in (str(ROOT), os.environ.get('PYTHONPATH', '')) if p))
+        with (self.directory / (name + '.err')).open('wb') as err:
+            # a session of its own: Ctrl-C reaches the controller only,
+            # which stops the children
+            return subprocess.Popen(
+                command, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=err, stderr=err,
+                start_new_session=True,
+            )
+
+    def start_worker(self) -> WorkerRun:
+        index = len(self.runs)
+        c = self.config
+        path = log_path(self.directory, index)
+        command = _python(
+            'soak.consumer_group_worker', '--url', c.url, '--super-stream', self.super_stream,
+            '--group', GROUP, '--log', path, '--offset', c.offset,
+            '--store-every', c.store_every, '--store-interval', c.store_interval,
+        )
+        if c.wait_stored:
+            command.append('--wait-stored')
+        run = WorkerRun(index, time.monotonic())
+        self.runs.append(run)
+        self.procs[index] = self._spawn(command, 'worker-{}'.format(index))
+        self._tails[index] = LogTail(index, path)
+        self._opened[index] = set()
+        self.processed[index] = 0
+        return run
+
+    def start_producer(self) -> None:
+        c = self.config
+        self.producer = self._spawn(_python(
+            'soak.consumer_group_producer', '--url', c.url, '--super-stream', self.super_stream,
+            '--log', self.directory / 'producer.log', '--messages', c.messages,
+            '--rate', c.rate,
+        ), 'producer')
+
+    def poll(self) -> None:
+        """Read what the workers logged since the last poll; notice exits."""
+        for index, tail in self._tails.items():
+            for record in tail.read():
+                if isinstance(record, Processing):
+                    self.seen.add(record.seq)
+                    self.owner[record.partition] = index
+                    self.processed[index] += 1
+                elif record.kind == 'state' and record.fields[1:2] == ('open',):
+                    self._opened[index].add(record.fields[0])
+        for run in self.running():
+            code = self.procs[run.index].poll()
+            if code is not None and run.stop is None:  # else stop() or stop_all() reaps it
+                run.exit_code, run.exit_time = code, time.monotonic()
+                self.problem('worker {} exited by itself with {} (see {})'.format(
+                    run.index, code, self.directory / 'worker-{}.err'.format(run.index)))
+
+    def wait_until(self, done: Callable[[], bool], timeout: float) -> bool:
+        """Poll until ``done()``; ``False`` after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self.poll()
+            if done():
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(POLL)
+
+    def sleep(self, seconds: float) -> None:
+        """Wait, following the logs."""
+        self.wait_until(lambda: False, seconds)
+
+    def running(self) -> list[WorkerRun]:
+        return [r for r in self.runs if r.exit_code is None and r.index in self.procs]
+
+    def ready(self, run: WorkerRun) -> bool:
+        """A worker subscribed to every partition (or exited: waiting would not help)."""
+        return run.exit_code is not None \
+            or len(self._opened[run.index]) >= len(self.partitions)
+
+    def start_ready(self) -> WorkerRun:
+        """Start a worker and wait until it has subscribed to every partition."""
+        run = self.start_worker()
+        if self.wait_until(lambda: self.ready(run), self.config.ready_timeout):
+            self.note('worker {} subscribed after {:.2f} s'.format(
+                run.index, time.monotonic() - run.started))
+        else:
+            self.problem('worker {} not subscribed to every partition after {:g} s'.format(
+                run.index, self.config.ready_timeout))
+        return run
+
+    def owned(self, run: WorkerRun) -> int:
+        """The partitions whose last message seen the worker processed."""
+        return sum(1 for w in self.owner.values() if w == run.index)
+
+    def stop(self, run: WorkerRun, kind: StopKind) -> None:
+        """Send the worker SIGTERM or SIGKILL; wait for its exit (SIGKILL after the deadline)."""
+        proc = self.procs[run.index]
+        run.stop, run.stop_time = kind, time.monotonic()
+        proc.send_signal(signal.SIGKILL if kind == 'kill' else signal.SIGTERM)
+        self._reap(run, self.config.stop_timeout)
+
+    def _reap(self, run: WorkerRun, timeout: float) -> None:
+        proc = self.procs[run.index]
+        try:
+            proc.wait(max(0.0, timeout))
+        except subprocess.TimeoutExpired:
+            run.escalated = True
+            self.problem('worker {} still running {:g} s after SIGTERM: killed'.format(
+                run.index, self.config.stop_timeout))
+            proc.kill()
+            proc.wait(10)
+        run.exit_code, run.exit_time = proc.returncode, time.monotonic()
+        self.poll()
+
+    def stop_all(self) -> None:
+        """SIGTERM to every worker at once; wait for their exits."""
+        runs = self.running()
+        now = time.monotonic()
+        for run in runs:
+            run.stop, run.stop_time = 'final', now
+            self.procs[run.index].send_signal(signal.SIGTERM)
+        deadline = now + self.config.stop_timeout
+        for run in runs:
+            self._reap(run, deadline - time.monotonic())
+
+    def kill_everything(self) -> None:
+        """The end, whatever happened: no child is left running."""
+        procs = list(self.procs.values())
+        if self.producer is not None:
+            procs.append(self.producer)
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+        for proc in procs:
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.problem('process {} did not die'.format(proc.pid))
+
+async def _create(url: str, super_stream: str, partitions: int) -> list[str]:
+    async with streams_client(url) as client:
+        return await client.create_super_stream(super_stream, partitions, exist_ok=False)
+
+async def _delete(url: str, super_stream: str) -> None:
+    async with asyncio.timeout(30), streams_client(url) as client:
+        await client.delete_super_stream(super_stream)
+
+def _scenario(group: Group) -> None:
+    """The steps of the run, on a group whose super stream exists."""
+    c = group.config
+    for _ in range(c.workers):
+        group.start_ready()
+    group.start_producer()
+    group.note('producer started: {:,} messages at {:g}/s'.format(c.messages, c.rate))
+    # warm-up: publishing, and every worker processing
+    group.wait_until(lambda: all(group.processed[r.index] for r in group.running()),
+                     c.ready_timeout)
+    group.sleep(c.warmup)
+
+    for n in range(c.restarts):
+        if not group.running():
+            group.problem('no worker left to restart')
+            break
+        old = min(group.running(), key=lambda r: r.started)
+        group.stop(old, 'term')
+        group.note('restart {}: worker {} got SIGTERM, exit {} after {:.2f} s'.format(
+            n + 1, old.index, old.exit_code, (old.exit_time or 0) - (old.stop_time or 0)))
+        group.start_ready()
+        group.sleep(c.interval)
+
+    for n in range(c.kills):
+        if not group.running():
+            group.problem('no worker left to kill')
+            break
+        # the worker owning most partitions, so that the kill takes some;
+        # the oldest of those
+        victim = max(group.running(), key=lambda r: (group.owned(r), -r.started))
+        owned = group.owned(victim)
+        group.stop(victim, 'kill')
+        group.note('kill {}: worker {} (owning {} partitions) got SIGKILL'.format(
+            n + 1, victim.index, owned))
+        group.start_ready()
+        group.sleep(c.interval)
+
+    producer = group.producer
+    assert producer is not None
+    publishing = c.messages / c.rate
+    if not group.wait_until(lambda: producer.poll() is not None,
+                            group.t0 + 2 * publishing + 30 - time.monotonic()):
+        group.problem('the producer did not finish in time')
+        producer.kill()
+        producer.wait(10)
+    if producer.returncode:
+        group.problem('the producer failed with {} (see {})'.format(
+            producer.returncode, group.directory / 'producer.err'))
+    confirmed = read_producer_log(group.directory / 'producer.log').confirmed
+    group.note('producer done: {:,} confirmed'.format(len(confirmed)))
+    if group.wait_until(lambda: confirmed <= group.seen, c.drain_timeout):
+        group.note('every confirmed message processed')
+    else:
+        group.problem('{:,} confirmed messages not processed after {:g} s'.format(
+            len(confirmed - group.seen), c.drain_timeout))
+    group.sleep(min(c.store_interval, 2))  # the last offsets stored: nothing comes again
+    group.stop_all()
+    group.note('workers stopped')
+
+def run(config: Config, echo: Callable[[str], None] | None = None) -> Result:
+    """
+    Run the scenario against ``config.url``; the figures and the goals.
+
+    :raises HarnessError: When the super stream cannot be created (no
+        broker).
+    """
+    say = echo or (lambda text: print(text, file=sys.stderr, flush=True))
+    super_stream = 'rbfly-group-{}'.format(uuid.uuid4().hex[:10])
+    try:
+        partitions = asyncio.run(_create(config.url, super_stream, config.partitions))
+    except (OSError, TimeoutError, RbFlyError) as ex:
+        raise HarnessError('cannot create super stream at {}: {}'.format(
+            _host(config.url), ex)) from ex
+    directory = config.log_dir or Path(tempfile.mkdtemp(prefix='rbfly-group-'))
+    directory.mkdir(parents=True, exist_ok=True)
+    group = Group(config, directory, super_stream, partitions, say)
+    ok = False
+    try:
+        group.note('super stream {} ({} partitions) at {}; logs in {}'.format(
+            super_stream, len(partitions), _host(config.url), directory))
+        _scenario(group)
+        scenario = Scenario(
+            partitions, config.store_every, config.store_interval, group.t0,
+            config.restarts, config.kills, config.messages,
+        )
+        save_run(directory, scenario, group.runs, group.problems)
+        result = Result(analyse_directory(directory), directory)
+        ok = result.ok
+        return result
+    finally:
+        group.kill_everything()
+        try:
+            asyncio.run(_delete(config.url, super_stream))
+        except (OSError, TimeoutError, RbFlyError) as ex:
+            say('could not delete super stream {}: {}'.format(super_stream, ex))
+        if ok and config.log_dir is None and not config.keep_logs:
+            shutil.rmtree(directory, ignore_errors=True)
+        else:
+            say('logs kept in {}'.format(directory))
+
+def header(config: Config) -> str:
+    return ('consumer group: {} workers, {} partitions, {:,} messages at {:g}/s;'
+            ' {} restarts (SIGTERM), {} kills (SIGKILL), {:g} s apart; store_every {},'
+            ' store_interval {:g} s, offset {}{}; broker {}'.format(
+                config.workers, config.partitions, config.messages, config.rate,
+                config.restarts, config.kills, config.interval, config.store_every,
+                config.store_interval, config.offset,
+                ', workers wait for their offsets' if config.wait_stored else '',
+                _host(config.url)))
+
+def parse_args(argv: Sequence[str] | None = None) -> tuple[Config, Path | None, Path | None]:
+    """
+    The run's parameters, where its figures are written as JSON (if
+    anywhere), and the directory of a run to analyse again (if any).
+    """
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0].strip())
+    default_url = os.environ.get('RBFLY_URL43', 'rabbitmq-stream://guest:guest@localhost:5556/')
+    d = Config(url=default_url)
+    add = parser.add_argument
+    add('--url', default=d.url,
+        help='RabbitMQ Streams broker, 3.13+ (default: $RBFLY_URL43 or localhost:5556;'
+             ' $RBFLY_URL4 for RabbitMQ 4.0)')
+    add('--partitions', type=int, default=d.partitions, help='(%(default)s)')
+    add('--messages', type=int, default=d.messages, help='(%(default)s)')
+    add('--rate', type=float, default=d.rate, help='messages a second (%(default)s)')
+    add('--workers', type=int, default=d.workers, help='(%(default)s)')
+    add('--restarts', type=int, default=d.restarts,
+        help='workers restarted with SIGTERM, one at a time (%(default)s)')
+    add('--kills', type=int, default=d.kills,
+        help='workers killed with SIGKILL, one at a time (%(default)s)')
+    add('--interval', type=float, default=d.interval,
+        help='seconds between a replacement subscribed and the next restart (%(default)s)')
+    add('--warmup', type=float, default=d.warmup,
+        help='seconds of publishing before the first restart (%(default)s)')
+    add('--store-every', type=int, default=d.store_every, help='(%(default)s)')
+    add('--store-interval', type=float, default=d.store_interval, help='(%(default)s)')
+    add('--offset', choices=('first', 'reference'), default=d.offset,
+        help='the workers\' subscription offset: Offset.FIRST or Offset.reference(group)'
+             ' (%(default)s)')
+    add('--wait-stored', action='store_true',
+        help='the workers wait until the broker has their offsets before closing the client')
+    add('--ready-timeout', type=float, default=d.ready_timeout, help='(%(default)s s)')
+    add('--stop-timeout', type=float, default=d.stop_timeout, help='(%(default)s s)')
+    add('--drain-timeout', type=float, default=d.drain_timeout, help='(%(default)s s)')
+    add('--log-dir', type=Path, help='where the logs go (default: a temporary directory)')
+    add('--keep-logs', action='store_true', help='keep them after a run that met its goals')
+    add('--json', type=Path, help='write the figures to this file')
+    add('--analyse', type=Path, metavar='DIR',
+        help='run nothing: analyse again the logs a run left in DIR')
+    args = parser.parse_args(argv)
+    if args.workers < 1 or args.partitions < 1 or args.messages < 1 or args.rate <= 0:
+        parser.error('workers, partitions, messages and rate must be positive')
+    json_path: Path | None = args.json
+    again: Path | None = args.analyse
+    options = {k: v for k, v in vars(args).items() if k not in ('json', 'analyse')}
+    return Config(**options), json_path, again
+
+class Stopped(Exception):
+    """The controller got SIGTERM or SIGINT: the run ends, its children killed."""
+
+def _stopped(signum: int, frame: object) -> None:
+    raise Stopped(signal.Signals(signum).name)
+
+def main(argv: Sequence[str] | None = None) -> int:
+    config, json_path, again = parse_args(argv)
+    if again is not None:
+        figures = analyse_directory(again)
+        print(table(figures))
+        return 0 if figures.ok else 1
+    print(header(config), flush=True)
+    # raised where the controller is, so that run() kills the children and
+    # keeps the logs (SIGINT too: a shell starting it in the background
+    # may have it ignored, and it would not raise KeyboardInterrupt)
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, _stopped)
+    try:
+        result = run(config)
+    except HarnessError as ex:
+        print('cannot run: {}'.format(ex), file=sys.stderr)
+        return 3
+    except Stopped as ex:
+        print('stopped by {}'.format(ex), file=sys.stderr)
+        return 130
+    print(result.text())
+    if json_path is not None:
+        document = as_json(result.figures)
+        document['config'] = {k: (str(v) if isinstance(v, Path) else v)
+                              for k, v in vars(config).items() if k != 'url'}
+        document['broker'] = _host(config.url)
+        json_path.write_text(json.dumps(document, indent=2) + '\n')
+    print('consumer group: {}'.format('ok' if result.ok else 'FAILED'))
+    return 0 if result.ok else 1
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,634 @@
+"""
+The figures of a consumer group run (:py:mod:`soak.consumer_group`): what
+the logs of the workers and of the producer say about messages lost and
+processed twice, the pauses of the hand-offs of partitions between
+workers, the workers' exits, and whether the goals are met.
+
+A worker's log has a line per message processed, written with one
+``os.write`` to a file opened with ``O_APPEND`` (a SIGKILL leaves whole
+lines; a torn last line is ignored anyway)::
+
+    <partition> <offset> <seq> <time>
+
+and marker lines, starting with ``#``::
+
+    # start <pid> <time>                 the process runs
+    # state <partition> <state> <time>   a partition's subscription changed state
+    # closed <time>                      the iterator is closed (SIGTERM)
+    # stopped <time>                     the client is closed, exiting with 0
+
+The producer's log has a line per confirmed batch and markers::
+
+    # start <time>
+    c <first seq> <last seq> <time>      sequence numbers first..last confirmed
+    # end <time>
+
+Times are ``time.monotonic()``: one clock for all the processes of a
+machine (CLOCK_MONOTONIC on Linux).
+
+A duplicate is an offset of a partition processed again (a sequence
+number the broker stored twice, at two offsets, is the producer's, and
+counted apart). Each processing after the first is a duplicate, charged
+to the worker of the processing before it and to how that worker let
+the partition go:
+
+- killed (SIGKILL) while it owned the partition: it could not store the
+  offset of what it processed last, and the duplicate is the kill's,
+  within the bound of automatic offset tracking (:py:class:`KillFigures`);
+  a message it processed in a partition it owned at its death, after the
+  last time that partition came back to it;
+- any other: a graceful hand-off (the worker stopped with SIGTERM, or,
+  alive, stepped down when the broker gave the partition to a worker that
+  joined, even if it was killed later), and the goal is none.
+
+This module reads files and computes; it runs no process and talks to no
+broker, so the unit tests feed it made-up logs.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+import typing as tp
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+StopKind = tp.Literal['term', 'kill', 'final']
+"""
+How the controller stopped a worker: SIGTERM in the rolling deploy
+(``term``), SIGKILL (``kill``), SIGTERM at the end of the run (``final``).
+"""
+
+@dataclass(frozen=True, slots=True)
+class Processing:
+    """A message a worker processed (a line of its log)."""
+    worker: int
+    partition: str
+    offset: int
+    seq: int
+    time: float
+
+@dataclass(frozen=True, slots=True)
+class Marker:
+    """A marker line of a worker's log: its kind and the fields after it."""
+    kind: str
+    fields: tuple[str, ...]
+
+def parse_line(worker: int, line: bytes) -> Processing | Marker | None:
+    """
+    A line of a worker's log, without its newline; ``None`` when it is not
+    one (the controller reads only whole lines, so this is a bug of the
+    worker, and the analysis counts them).
+    """
+    parts = line.decode('utf-8', 'replace').split()
+    if len(parts) >= 2 and parts[0] == '#':
+        return Marker(parts[1], tuple(parts[2:]))
+    if len(parts) != 4:
+        return None
+    try:
+        return Processing(worker, parts[0], int(parts[1]), int(parts[2]), float(parts[3]))
+    except ValueError:
+        return None
+
+class LogTail:
+    """
+    Reads the whole lines a worker appended to its log since the last
+    read: the controller follows the workers while they run. A line
+    without its newline yet (being written, or torn by a SIGKILL) waits
+    for the next read.
+    """
+    def __init__(self, worker: int, path: Path) -> None:
+        self.worker = worker
+        self.path = path
+        self.position = 0
+        self.bad = 0
+        self._rest = b''
+
+    @property
+    def torn(self) -> bool:
+        """The file ends within a line (being written, or torn by a SIGKILL)."""
+        return bool(self._rest)
+
+    def read(self) -> Iterator[Processing | Marker]:
+        """The records of the lines added since the last call."""
+        try:
+            with self.path.open('rb') as f:
+                f.seek(self.position)
+                data = f.read()
+        except FileNotFoundError:
+            return
+        self.position += len(data)
+        data = self._rest + data
+        lines = data.split(b'\n')
+        self._rest = lines.pop()  # b'' after a newline
+        for line in lines:
+            record = parse_line(self.worker, line)
+            if record is None:
+                self.bad += 1
+            else:
+                yield record
+
+@dataclass
+class WorkerLog:
+    """What a worker's log holds."""
+    processings: list[Processing] = field(default_factory=list)
+    markers: list[Marker] = field(default_factory=list)
+    bad_lines: int = 0
+    torn: bool = False  # the file ends within a line (a SIGKILL while writing)
+
+    def has(self, kind: str) -> bool:
+        return any(m.kind == kind for m in self.markers)
+
+    def add(self, record: Processing | Marker) -> None:
+        if isinstance(record, Processing):
+            self.processings.append(record)
+        else:
+            self.markers.append(record)
+
+def read_log(worker: int, path: Path) -> WorkerLog:
+    """All the whole lines of a worker's log."""
+    tail = LogTail(worker, path)
+    log = WorkerLog()
+    for record in tail.read():
+        log.add(record)
+    log.bad_lines = tail.bad
+    log.torn = tail.torn
+    return log
+
+@dataclass(frozen=True)
+class ProducerLog:
+    """What the producer's log holds: the confirmed sequence numbers, when it published."""
+    confirmed: frozenset[int]
+    start: float | None
+    end: float | None
+
+def read_producer_log(path: Path) -> ProducerLog:
+    confirmed: set[int] = set()
+    start = end = None
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        text = ''
+    for line in text.split('\n')[:-1]:  # whole lines only
+        parts = line.split()
+        if len(parts) == 4 and parts[0] == 'c':
+            confirmed.update(range(int(parts[1]), int(parts[2]) + 1))
+        elif len(parts) == 3 and parts[:2] == ['#', 'start']:
+            start = float(parts[2])
+        elif len(parts) == 3 and parts[:2] == ['#', 'end']:
+            end = float(parts[2])
+    return ProducerLog(frozenset(confirmed), start, end)
+
+@dataclass
+class WorkerRun:
+    """
+    A worker process as the controller saw it.
+
+    :ivar index: Its number (its log is ``worker-<index>.log``).
+    :ivar started: When it was started.
+    :ivar stop: How it was stopped (``None``: it was not, a failure).
+    :ivar stop_time: When the signal was sent.
+    :ivar exit_code: Its exit status (``-9``: SIGKILL; ``None``: it did not
+        exit).
+    :ivar exit_time: When it was seen to have exited.
+    :ivar escalated: It did not exit within the deadline after SIGTERM
+        and was killed.
+    :ivar log: Its log.
+    """
+    index: int
+    started: float
+    stop: StopKind | None = None
+    stop_time: float | None = None
+    exit_code: int | None = None
+    exit_time: float | None = None
+    escalated: bool = False
+    log: WorkerLog = field(default_factory=WorkerLog)
+
+    @property
+    def killed(self) -> bool:
+        return self.stop == 'kill'
+
+@dataclass(frozen=True)
+class Scenario:
+    """
+    What the analysis needs to know of the run.
+
+    :ivar partitions: The super stream's partitions.
+    :ivar store_every: The workers' ``store_every``.
+    :ivar store_interval: The workers' ``store_interval`` (seconds).
+    :ivar t0: The start of the run (times are printed from it).
+    :ivar restarts: Graceful restarts asked for.
+    :ivar kills: Kills asked for.
+    :ivar messages: Messages the producer was to publish.
+    """
+    partitions: Sequence[str]
+    store_every: int
+    store_interval: float
+    t0: float
+    restarts: int
+    kills: int
+    messages: int
+
+@dataclass
+class KillFigures:
+    """
+    The duplicates a SIGKILL caused, and their bound.
+
+    A killed worker processed, in each partition it owned, at most
+    ``store_every`` messages after the last offset it stored (the tracker
+    stores once it counts that many), or those of the last
+    ``store_interval`` seconds (it stores that long after the first it
+    did not store): at most ``store_every`` plus the messages arriving in
+    ``store_interval`` seconds at the partition's rate. Its successor
+    resumes after the stored offset, so that many are processed again.
+    """
+    worker: int
+    time: float
+    owned: list[str]
+    bound: dict[str, int]
+    since: dict[str, float]  # when the worker last got each partition it owned
+    publishing: bool = True  # the producer was still publishing (else the partitions were idle)
+    duplicates: Counter[str] = field(default_factory=Counter)
+
+    def held(self, p: Processing) -> bool:
+        """The worker processed a message in a partition it held until its death."""
+        since = self.since.get(p.partition)
+        return since is not None and p.time >= since
+
+    @property
+    def total(self) -> int:
+        return sum(self.duplicates.values())
+
+    @property
+    def limit(self) -> int:
+        return sum(self.bound.values())
+
+    @property
+    def ok(self) -> bool:
+        return self.total <= self.limit
+
+@dataclass(frozen=True)
+class HandOff:
+    """
+    A partition passing from a worker to another: the last message the one
+    processed, the first the other did.
+    """
+    partition: str
+    old: int
+    new: int
+    last: float
+    first: float
+    after_kill: bool
+
+    @property
+    def pause(self) -> float:
+        return self.first - self.last
+
+@dataclass(frozen=True)
+class Goal:
+    name: str
+    value: str
+    target: str
+    ok: bool
+
+@dataclass
+class Figures:
+    """The figures of a run, and its goals."""
+    scenario: Scenario
+    confirmed: int
+    processed: int           # distinct (partition, offset)
+    processings: int         # lines
+    lost: list[int]          # confirmed sequence numbers never processed
+    stored_twice: int        # sequence numbers at two offsets (the producer's doing)
+    unconfirmed: int         # processed, not confirmed (a failed publish that was stored)
+    graceful_duplicates: int
+    graceful_by_worker: Counter[int]
+    kills: list[KillFigures]
+    hand_offs: list[HandOff]
+    workers: list[WorkerRun]
+    bad_lines: int
+    rates: dict[str, float]
+    problems: list[str] = field(default_factory=list)
+    goals: list[Goal] = field(default_factory=list)
+
+    @property
+    def kill_duplicates(self) -> int:
+        return sum(k.total for k in self.kills)
+
+    @property
+    def ok(self) -> bool:
+        return all(g.ok for g in self.goals)
+
+def quantile(values: Sequence[float], q: float) -> float:
+    """Nearest-rank quantile (``nan`` of nothing)."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
+
+def _by_partition(processings: Iterable[Processing]) -> dict[str, list[Processing]]:
+    parts: dict[str, list[Processing]] = defaultdict(list)
+    for p in processings:
+        parts[p.partition].append(p)
+    for items in parts.values():
+        items.sort(key=lambda p: p.time)
+    return parts
+
+def _owned_at(
+        by_partition: dict[str, list[Processing]], worker: int, when: float,
+) -> dict[str, float]:
+    """
+    The partitions a worker owned when it died, each with when it got it
+    last: those whose last message processed (by anyone) before then was
+    its own; since the first of its last run of messages there.
+    """
+    owned = {}
+    for partition, items in sorted(by_partition.items()):
+        before = [p for p in items if p.time <= when]  # sorted by time
+        if not before or before[-1].worker != worker:
+            continue
+        since = before[-1].time
+        for p in reversed(before):
+            if p.worker != worker:
+                break
+            since = p.time
+        owned[partition] = since
+    return owned
+
+def _hand_offs(
+        by_partition: dict[str, list[Processing]], workers: dict[int, WorkerRun],
+) -> list[HandOff]:
+    """
+    The changes of worker in each partition's messages, in time order:
+    the pause between the last message of the one and the first of the
+    next.
+    """
+    result = []
+    for partition, items in sorted(by_partition.items()):
+        for before, after in itertools.pairwise(items):
+            if before.worker == after.worker:
+                continue
+            old = workers.get(before.worker)
+            after_kill = old is not None and old.killed and old.stop_time is not None \
+                and after.time >= old.stop_time
+            result.append(HandOff(partition, before.worker, after.worker, before.time,
+                                  after.time, after_kill))
+    return result
+
+def analyse(
+        scenario: Scenario, workers: Sequence[WorkerRun], producer: ProducerLog,
+        problems: Sequence[str] = (),
+) -> Figures:
+    """
+    The figures of a run, from its workers (with their logs) and its
+    producer's log.
+
+    :param problems: What went wrong in the controller (a deadline
+        passed): a goal is that nothing did.
+    """
+    by_worker = {w.index: w for w in workers}
+    processings = [p for w in workers for p in w.log.processings]
+    by_partition = _by_partition(processings)
+
+    # every processing of each offset, in time order
+    by_offset: dict[tuple[str, int], list[Processing]] = defaultdict(list)
+    for p in processings:
+        by_offset[p.partition, p.offset].append(p)
+    seq_offsets: dict[int, set[tuple[str, int]]] = defaultdict(set)
+    for key, items in by_offset.items():
+        items.sort(key=lambda p: p.time)
+        seq_offsets[items[0].seq].add(key)
+
+    # the partitions' rates: messages stored over the publishing time
+    duration = max(1e-3, (producer.end or 0) - (producer.start or 0)) \
+        if producer.start is not None and producer.end is not None else math.inf
+    counts = Counter(partition for partition, _ in by_offset)
+    rates = {p: counts[p] / duration for p in scenario.partitions}
+
+    kills: dict[int, KillFigures] = {}
+    for w in workers:
+        if w.killed and w.stop_time is not None:
+            owned = _owned_at(by_partition, w.index, w.stop_time)
+            bound = {
+                p: scenario.store_every + math.ceil(rates.get(p, 0) * scenario.store_interval)
+                for p in owned
+            }
+            kills[w.index] = KillFigures(
+                w.index, w.stop_time - scenario.t0, list(owned), bound, owned,
+                publishing=producer.end is None or w.stop_time < producer.end,
+            )
+
+    graceful = 0
+    graceful_by_worker: Counter[int] = Counter()
+    for items in by_offset.values():
+        for before, _ in itertools.pairwise(items):
+            kill = kills.get(before.worker)
+            if kill is not None and kill.held(before):
+                kill.duplicates[before.partition] += 1
+            else:
+                graceful += 1
+                graceful_by_worker[before.worker] += 1
+
+    lost = sorted(producer.confirmed - seq_offsets.keys())
+    figures = Figures(
+        scenario=scenario,
+        confirmed=len(producer.confirmed),
+        processed=len(by_offset),
+        processings=len(processings),
+        lost=lost,
+        stored_twice=sum(1 for keys in seq_offsets.values() if len(keys) > 1),
+        unconfirmed=len(seq_offsets.keys() - producer.confirmed),
+        graceful_duplicates=graceful,
+        graceful_by_worker=graceful_by_worker,
+        kills=sorted(kills.values(), key=lambda k: k.time),
+        hand_offs=_hand_offs(by_partition, by_worker),
+        workers=list(workers),
+        bad_lines=sum(w.log.bad_lines for w in workers),
+        rates=rates,
+        problems=list(problems),
+    )
+    figures.goals = goals(figures)
+    return figures
+
+def _bad_exits(workers: Iterable[WorkerRun]) -> list[str]:
+    """The workers that did not stop as they were told to, each with why."""
+    bad = []
+    for w in workers:
+        if w.stop is None:
+            bad.append('worker {}: never stopped (exit {})'.format(w.index, w.exit_code))
+        elif w.stop == 'kill':
+            if w.exit_code != -9:
+                bad.append('worker {}: SIGKILL, exit {}'.format(w.index, w.exit_code))
+        elif w.escalated or w.exit_code != 0 or not w.log.has('stopped'):
+            bad.append('worker {}: SIGTERM, exit {}{}{}'.format(
+                w.index, w.exit_code, ', killed after the deadline' if w.escalated else '',
+                '' if w.log.has('stopped') else ', no stop marker',
+            ))
+    return bad
+
+def goals(f: Figures) -> list[Goal]:
+    """The goals of a run, each with its value."""
+    s = f.scenario
+    terms = sum(1 for w in f.workers if w.stop == 'term')
+    killed = sum(1 for w in f.workers if w.stop == 'kill')
+    bad_exits = _bad_exits(f.workers)
+    result = [
+        Goal('messages confirmed', '{:,}'.format(f.confirmed), '{:,}'.format(s.messages),
+             f.confirmed == s.messages),
+        Goal('graceful restarts (SIGTERM)', str(terms), str(s.restarts), terms >= s.restarts),
+        Goal('kills (SIGKILL)', str(killed), str(s.kills), killed >= s.kills),
+        Goal('lost', '{:,}'.format(len(f.lost)), '0', not f.lost),
+        Goal('duplicates, graceful', '{:,}'.format(f.graceful_duplicates), '0',
+             f.graceful_duplicates == 0),
+    ]
+    for n, k in enumerate(f.kills, 1):
+        result.append(Goal(
+            'duplicates, kill {} (worker {})'.format(n, k.worker), '{:,}'.format(k.total),
+            '<= {:,}'.format(k.limit), k.ok,
+        ))
+    result.append(Goal(
+        'workers stopped as told', '{} of {}'.format(len(f.workers) - len(bad_exits),
+                                                    len(f.workers)),
+        'all (SIGTERM: exit 0)', not bad_exits,
+    ))
+    result.append(Goal('unreadable log lines', str(f.bad_lines), '0', f.bad_lines == 0))
+    result.append(Goal('harness problems', str(len(f.problems)), '0', not f.problems))
+    return result
+
+def _ms(seconds: float) -> str:
+    return 'n/a' if math.isnan(seconds) else '{:,.0f} ms'.format(seconds * 1000)
+
+def table(f: Figures) -> str:
+    """The figures of a run as text: the goals, then the details."""
+    s = f.scenario
+    lines = ['{:<36} {:>14}  {:<22} {}'.format('', 'value', 'goal', '')]
+    lines.extend(
+        '{:<36} {:>14}  {:<22} {}'.format(g.name, g.value, g.target, 'ok' if g.ok else 'FAILED')
+        for g in f.goals
+    )
+    pauses = [h.pause for h in f.hand_offs]
+    kill_pauses = [h.pause for h in f.hand_offs if h.after_kill]
+    other_pauses = [h.pause for h in f.hand_offs if not h.after_kill]
+    lines.extend([
+        '',
+        'processed: {:,} messages ({:,} processings); stored twice by the producer: {:,};'
+        ' processed, not confirmed: {:,}'.format(
+            f.processed, f.processings, f.stored_twice, f.unconfirmed),
+        'duplicates after kills: {:,}'.format(f.kill_duplicates),
+        'hand-offs: {:,}; pause p50 {}, p99 {}, max {}'.format(
+            len(pauses), _ms(quantile(pauses, 0.5)), _ms(quantile(pauses, 0.99)),
+            _ms(max(pauses, default=math.nan))),
+        '  graceful: {:,}; p50 {}, p99 {}'.format(
+            len(other_pauses), _ms(quantile(other_pauses, 0.5)),
+            _ms(quantile(other_pauses, 0.99))),
+        '  after kills: {:,}; p50 {}, p99 {}'.format(
+            len(kill_pauses), _ms(quantile(kill_pauses, 0.5)), _ms(quantile(kill_pauses, 0.99))),
+    ])
+    if f.lost:
+        lines.append('lost (first 20): {}'.format(' '.join(str(n) for n in f.lost[:20])))
+    if f.graceful_by_worker:
+        lines.append('graceful duplicates by the worker that processed first: {}'.format(
+            ', '.join('{}: {:,}'.format(w, n) for w, n in sorted(f.graceful_by_worker.items()))))
+    for n, k in enumerate(f.kills, 1):
+        lines.append('kill {}: worker {} at {:.1f} s{}, owned {}; duplicates {:,}, bound {:,}'
+                     ' (store_every {} + {:g} s at the partition rate, per partition owned){}'
+                     .format(n, k.worker, k.time,
+                             '' if k.publishing else ' (after the producer\'s end)',
+                             ', '.join(k.owned) or 'nothing', k.total, k.limit, s.store_every,
+                             s.store_interval, '' if k.ok else ' EXCEEDED'))
+        for partition, count in sorted(k.duplicates.items()):
+            lines.append('  {}: {:,} (bound {:,})'.format(
+                partition, count, k.bound.get(partition, 0)))
+    lines.append('workers: {}'.format('; '.join(
+        '{} {} exit {}{}'.format(
+            w.index, {'term': 'SIGTERM', 'kill': 'SIGKILL', 'final': 'SIGTERM at the end',
+                      None: 'not stopped'}[w.stop],
+            w.exit_code, '' if w.stop_time is None or w.exit_time is None
+            else ' after {}'.format(_ms(w.exit_time - w.stop_time)))
+        for w in f.workers)))
+    for problem in _bad_exits(f.workers):
+        lines.append('  ' + problem)
+    for problem in f.problems:
+        lines.append('harness: ' + problem)
+    return '\n'.join(lines)
+
+def _json_ms(seconds: float) -> float | None:
+    """Milliseconds, or ``None`` for ``nan`` (JSON has no NaN)."""
+    return None if math.isnan(seconds) else round(seconds * 1000, 3)
+
+def as_json(f: Figures) -> dict[str, tp.Any]:
+    """The figures as a JSON document."""
+    pauses = [h.pause for h in f.hand_offs]
+    return {
+        'ok': f.ok,
+        'goals': [{'name': g.name, 'value': g.value, 'goal': g.target, 'ok': g.ok}
+                  for g in f.goals],
+        'confirmed': f.confirmed,
+        'processed': f.processed,
+        'processings': f.processings,
+        'lost': len(f.lost),
+        'lost (first 100)': f.lost[:100],
+        'stored twice': f.stored_twice,
+        'duplicates, graceful': f.graceful_duplicates,
+        'duplicates, after kills': f.kill_duplicates,
+        'kills': [
+            {'worker': k.worker, 'time': round(k.time, 3), 'publishing': k.publishing,
+             'owned': k.owned,
+             'duplicates': dict(k.duplicates), 'bound': k.bound, 'ok': k.ok}
+            for k in f.kills
+        ],
+        'hand-offs': len(f.hand_offs),
+        'hand-off pause ms': {
+            'p50': _json_ms(quantile(pauses, 0.5)), 'p99': _json_ms(quantile(pauses, 0.99)),
+            'max': _json_ms(max(pauses, default=math.nan)),
+        },
+        'partition rates': f.rates,
+        'harness problems': f.problems,
+        'workers': [
+            {'index': w.index, 'stop': w.stop, 'exit': w.exit_code, 'escalated': w.escalated,
+             'stopped marker': w.log.has('stopped'), 'messages': len(w.log.processings)}
+            for w in f.workers
+        ],
+    }
+
+def log_path(directory: str | os.PathLike[str], worker: int) -> Path:
+    """The log of a worker."""
+    return Path(directory) / 'worker-{}.log'.format(worker)
+
+RUN_FILE = 'run.json'
+"""What the controller knew of a run, beside the logs (:py:func:`analyse_directory`)."""
+
+def save_run(
+        directory: Path, scenario: Scenario, workers: Sequence[WorkerRun],
+        problems: Sequence[str],
+) -> None:
+    """Write what the controller knew of a run, so that its logs can be analysed again."""
+    document = {
+        'scenario': {
+            'partitions': list(scenario.partitions), 'store_every': scenario.store_every,
+            'store_interval': scenario.store_interval, 't0': scenario.t0,
+            'restarts': scenario.restarts, 'kills': scenario.kills,
+            'messages': scenario.messages,
+        },
+        'workers': [
+            {'index': w.index, 'started': w.started, 'stop': w.stop, 'stop_time': w.stop_time,
+             'exit_code': w.exit_code, 'exit_time': w.exit_time, 'escalated': w.escalated}
+            for w in workers
+        ],
+        'problems': list(problems),
+    }
+    (directory / RUN_FILE).write_text(json.dumps(document, indent=1) + '\n')
+
+def analyse_directory(directory: Path) -> Figures:
+    """The figures of a run from its directory (logs and ``run.json``)."""
+    document = json.loads((directory / RUN_FILE).read_text())
+    scenario = Scenario(**document['scenario'])
+    workers = [WorkerRun(**w) for w in document['workers']]
+    for w in workers:
+        w.log = read_log(w.index, log_path(directory, w.index))
+    return analyse(scenario, workers, read_producer_log(directory / 'producer.log'),
+                   document['problems'])
