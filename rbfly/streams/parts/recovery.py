@@ -282,7 +282,7 @@ class Recovery:
             for sub in [s for s in manager.subscriptions
                         if s in held and s.protocol is changed_on]:
                 held.discard(sub)
-                sub.lifecycle.lost(ConnectionLost('stream {!r} moved'.format(stream)))
+                sub.moved(ConnectionLost('stream {!r} moved'.format(stream)))
                 let_go(sub)
                 protocol = sub.protocol
                 if protocol is not None and protocol.is_open:
@@ -347,7 +347,7 @@ class Recovery:
                         )
                     for s in subscriptions:
                         pending.discard(s)
-                        s.lifecycle.lost(ConnectionLost('stream {!r} moved'.format(stream)))
+                        s.moved(ConnectionLost('stream {!r} moved'.format(stream)))
                         detach(s)
                         await self._restore_one(
                             s, self.restore_subscription(protocol, s), s.fail, pending,

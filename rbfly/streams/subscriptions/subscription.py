@@ -179,9 +179,10 @@ class Subscription:
         self.max_uncompressed = max_uncompressed
         self._arrived = 0.0  # when the last chunk arrived (monotonic clock)
         self._gap = math.inf  # moving average of the time between chunks
-        # single active consumer: whether the broker sends to this one, and
-        # what finds the offset to resume from when it becomes active
-        self.active = True
+        # single active consumer: whether the broker sends to this one
+        # (not before the broker activates it), and what finds the offset
+        # to resume from when it becomes active
+        self.active = activation is None
         self.activation = activation
         # the iteration's part in hand-offs (set by the iteration, before
         # the subscription is placed), and the broker's updates, one at a
@@ -326,9 +327,19 @@ class Subscription:
 
     def on_connection_lost(self, error: Exception) -> None:
         self.protocol = None
+        self.moved(error)
+
+    def moved(self, error: Exception) -> None:
+        """
+        The subscription is to be declared again: its connection was lost,
+        or its stream moved (the broker dropped it).
+
+        A single active consumer hands out nothing more until the broker
+        activates it again: another member of its group may be active by
+        the time it is subscribed again (and one that thought itself
+        active, not told otherwise, would wait for chunks that never come).
+        """
         if self.activation is not None and self.active:
-            # a single active consumer: another may be active by the time
-            # it subscribes again, and the broker activates it again if not
             self._deactivate()
             if self.group is not None:
                 self.group.lost(self.stream)
@@ -428,10 +439,13 @@ class Subscription:
     def _grant(self, grant: int) -> None:
         """
         Send the credits the policy asks for, when subscribed on an open
-        connection (else the policy asks again at a later event).
+        connection and active (else the policy asks again at a later
+        event).
         """
         protocol = self.protocol
-        if protocol is not None and protocol.is_open:
+        # (an inactive single active consumer gets nothing: the broker
+        # refuses its credits)
+        if protocol is not None and protocol.is_open and self.active:
             protocol.send(Credit(self.ident, grant))
             self._policy.granted(grant)
 
