@@ -6,8 +6,9 @@ member losing its connection. Each message is processed once, by the
 member active at the time (automatic offset tracking commits on stepping
 down and at the end; a member activated starts after the stored offset).
 
-Members are clients in one process here; tests/integration/test_consumer_group.py
-runs them as processes, stopped with signals.
+Members are clients in one process here; test_examples.py's
+test_consumer_group runs examples/consumer_group.py as processes, stopped
+with signals.
 """
 
 import asyncio
