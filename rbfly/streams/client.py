@@ -23,7 +23,6 @@ import ssl as _ssl
 import typing as tp
 from collections.abc import AsyncGenerator, AsyncIterator
 
-from ..types import AMQPBody
 from .backoff import Backoff
 from .decorator import connection
 from .lifecycle import StateListener
@@ -397,7 +396,7 @@ class StreamsClient:
             buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
             on_state: StateListener | None = None, flow: FlowStrategy | None = None,
             stop_at_end: bool = False,
-    ) -> AsyncGenerator[AMQPBody, None]:
+    ) -> Bodies:
         """
         Subscribe to a stream and iterate over its messages' bodies.
 
@@ -407,6 +406,9 @@ class StreamsClient:
         offset tracking (``store_every``, ``store_interval``) counts and
         stores single messages: a message is processed when the next one
         is asked for (see :py:mod:`rbfly.streams.subscriptions.tracking`).
+
+        The iterator is an async generator, and also commits on demand
+        (:py:meth:`~rbfly.streams.subscriptions._bodies.Bodies.commit`).
         """
         tracker = self._offsets.tracker(name, store_every, store_interval)
         options = SubscribeOptions(
@@ -711,7 +713,7 @@ class StreamsClient:
             buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
             on_state: StateListener | None = None, flow: FlowStrategy | None = None,
             stop_at_end: bool = False,
-    ) -> AsyncGenerator[AMQPBody, None]:
+    ) -> Bodies:
         """
         Subscribe to every partition of a super stream and iterate over
         their messages' bodies (see :py:meth:`subscribe_super_stream_chunks`;

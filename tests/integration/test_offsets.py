@@ -195,3 +195,22 @@ async def test_commit_offset_bad_input(client: StreamsClient, stream: str) -> No
         await client.commit_offset(stream, 'x', -1)
     with pytest.raises(ValueError, match='timeout must be positive'):
         await client.commit_offset(stream, 'x', 1, timeout=0)
+
+async def test_subscription_commit(client: StreamsClient, stream: str) -> None:
+    """
+    A tracked message iterator commits the message at hand on demand: a
+    query right after returns its offset (the tracking would store it
+    only after 1,000 messages or 60 s).
+    """
+    await publish(client, stream, range(20))
+    messages = client.subscribe(stream, offset=Offset.FIRST, name='committer', store_every=1000,
+                                store_interval=60, timeout=5)
+    async for _ in messages:
+        offset = get_message_ctx().stream_offset
+        if offset in (4, 13):
+            await messages.commit()
+            assert await client.query_offset(stream, 'committer') == offset
+        if offset == 13:
+            break
+    with pytest.raises(TypeError, match='automatic offset tracking'):
+        await client.subscribe(stream, name='x').commit()

@@ -530,8 +530,12 @@ class StreamsProtocol(asyncio.Protocol):
                 self.on_metadata_update(tp.cast(MetadataUpdate, event))
         elif t is CreditResponse:
             cr = tp.cast(CreditResponse, event)
-            logger.warning('credit refused for subscription %d: code %d',
-                           cr.subscription_id, cr.code)
+            # precondition failed: a single active consumer's credit sent
+            # as the broker made it inactive (a routine race of a hand-off;
+            # the broker keeps the credit for when it is active again)
+            log = logger.debug if cr.code == ResponseCode.PRECONDITION_FAILED \
+                else logger.warning
+            log('credit refused for subscription %d: code %d', cr.subscription_id, cr.code)
         elif t is ConsumerUpdateRequested:
             self._consumer_update(tp.cast(ConsumerUpdateRequested, event))
         else:

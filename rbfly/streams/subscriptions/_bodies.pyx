@@ -56,12 +56,12 @@ cdef class Bodies:
 
     :param chunks: Async generator of chunks (lists of messages with a
         ``stream`` attribute when tracked).
-    :param tracker: Automatic offset tracking
-        (:py:class:`rbfly.streams.subscriptions.tracking.OffsetTracker`), or ``None``.
+    :param tracker: Automatic offset tracking (an ``OffsetTracker`` of
+        :py:mod:`rbfly.streams.subscriptions.tracking`), or ``None``.
     :param holding: What the application holds, for a single active
-        consumer's hand-offs
-        (:py:class:`rbfly.streams.subscriptions.handoff.Holding`): told how
-        to cut the chunk at hand (a weak reference), or ``None``.
+        consumer's hand-offs (a ``Holding`` of
+        :py:mod:`rbfly.streams.subscriptions.handoff`): told how to cut the
+        chunk at hand (a weak reference), or ``None``.
     """
     cdef object _chunks
     cdef object _messages   # a Chunk: a list (subclass)
@@ -212,6 +212,28 @@ cdef class Bodies:
                 msg = <MessageCtx>messages[0]
                 set_ctx(msg)
                 return msg._body
+
+    async def commit(self) -> None:
+        """
+        Commit the offset of the message being processed (the last one
+        handed out) under the subscription's name: store it, and return
+        once the broker has it (automatic offset tracking only: subscribe
+        with a ``name`` and ``store_every``).
+
+        :raises rbfly.streams.error.OffsetCommitTimeout: When the broker
+            does not report it in time.
+        """
+        tracker = self._tracker
+        if tracker is None:
+            raise TypeError('commit() needs automatic offset tracking: subscribe with a name'
+                            ' and store_every, or call client.commit_offset()')
+        if self._done:
+            self._report()   # those before it
+        messages = self._messages
+        i = self._next
+        if 0 < i <= len(messages):   # (counted again when the next is asked for)
+            tracker.processed(self._stream, (<MessageCtx>messages[i - 1]).stream_offset, 0)
+        await tracker.commit()
 
     def asend(self, value: object) -> object:
         if value is not None:

@@ -111,7 +111,12 @@ class OffsetTracker:
         if self._count >= self._every:
             self.store()
         elif self._timer is None:
-            self._timer = asyncio.get_running_loop().call_later(self._interval, self.store)
+            try:
+                loop = asyncio.get_running_loop()
+            except RuntimeError:  # an iterator dropped after its loop ended
+                self.store()
+            else:
+                self._timer = loop.call_later(self._interval, self.store)
 
     def store(self) -> None:
         """
