@@ -12,13 +12,15 @@ RabbitMQ and the fake broker in rbfly's own suite.
 - :py:mod:`.core`: the sans-IO broker, frames in and frames out, and
   :py:mod:`.session`: one client connection of it (:py:mod:`.publish`
   reads the ``Publish`` frames it stores; :py:mod:`.config` is what the
-  broker says of itself);
+  broker says of itself; :py:mod:`.groups`: its groups of single active
+  consumers, as RabbitMQ 4.3 runs them);
 - ``server``: :py:class:`FakeBroker`, the core on the event loop;
 - :py:mod:`.seam`: a client's connections, what they hold, its broker
   and options, for a test to look at (the one place that reads the
   client's private parts).
 """
 
+from .groups import GroupMember
 from .seam import (
     ConnectionView,
     client_options,
@@ -35,6 +37,7 @@ from .store import Store, StreamLog
 __all__ = [
     'ConnectionView',
     'FakeBroker',
+    'GroupMember',
     'Store',
     'StreamLog',
     'client_options',

@@ -20,11 +20,16 @@ class BrokerConfig:
     :param virtual_hosts: Virtual hosts ``Open`` accepts.
     :param host: Host advertised in ``Open`` and ``Metadata``.
     :param port: Port advertised in ``Open`` and ``Metadata``.
+    :param request_timeout: Milliseconds a client may leave a
+        ``ConsumerUpdate`` unanswered before its connection is closed
+        (RabbitMQ's ``rabbitmq_stream.request_timeout``, 60 s); ``None``:
+        forever.
     """
     version: str = '4.3.0'
     users: Mapping[str, str] = field(default_factory=lambda: {'guest': 'guest'})
     virtual_hosts: frozenset[str] = frozenset({'/'})
     host: str = '127.0.0.1'
     port: int = 5552
+    request_timeout: int | None = 60_000
 
 __all__ = ['BrokerConfig']

@@ -5,7 +5,10 @@ session was given; the subscriptions and publishers it holds.
 
 The broker itself, what the sessions share (the store, the groups of
 single active consumers), is :py:class:`rbfly.testing.core.BrokerCore`; a
-session knows it as the :py:class:`SessionHost` it was given.
+session knows it as the :py:class:`SessionHost` it was given. A group
+(:py:mod:`rbfly.testing.groups`) tells its members through their
+sessions (:py:meth:`Session.consumer_update`); a session tells the broker
+of their answers.
 """
 
 
@@ -109,8 +112,13 @@ class BrokerSubscription:
     A subscription of a session.
 
     :ivar position: Index of the next chunk to deliver.
-    :ivar active: Whether chunks are delivered (a single active consumer
-        waits for its turn).
+    :ivar active: Whether the broker last told it it is active (a single
+        active consumer; RabbitMQ's consumer ``active`` flag); ``True`` for
+        a subscription in no group.
+    :ivar reading: Whether chunks are delivered: a single active consumer
+        reads from its answer to ``ConsumerUpdate(active=true)`` until
+        ``ConsumerUpdate(active=false)`` is sent (RabbitMQ opens its
+        segment reader then and closes it at once on a step down).
     :ivar group: Name of its single-active-consumer group, if in one.
     """
     session: Session
@@ -122,6 +130,7 @@ class BrokerSubscription:
     match_unfiltered: bool = False
     position: int = 0
     active: bool = True
+    reading: bool = True
     group: str | None = None
 
     def wants(self, chunk: Chunk) -> bool:
@@ -137,6 +146,22 @@ class Publisher:
     publisher_id: int
     reference: str
     stream: str
+
+@dataclass(frozen=True)
+class ConsumerUpdateSent:
+    """
+    A ``ConsumerUpdate`` the broker sent and the client did not answer yet.
+
+    :ivar sub: The subscription told.
+    :ivar active: What it was told.
+    :ivar stepping_down: Told to step down, its answer activates the
+        member chosen then (RabbitMQ's ``stepping_down``).
+    :ivar sent: When it was sent (the core's clock, milliseconds).
+    """
+    sub: BrokerSubscription
+    active: bool
+    stepping_down: bool
+    sent: int
 
 class SessionHost(tp.Protocol):
     """
@@ -161,11 +186,21 @@ class SessionHost(tp.Protocol):
     def stream_deleted(self, stream: str) -> None:
         """Tell every session using the stream, and forget their use of it."""
 
-    def join(self, sub: BrokerSubscription) -> None:
+    def may_join(self, stream: str, name: str, partition: int) -> bool:
+        """
+        Whether a subscription may join the group of a stream and a name:
+        not when the group is of another partition index (RabbitMQ's
+        ``partition_index_conflict``).
+        """
+
+    def join(self, sub: BrokerSubscription, partition: int) -> None:
         """Add a subscription to its single-active-consumer group."""
 
     def leave(self, sub: BrokerSubscription) -> None:
         """Remove a subscription from its group; the next one takes over."""
+
+    def answered(self, update: ConsumerUpdateSent) -> None:
+        """A member answered a ``ConsumerUpdate``; after a step down, activate the next one."""
 
     def session_closed(self, session: Session) -> None:
         """A session's connection is gone: forget the session."""
@@ -190,7 +225,8 @@ class Session:
         self.deliver_version = 1
         self.publishers: dict[int, Publisher] = {}
         self.subscriptions: dict[int, BrokerSubscription] = {}
-        self._updates: dict[int, BrokerSubscription] = {}  # ConsumerUpdate sent, by correlation id
+        self.client_properties: dict[str, str] = {}
+        self._updates: dict[int, ConsumerUpdateSent] = {}  # not answered, by correlation id
         self._correlation = itertools.count(1)
 
     #
@@ -267,6 +303,7 @@ class Session:
     # handshake and connection
     #
     def _peer_properties(self, c: PeerProperties, corr: int) -> None:
+        self.client_properties = dict(c.properties)
         props = {'product': 'rbfly.testing', 'version': self.core.config.version,
                  'platform': 'Python'}
         self._send(PeerPropertiesResponse(corr, RC.OK, props))
@@ -464,6 +501,12 @@ class Session:
         if sac and not props.get('name'):
             self._send(SubscribeResponse(corr, RC.PRECONDITION_FAILED))
             return
+        super_stream = props.get('super-stream')
+        partition = -1 if super_stream is None \
+            else self.core.store.partition_index(super_stream, c.stream)
+        if sac and not self.core.may_join(c.stream, props['name'], partition):
+            self._send(SubscribeResponse(corr, RC.PRECONDITION_FAILED))
+            return
         sub = BrokerSubscription(
             self, c.subscription_id, c.stream, c.offset_spec, c.credit, filters,
             props.get('match-unfiltered') == 'true', log.start(c.offset_spec),
@@ -472,7 +515,8 @@ class Session:
         self.subscriptions[c.subscription_id] = sub
         self._send(SubscribeResponse(corr, RC.OK))
         if sac:
-            self.core.join(sub)
+            sub.active = sub.reading = False
+            self.core.join(sub, partition)
         else:
             self.pump(sub)
 
@@ -499,13 +543,13 @@ class Session:
             self.core.leave(sub)
 
     def _forget_updates(self, sub: BrokerSubscription) -> None:
-        for corr in [k for k, v in self._updates.items() if v is sub]:
+        for corr in [k for k, v in self._updates.items() if v.sub is sub]:
             del self._updates[corr]
 
     def pump(self, sub: BrokerSubscription) -> None:
         """Deliver the chunks the subscription has credit for."""
         log = self._log(sub.stream)
-        if log is None or not sub.active or self.closed:
+        if log is None or not sub.reading or self.closed:
             return
         chunks = log.chunks
         while sub.credit > 0 and sub.position < len(chunks):
@@ -519,21 +563,43 @@ class Session:
             else:
                 self._send(Deliver(sub.subscription_id, chunk.data))
 
-    def activate(self, sub: BrokerSubscription) -> None:
-        """Make a single active consumer active: ask the client where to start."""
+    def consumer_update(
+            self, sub: BrokerSubscription, active: bool, stepping_down: bool = False,
+    ) -> None:
+        """
+        Tell a single active consumer it is active (it reads once it
+        answered where to start) or not (it reads no more, at once); a
+        subscription gone meanwhile is told nothing.
+        """
+        if self.subscriptions.get(sub.subscription_id) is not sub:
+            return
+        sub.active = active
+        if not active:
+            sub.reading = False
         corr = next(self._correlation)
-        self._updates[corr] = sub
-        self._send(ConsumerUpdate(sub.subscription_id, True), corr)
+        self._updates[corr] = ConsumerUpdateSent(sub, active, stepping_down, self.core.clock())
+        self._send(ConsumerUpdate(sub.subscription_id, active), corr)
+
+    def overdue(self, before: int) -> bool:
+        """Whether a ``ConsumerUpdate`` sent before the time ``before`` is not answered."""
+        return any(u.sent < before for u in self._updates.values())
 
     def _consumer_update_response(self, c: ConsumerUpdateResponse, corr: int) -> None:
-        sub = self._updates.pop(c.correlation_id, None)
-        log = None if sub is None else self._log(sub.stream)
-        if sub is None or log is None or self.subscriptions.get(sub.subscription_id) is not sub:
+        update = self._updates.pop(c.correlation_id, None)
+        if update is None:
             return  # an answer for a subscription gone meanwhile
-        spec = sub.spec if c.offset_spec.type == OffsetSpecType.NONE else c.offset_spec
-        sub.position = log.start(spec)
-        sub.active = True
-        self.pump(sub)
+        sub = update.sub
+        log = self._log(sub.stream)
+        if log is None or self.subscriptions.get(sub.subscription_id) is not sub:
+            return
+        if sub.active:
+            # active when the answer comes (as RabbitMQ, whichever update
+            # it answers): read from where the answer says
+            spec = sub.spec if c.offset_spec.type == OffsetSpecType.NONE else c.offset_spec
+            sub.position = log.start(spec)
+            sub.reading = True
+            self.pump(sub)
+        self.core.answered(update)
 
     #
     # offsets
@@ -630,4 +696,6 @@ _HANDSHAKE = frozenset({
     CloseResponse,
 })
 
-__all__ = ['FRAME_MAX', 'HEARTBEAT', 'BrokerSubscription', 'Publisher', 'Session']
+__all__ = [
+    'FRAME_MAX', 'HEARTBEAT', 'BrokerSubscription', 'ConsumerUpdateSent', 'Publisher', 'Session',
+]

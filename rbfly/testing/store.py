@@ -174,6 +174,17 @@ class Store:
         self.streams[name] = StreamLog(name, dict(arguments))
         return True
 
+    def partition_index(self, super_stream: str, stream: str) -> int:
+        """
+        Index of a partition in its super stream, in the order of its
+        partitions (as ``Partitions`` answers, and as RabbitMQ orders the
+        bindings, by ``x-stream-partition-order``); -1 when the stream is
+        not a partition of the super stream, or there is no such super
+        stream (RabbitMQ's answer: the stream is then a plain one).
+        """
+        partitions = [p for p, _ in self.super_streams.get(super_stream, [])]
+        return partitions.index(stream) if stream in partitions else -1
+
     def delete(self, name: str) -> bool:
         """Delete a stream with its publishers' sequences and stored offsets."""
         if self.streams.pop(name, None) is None:

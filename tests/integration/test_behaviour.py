@@ -9,6 +9,7 @@ means the same against RabbitMQ.
 """
 
 import asyncio
+import contextlib
 import time
 import typing as tp
 import uuid
@@ -362,3 +363,181 @@ async def test_precondition_failed_on_duplicate_subscription_group(
     with pytest.raises((ValueError, PreconditionFailed)):
         async for _ in client.subscribe(stream, single_active=True):
             pass
+
+class Trace:
+    """
+    What single active consumers saw, in order, for a test to wait on:
+    ``a+``/``a-`` when consumer ``a`` is told it is active or inactive, and
+    the messages each received, as (partition, body).
+    """
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+        self.got: dict[str, list[tuple[str, object]]] = {}
+        self._changed = asyncio.Event()
+
+    def call(self, entry: str) -> None:
+        self.calls.append(entry)
+        self._changed.set()
+
+    def chunk(self, who: str, stream: str, body: object) -> None:
+        self.got.setdefault(who, []).append((stream, body))
+        self._changed.set()
+
+    def bodies(self, who: str) -> list[str]:
+        """The bodies ``who`` received (strings), sorted."""
+        return sorted(tp.cast(str, b) for _, b in self.got.get(who, []))
+
+    async def until(self, condition: tp.Callable[[], bool], timeout: float = 15) -> None:
+        """Wait until ``condition()`` holds (it is checked after each change)."""
+        async with asyncio.timeout(timeout):
+            while not condition():
+                self._changed.clear()
+                await self._changed.wait()
+
+async def stored(client: StreamsClient, stream: str, reference: str, value: int) -> None:
+    """Wait until the broker has stored an offset (``StoreOffset`` has no answer)."""
+    async with asyncio.timeout(10):
+        while True:
+            try:
+                if await client.query_offset(stream, reference) == value:
+                    return
+            except NoOffset:
+                pass
+            await asyncio.sleep(0.02)
+
+class Consumer:
+    """
+    A single active consumer of a group named ``group`` on a super stream
+    (or a stream), on a client of its own, as an application writes it:
+    told to step down, it stores the offset of the last message it read
+    of each partition before it answers (its callback knows nothing but
+    whether it is active, so it stores them all); it starts after the
+    offset stored.
+
+    :param gate: When given, stepping down waits for it before answering.
+    """
+    def __init__(
+            self, url: str, who: str, trace: Trace, gate: asyncio.Event | None = None,
+            **options: tp.Any,
+    ) -> None:
+        self.client = streams_client(url, connection_name=who, **options)
+        self.who = who
+        self.trace = trace
+        self.gate = gate
+        self.last: dict[str, int] = {}
+        self.task: asyncio.Task[None] | None = None
+
+    async def update(self, active: object) -> None:
+        who = self.who
+        self.trace.call('{}{}'.format(who, '+' if active else '-'))
+        if not active:
+            await self.store()
+            if self.gate is not None:
+                await self.gate.wait()
+            self.trace.call('{} answers'.format(who))
+
+    async def store(self) -> None:
+        """Store the offset of the last message read of each partition."""
+        for stream, offset in self.last.items():
+            await self.client.write_offset(stream, 'group', offset)
+            await stored(self.client, stream, 'group', offset)
+
+    def start(self, super_stream: str | None = None, stream: str | None = None) -> None:
+        """Join the group, on the super stream's partitions or on the stream."""
+        self.task = asyncio.create_task(self._consume(super_stream, stream))
+
+    async def _consume(self, super_stream: str | None, stream: str | None) -> None:
+        options: dict[str, tp.Any] = {
+            'name': 'group', 'single_active': True, 'offset': Offset.reference('group'),
+            'consumer_update': self.update,
+        }
+        chunks = self.client.subscribe_super_stream_chunks(super_stream, **options) \
+            if super_stream is not None \
+            else self.client.subscribe_chunks(tp.cast(str, stream), **options)
+        async with contextlib.aclosing(chunks):
+            async for chunk in chunks:
+                for msg in chunk:
+                    self.last[chunk.stream] = msg.stream_offset
+                    self.trace.chunk(self.who, chunk.stream, msg.body)
+
+    async def leave(self) -> None:
+        """Leave the group (unsubscribe)."""
+        if self.task is not None:
+            self.task.cancel()
+            await asyncio.wait([self.task])
+
+    async def close(self) -> None:
+        await self.leave()
+        await self.client.disconnect()
+
+async def test_super_stream_single_active_consumers(broker_url: str) -> None:
+    """
+    Single active consumers of a super stream of three partitions, as
+    RabbitMQ 4.3 spreads them: the active member of partition ``i`` is the
+    member at index ``i % n`` of the ``n`` members in the order they
+    joined. Alone, the first consumer gets every partition; when a second
+    one joins, partition 1 moves to it: the first is told to step down,
+    and the second is told it is active only after the first answered
+    (having stored its offset), so it continues after that offset. When
+    the first leaves, the second takes partitions 0 and 2 at once.
+    """
+    name = 'rbfly-sac-{}'.format(uuid.uuid4().hex[:8])
+    admin = streams_client(broker_url)
+    partitions = await admin.create_super_stream(name, 3)
+    trace = Trace()
+    a, b = Consumer(broker_url, 'a', trace), Consumer(broker_url, 'b', trace)
+
+    async def publish_each(tag: str) -> None:
+        for i, p in enumerate(partitions):
+            async with admin.publisher(p) as pub:
+                await pub.send('{}-{}'.format(tag, i))
+
+    try:
+        a.start(name)
+        await trace.until(lambda: trace.calls == ['a+'] * 3)
+        await publish_each('one')
+        await trace.until(lambda: len(trace.bodies('a')) == 3)
+
+        b.start(name)
+        await trace.until(lambda: 'b+' in trace.calls)
+        # partition 1 (1 % 2 members): a steps down, answers, then b is active
+        assert trace.calls[3:] == ['a-', 'a answers', 'b+']
+        await publish_each('two')
+        await trace.until(lambda: len(trace.bodies('a')) == 5 and len(trace.bodies('b')) == 1)
+        assert trace.got['b'] == [(partitions[1], 'two-1')]  # after the offset a stored
+
+        await a.store()  # it read partitions 0 and 2 up to here
+        await a.leave()
+        # an active member that leaves needs no step down: b is active at once
+        await trace.until(lambda: trace.calls.count('b+') == 3)
+        assert trace.calls[3:] == ['a-', 'a answers', 'b+', 'b+', 'b+']
+        await publish_each('three')
+        await trace.until(lambda: len(trace.bodies('b')) == 4)
+        assert trace.bodies('b') == ['three-0', 'three-1', 'three-2', 'two-1']
+        assert trace.bodies('a') == ['one-0', 'one-1', 'one-2', 'two-0', 'two-2']
+    finally:
+        await a.close()
+        await b.close()
+        await admin.delete_super_stream(name)
+        await admin.disconnect()
+
+async def test_partition_group_of_another_index(broker_url: str) -> None:
+    """
+    A group on a partition is of the partition's index: a subscription
+    naming no super stream (a plain stream's member) may not join it.
+    """
+    name = 'rbfly-sac-{}'.format(uuid.uuid4().hex[:8])
+    admin = streams_client(broker_url)
+    partitions = await admin.create_super_stream(name, 2)
+    trace = Trace()
+    a = Consumer(broker_url, 'a', trace)
+    try:
+        a.start(name)
+        await trace.until(lambda: trace.calls == ['a+'] * 2)
+        with pytest.raises(PreconditionFailed):
+            async for _ in admin.subscribe(partitions[0], name='group', single_active=True):
+                pass
+    finally:
+        await a.close()
+        await admin.delete_super_stream(name)
+        await admin.disconnect()

@@ -298,11 +298,11 @@ def test_late_consumer_update_answer(broker: BrokerCore) -> None:
     c.request(Subscribe(1, 's', OffsetSpec.first(), 10, sac), 0.0)  # active now
     c.request(Subscribe(0, 's', OffsetSpec.first(), 10, sac), 0.0)  # waits
     pair.run()
-    old = broker.groups[('s', 'g')][1]
-    assert not old.active
+    old = broker.groups[('s', 'g')].members[1]
+    assert not old.active and not old.reading
     c.answer_consumer_update(update.correlation_id, OffsetSpec.first(), 0.0)
     pair.run()
-    assert not old.active
+    assert not old.active and not old.reading
     assert not pair.session._updates or all(
-        v is not old for v in pair.session._updates.values()
+        v.sub is not old for v in pair.session._updates.values()
     )
