@@ -150,6 +150,7 @@ class Declarer:
         except Exception:
             detach(sub)
             raise
+        sub.declared()
 
     def unsubscribe(self, protocol: StreamsProtocol, sub: Subscription) -> None:
         """

@@ -293,8 +293,14 @@ class Subscription:
         :py:func:`rbfly.streams.aio.records.attach`).
         """
         self._policy.attached()  # Subscribe grants the initial credit
-        self.lifecycle.opened()
         self._wake()
+
+    def declared(self) -> None:
+        """
+        The broker accepted the subscription (answered its Subscribe): it
+        is open (a single active consumer is a member of its group now).
+        """
+        self.lifecycle.opened()
 
     def on_chunk(
             self, chunk: bytes | bytearray | memoryview, committed_chunk_id: int | None,
