@@ -330,13 +330,19 @@ async def test_lost_connection_while_active(url: str, admin: StreamsClient) -> N
     assert min(o for who, _, o, _ in processed if who == 'B') <= max(a_offsets) + 1
 
 async def group_consumers(broker: str, stream: str) -> list[dict[str, tp.Any]]:
-    """The members of the test's group on a stream, as the broker lists them."""
+    """
+    The members of the test's group on a stream, as the broker lists them
+    (none: the group does not exist).
+    """
     result = await asyncio.to_thread(
         subprocess.run,
         [SCRIPT, 'ctl', broker, 'rabbitmq-streams', '-q', 'list_stream_group_consumers',
          '--stream', stream, '--reference', GROUP, '--formatter', 'json'],
-        capture_output=True, text=True, check=True,
+        capture_output=True, text=True,
     )
+    if result.returncode != 0 and 'group does not exist' in result.stdout + result.stderr:
+        return []
+    result.check_returncode()
     return tp.cast(list[dict[str, tp.Any]], json.loads(result.stdout))
 
 async def test_stream_restarted_while_active(
@@ -399,3 +405,59 @@ async def test_stream_restarted_while_active(
     # and 'waiting (connected)')
     states = sorted(m['state'].split()[0] for m in members)
     assert states in (['active', 'inactive'], ['active', 'waiting']), members
+
+async def test_group_reset_to_first(url: str, admin: StreamsClient) -> None:
+    """
+    A group reset to the first message (nothing before offset 0 to store:
+    rbfly stores 2**64-1) is activated at offset 0; its callback sees no
+    stored offset.
+    """
+    stream = 'rbfly-handoff-{}'.format(uuid.uuid4().hex[:8])
+    await admin.create_stream(stream)
+    try:
+        async with admin.publisher(stream, cls=PublisherBatchFast) as publisher:
+            for i in range(5):
+                publisher.batch(i)
+            await publisher.flush()
+        await admin.commit_offset(stream, GROUP, 3)
+        await admin.reset_group(GROUP, Offset.FIRST, stream=stream, force=True)
+        updates: list[ConsumerUpdateContext] = []
+        bodies = []
+        async for body in admin.subscribe(
+                stream, name=GROUP, single_active=True, offset=Offset.NEXT,
+                consumer_update=updates.append, timeout=WAIT):
+            bodies.append(body)
+            if len(bodies) == 5:
+                break
+    finally:
+        await admin.delete_stream(stream)
+    assert bodies == [0, 1, 2, 3, 4]
+    assert updates == [ConsumerUpdateContext(stream, GROUP, True, None, Offset.offset(0))]
+
+async def test_failed_activation_leaves_group(
+        url: str, admin: StreamsClient, request: pytest.FixtureRequest,
+) -> None:
+    """
+    A ``consumer_update`` callback failing on activation ends the
+    iteration with its error, and the subscription leaves the group (the
+    broker would keep it, the group's active member, holding the stream).
+    """
+    broker = '4' if request.node.callspec.params['url'] == '4.0' else '43'
+    stream = 'rbfly-handoff-{}'.format(uuid.uuid4().hex[:8])
+    await admin.create_stream(stream)
+
+    def update(context: ConsumerUpdateContext) -> None:
+        raise RuntimeError('no offset for you')
+
+    try:
+        with pytest.raises(RuntimeError, match='no offset for you'):
+            async for _ in admin.subscribe(
+                    stream, name=GROUP, single_active=True, consumer_update=update,
+                    timeout=WAIT):
+                pass
+        async with asyncio.timeout(WAIT):
+            while members := await group_consumers(broker, stream):  # noqa: ASYNC110 - a CLI of the broker
+                await asyncio.sleep(0.05)  # the Unsubscribe is on its way
+        assert members == []
+    finally:
+        await admin.delete_stream(stream)

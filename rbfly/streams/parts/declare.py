@@ -150,7 +150,8 @@ class Declarer:
         except Exception:
             detach(sub)
             raise
-        sub.declared()
+        if sub.protocol is protocol:  # (not lost meanwhile)
+            sub.declared()
 
     def unsubscribe(self, protocol: StreamsProtocol, sub: Subscription) -> None:
         """

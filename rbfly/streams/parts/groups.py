@@ -31,14 +31,12 @@ from ..names import check_name
 from ..offset import Offset, OffsetType
 from ..types import PartitionReset, PartitionStatus
 from .connections import Connections
-from .offsets import COMMIT_TIMEOUT, Offsets
+from .offsets import BEFORE_FIRST, COMMIT_TIMEOUT, Offsets
 from .streams import Streams
 from .superstreams import SuperStreams
 
 logger = logging.getLogger('rbfly.streams.client')
 
-BEFORE_FIRST = 2 ** 64 - 1
-"""Offset stored for a group to resume at offset 0: the one "before" it, modulo 2**64."""
 
 ACTIVITY_WATCH = 1.0
 """

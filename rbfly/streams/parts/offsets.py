@@ -22,6 +22,7 @@ from ..subscriptions.tracking import OffsetTracker
 from .connections import Connections
 
 if tp.TYPE_CHECKING:
+    from ..aio.connection import StreamsProtocol
     from ..subscriptions.subscription import Subscription
 
 logger = logging.getLogger('rbfly.streams.client')
@@ -36,6 +37,9 @@ def check_offset(value: object) -> int:
     if not 0 <= value < 2 ** 64:
         raise ValueError('offset must be 0..2**64-1, got {}'.format(value))
     return value
+
+BEFORE_FIRST = 2 ** 64 - 1
+"""Offset stored for a group to resume at offset 0: the one "before" it, modulo 2**64."""
 
 class Offsets:
     """
@@ -116,6 +120,7 @@ class Offsets:
 
     async def commit(
             self, stream: str, reference: str, value: int, timeout: float = COMMIT_TIMEOUT,
+            *, reconnect: bool = True, at_least: bool = False,
     ) -> None:
         """
         Store an offset under a reference and return once the broker
@@ -125,6 +130,14 @@ class Offsets:
         meanwhile may have lost the store too: it is sent again on the new
         connection.
 
+        :param reconnect: ``False``: on the client's connection of the
+            moment only, and never again after it is lost (raising
+            :py:class:`~rbfly.streams.error.ConnectionLost`): a consumer's
+            own commits (automatic tracking), which must not open a closed
+            client again, nor store late what another consumer of the name
+            may have moved on from.
+        :param at_least: Done when the broker reports this offset or a
+            later one (the tracking's own later stores).
         :raises rbfly.streams.error.OffsetCommitTimeout: When the broker
             does not report it within ``timeout`` seconds.
         """
@@ -139,7 +152,8 @@ class Offsets:
         try:
             async with asyncio.timeout(timeout):
                 while True:
-                    protocol = await self._connections.get()
+                    protocol = await self._connections.get() if reconnect \
+                        else self._current(sent_on)
                     if protocol is not sent_on:
                         protocol.send(StoreOffset(reference, stream, value))
                         sent_on = protocol
@@ -148,8 +162,10 @@ class Offsets:
                     except NoOffset:
                         seen = None
                     except ConnectionLost:
+                        if not reconnect:
+                            raise
                         continue  # stored again on the next connection
-                    if seen == value:
+                    if seen == value or (at_least and seen is not None and seen > value):
                         return
                     await asyncio.sleep(delay)
                     delay = min(delay * 2, 0.05)
@@ -159,6 +175,17 @@ class Offsets:
             logger.debug('offset %d of stream %r under %r: committed %s', value, stream,
                          reference, seen == value)
 
+    def _current(self, sent_on: object) -> StreamsProtocol:
+        """The client's connection of the moment, the one a commit began on."""
+        protocol = self._connections.protocol
+        if protocol is None or not protocol.is_open or sent_on not in (None, protocol):
+            raise ConnectionLost('connection lost during the commit')
+        return protocol
+
+    async def _own_commit(self, stream: str, reference: str, value: int) -> None:
+        """A consumer's own commit (see :py:meth:`commit`)."""
+        await self.commit(stream, reference, value, reconnect=False, at_least=True)
+
     def tracker(self, name: str | None, every: int, interval: float) -> OffsetTracker | None:
         """The automatic offset tracker of a subscription (``None``: not tracked)."""
         if not every:
@@ -167,7 +194,9 @@ class Offsets:
             raise ValueError('automatic offset tracking (store_every) needs a name')
         check_name('consumer', name)
         connections = self._connections
-        return OffsetTracker(lambda: connections.protocol, name, every, interval, self.commit)
+        return OffsetTracker(
+            lambda: connections.protocol, name, every, interval, self._own_commit,
+        )
 
     async def resume_spec(self, sub: Subscription) -> OffsetSpec | None:
         """

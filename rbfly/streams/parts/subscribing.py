@@ -28,7 +28,7 @@ from ..subscriptions.tracking import OffsetTracker
 from ..types import MessageFilter
 from .connections import Connections
 from .declare import Declarer
-from .offsets import Offsets
+from .offsets import BEFORE_FIRST, Offsets
 from .options import ClientOptions
 from .placer import Placer
 
@@ -322,11 +322,21 @@ class Subscribing:
         after the offset stored under its name, else ``offset``, unless
         its ``consumer_update`` callback chooses another.
         """
+        stored: int | None
         try:
-            stored: int | None = await self._offsets.query(stream, name)
+            stored = await self._offsets.query(stream, name)
         except NoOffset:
             stored = None
-        start = offset if stored is None else Offset.offset(stored + 1)
+        except StreamsError:
+            if active:
+                raise
+            stored = None  # stepping down: for the callback only
+        if stored is None:
+            start = offset
+        elif stored == BEFORE_FIRST:  # reset to the first offset (rbfly.streams.parts.groups)
+            stored, start = None, Offset.offset(0)
+        else:
+            start = Offset.offset(stored + 1)
         if consumer_update is not None:
             result = consumer_update(ConsumerUpdateContext(stream, name, active, stored, start))
             if inspect.isawaitable(result):
@@ -360,10 +370,7 @@ class Subscribing:
         """
         if holding is None:
             holding = Holding()
-        if messages is not None:
-            return self._consume(make, options, messages, False, holding)
-        tracker = self._offsets.tracker(options.name, options.store_every, options.store_interval)
-        return self._consume(make, options, tracker, True, holding)
+        return self._consume(make, options, messages, messages is None, holding)
 
     async def _consume(
             self, make: Make, options: SubscribeOptions, tracker: OffsetTracker | None,
@@ -383,6 +390,10 @@ class Subscribing:
         # the options' values are checked before asking the broker anything
         # (new() applies them to each subscription)
         self.flow(options.credit, options.buffer_bytes, options.flow)
+        if by_chunk:
+            tracker = self._offsets.tracker(
+                options.name, options.store_every, options.store_interval,
+            )
         subs = await make()
         if options.single_active and options.name is not None:
             group = HandOff(options.name, holding, tracker)

@@ -49,7 +49,6 @@ import logging
 import typing as tp
 import weakref
 
-from ..error import StreamsError
 from ..offset import Offset
 
 if tp.TYPE_CHECKING:
@@ -186,7 +185,7 @@ class HandOff:
             return
         try:
             await tracker.commit(stream)
-        except StreamsError as ex:
+        except Exception as ex:  # noqa: BLE001 - the broker is answered anyway
             logger.warning(
                 'offset of stream %r not committed under %r on handing it over: %s; the next'
                 ' consumer reads again from the offset stored before', stream, self.name, ex,
@@ -205,9 +204,13 @@ class HandOff:
         if self._tracker is not None:
             self._tracker.release(stream)
 
-    def activated(self, stream: str) -> None:
-        """The consumer is active on ``stream``: its offsets are tracked again."""
+    def activated(self, stream: str, start: int) -> None:
+        """
+        The consumer is active on ``stream`` from offset ``start`` on: its
+        offsets are tracked again (from there: see
+        :py:meth:`~rbfly.streams.subscriptions.tracking.OffsetTracker.own`).
+        """
         if self._tracker is not None:
-            self._tracker.own(stream)
+            self._tracker.own(stream, start)
 
 __all__ = ['HANDOFF_TIMEOUT', 'ConsumerUpdateContext', 'HandOff', 'Holding']

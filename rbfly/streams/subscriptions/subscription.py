@@ -52,6 +52,7 @@ from ..protocol.commands import Credit, OffsetSpec
 from ..protocol.constants import OffsetSpecType
 from .credit import CreditPolicy, credit_policy
 from .flow import FlowStrategy, ManualCredit
+from .handoff import HANDOFF_TIMEOUT
 
 if tp.TYPE_CHECKING:
     from ..aio.connection import StreamsProtocol
@@ -445,13 +446,12 @@ class Subscription:
     def _grant(self, grant: int) -> None:
         """
         Send the credits the policy asks for, when subscribed on an open
-        connection and active (else the policy asks again at a later
-        event).
+        connection (else the policy asks again at a later event).
         """
         protocol = self.protocol
-        # (an inactive single active consumer gets nothing: the broker
-        # refuses its credits)
-        if protocol is not None and protocol.is_open and self.active:
+        # (also an inactive single active consumer's: the broker answers
+        # "precondition failed", and keeps the credit for its activation)
+        if protocol is not None and protocol.is_open:
             protocol.send(Credit(self.ident, grant))
             self._policy.granted(grant)
 
@@ -503,32 +503,67 @@ class Subscription:
         logger.info('subscription %d to stream %r is %s', self.ident,
                     self.stream, 'active' if active else 'inactive')
         group = self.group
-        if not active:
-            # the next active consumer continues from the stored offset;
-            # chunks not taken yet are for it, not for this one
-            self._deactivate()
-            if group is not None:
-                await group.step_down(self.stream)
         spec = OffsetSpec.none()
         try:
+            if not active:
+                # the next active consumer continues from the stored offset;
+                # chunks not taken yet are for it, not for this one
+                self._deactivate()
+                if group is not None:
+                    await group.step_down(self.stream)
             if self.activation is not None:
-                spec = await self.activation(active)
+                spec = await self._activate(protocol, active)
         except ConnectionLost:
-            return  # subscribed again on a new connection, and asked again
+            if not protocol.is_open:
+                return  # subscribed again on a new connection, and asked again
+            self._failed(ConnectionLost(
+                'no connection to find where stream {!r} starts'.format(self.stream)))
+            spec = OffsetSpec.none()
         except Exception as ex:  # noqa: BLE001 - also the application's callback; the iterator raises it
             logger.error('consumer update of stream %r failed: %s', self.stream, ex)
-            self.fail(ex)
+            self._failed(ex)
             spec = OffsetSpec.none()
+        if not protocol.is_open or protocol is not self.protocol:
+            return  # lost (or moved) meanwhile: the broker asks again
         if active and self._error is None:
-            if group is not None:
-                group.activated(self.stream)
-            self.active = True
             value = spec.value
-            self.next_offset = value if spec.type == OffsetSpecType.OFFSET \
-                and isinstance(value, int) else 0
+            start = value if spec.type == OffsetSpecType.OFFSET and isinstance(value, int) else 0
+            if group is not None:
+                group.activated(self.stream, start)
+            self.active = True
+            self.next_offset = start
             self.received_offset = None
-        if protocol.is_open:
-            protocol.answer_consumer_update(correlation_id, spec)
+        protocol.answer_consumer_update(correlation_id, spec)
+
+    async def _activate(self, protocol: StreamsProtocol, active: bool) -> OffsetSpec:
+        """
+        The activation's offset specification; while the client's own
+        connection (where the stored offset is queried) is lost and the
+        subscription's is not, asked again for up to
+        :py:data:`~rbfly.streams.subscriptions.handoff.HANDOFF_TIMEOUT`
+        seconds (the broker holds the group meanwhile).
+        """
+        assert self.activation is not None
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + HANDOFF_TIMEOUT
+        delay = 0.1
+        while True:
+            try:
+                return await self.activation(active)
+            except ConnectionLost:
+                if not protocol.is_open or loop.time() + delay > deadline:
+                    raise
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 1.0)
+
+    def _failed(self, error: Exception) -> None:
+        """
+        A consumer update failed: the iteration raises the error and ends
+        the subscription, unsubscribing it (the broker would keep it in
+        its group, holding the group's stream).
+        """
+        self._error = error
+        self._wake()
 
     def _deactivate(self) -> None:
         """Hand out no more chunks: those buffered are another consumer's."""

@@ -77,6 +77,10 @@ class OffsetTracker:
         self._pending: dict[str, int] = {}
         self._sent: dict[str, int] = {}
         self._released: set[str] = set()
+        # per stream, the offset an activation started at: what is
+        # processed before it was handed out before the stream was handed
+        # over and back, and must not be stored
+        self._floor: dict[str, int] = {}
         self._timer: asyncio.TimerHandle | None = None
         self._pull: weakref.WeakMethod[tp.Callable[[], tuple[str, int, int] | None]] | None \
             = None
@@ -104,7 +108,7 @@ class OffsetTracker:
         The application processed messages of a stream up to ``offset``
         (ignored for a stream handed over: its new owner stores it).
         """
-        if stream in self._released:
+        if stream in self._released or offset < self._floor.get(stream, 0):
             return
         self._pending[stream] = offset
         self._count += count
@@ -129,7 +133,7 @@ class OffsetTracker:
         held = pull() if pull is not None else None
         if held is not None:
             stream, offset, count = held
-            if stream not in self._released:
+            if stream not in self._released and offset >= self._floor.get(stream, 0):
                 self._pending[stream] = offset
                 self._count += count
         protocol = self._protocol()
@@ -156,22 +160,24 @@ class OffsetTracker:
             does not report an offset in time.
         """
         self.store()  # takes what the iterator holds back; sends it, if connected
-        pending, sent = self._pending, self._sent
-        streams = [stream] if stream is not None else list(pending.keys() | sent.keys())
+        streams = [stream] if stream is not None \
+            else list(self._pending.keys() | self._sent.keys())
         for s in streams:
-            offset = pending.get(s, sent.get(s))
-            if offset is None:
+            # (read again after each commit: a step-down may have released
+            # a stream meanwhile)
+            offset = self._pending.get(s, self._sent.get(s))
+            if offset is None or s in self._released:
                 continue
             protocol = self._protocol()
             if self._commit is None or protocol is None or not protocol.is_open:
-                logger.warning('offset %d of stream %r not stored under %r: no connection',
-                               offset, s, self.reference)
+                logger.warning('offset %d of stream %r under %r not confirmed stored: no'
+                               ' connection', offset, s, self.reference)
                 continue
             await self._commit(s, self.reference, offset)
-            if pending.get(s) == offset:
-                del pending[s]
-            if sent.get(s) == offset:
-                del sent[s]
+            if self._pending.get(s) == offset:
+                del self._pending[s]
+            if self._sent.get(s) == offset:
+                del self._sent[s]
             logger.debug('committed offset %d of stream %r under %r', offset, s, self.reference)
 
     def release(self, stream: str) -> None:
@@ -184,9 +190,14 @@ class OffsetTracker:
         self._pending.pop(stream, None)
         self._sent.pop(stream, None)
 
-    def own(self, stream: str) -> None:
-        """The consumer is active on a stream (again): track it."""
+    def own(self, stream: str, start: int) -> None:
+        """
+        The consumer is active on a stream (again), from offset ``start``
+        on: track it; offsets before ``start`` are of messages handed out
+        before (not stored: the stream went through another owner since).
+        """
         self._released.discard(stream)
+        self._floor[stream] = start
 
     def close(self) -> None:
         """Store what is pending; stop the timer."""
