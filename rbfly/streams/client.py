@@ -224,8 +224,8 @@ class StreamsClient:
         (:py:func:`rbfly.streams.otel.instrument` does). It runs as a
         confirmation is read, or as the application takes a chunk: it
         should return quickly; an error it raises is logged, not raised.
-        Samples are rare (at most ten a second for each stream's
-        publishers and each consumer), so it costs the publishing and
+        Samples are rare (at most ten a second for each publisher
+        and each consumer), so it costs the publishing and
         consuming paths nothing measurable.
 
         :raises TypeError: When ``listener`` is not callable.

@@ -39,13 +39,13 @@ dashboards.
 Histograms, in seconds: ``publisher.confirm_latency`` and
 ``consumer.end_to_end_latency``, with the same attributes. OpenTelemetry
 for Python has no observable histogram: the samples (at most ten a second
-for each stream's publishers and each consumer, see
+for each publisher and each consumer, see
 :py:mod:`rbfly.streams.metrics`) are recorded in synchronous histograms as
 they are taken, through a latency listener
 (:py:meth:`~rbfly.streams.StreamsClient.add_latency_listener`), with
 :py:data:`~rbfly.streams.metrics.BOUNDS` as the advised bucket
 boundaries. Recording costs about 16 us a sample (the SDK's, measured),
-at most 0.2 ms a second for each key. Samples taken before
+at most 0.2 ms a second for each publisher and consumer. Samples taken before
 :py:func:`instrument` was called are in
 :py:meth:`~rbfly.streams.StreamsClient.stream_metrics` only.
 """

@@ -42,6 +42,12 @@ logger = logging.getLogger('rbfly.streams.publisher')
 
 PUBLISHER_DOES_NOT_EXIST = ResponseCode.PUBLISHER_DOES_NOT_EXIST
 
+PROBE_CHECK = 16
+"""
+Publish frames between two readings of the clock, while a publisher waits
+to time a confirmation again (see :py:meth:`PublisherTrait._send_frames`).
+"""
+
 ConfirmListener: tp.TypeAlias = tp.Callable[[tp.Sequence[int]], None]
 """Called with the publishing ids of each group of confirmed messages."""
 
@@ -191,6 +197,7 @@ class PublisherTrait:
         self._stats: PublisherCounters = host.counters.publisher(stream)
         self._probe = 0
         self._probe_at = 0.0
+        self._probe_next = 0.0
         self._apply(options)
 
     def _apply(self, options: PublisherOptions) -> None:
@@ -469,13 +476,17 @@ class PublisherTrait:
     ) -> None:
         """
         Send the Publish frames of ``count`` entries, the last with the
-        publisher's last publishing id (``message_id``), which the
-        confirmation latency's probe times when none is in flight and
-        none was for ``SAMPLE_INTERVAL`` (see :py:mod:`rbfly.streams.metrics`).
+        publisher's last publishing id (``message_id``), whose
+        confirmation is timed when no probe is in flight and the last
+        ended ``SAMPLE_INTERVAL`` ago (see :py:mod:`rbfly.streams.metrics`).
         """
         self._stats.published += count
-        if not self._probe:
-            self._start_probe()
+        probe = self._probe
+        if probe <= 0:
+            if probe:
+                self._probe = probe + 1
+            else:
+                self._start_probe()
         try:
             for frame in frames:
                 protocol.send_frame(frame)
@@ -483,31 +494,36 @@ class PublisherTrait:
             pass  # the messages are kept and sent again after reconnection
 
     #
-    # confirmation latency: a probe of one publishing id at a time, its
-    # id in _probe (0: none, and one may start; -1: none until
-    # SAMPLE_INTERVAL passed), so that a frame or confirmation without a
-    # sample due costs an integer's test
+    # confirmation latency: a probe of one publishing id at a time, in
+    # _probe: the id in flight (> 0); or none, and the clock is read at
+    # the next frame (0) or after that many frames (< 0), to start one
+    # when SAMPLE_INTERVAL passed since the last. A frame or confirmation
+    # without a sample due costs an integer's test (and an increment);
+    # the clock is read every PROBE_CHECK frames at most. (A timer to
+    # allow the next probe would do without the count, but each sample
+    # would schedule and run one, and a timer pending adds a reading of
+    # the clock to each iteration of the event loop that waits.) A
+    # publisher sending frames further apart than SAMPLE_INTERVAL has
+    # each timed.
     #
 
     def _start_probe(self) -> None:
-        """Time the confirmation of the last message sent."""
+        """Time the confirmation of the last message sent, if due."""
+        now = monotonic()
+        if now < self._probe_next:
+            self._probe = 1 - PROBE_CHECK
+            return
         pid = self.message_id
         if pid in self._unconfirmed:  # sent (not only buffered), not confirmed yet
             self._probe = pid
-            self._probe_at = monotonic()
+            self._probe_at = now
 
     def _probed(self) -> None:
-        """The message probed is confirmed: a sample, and the next in a while."""
-        self._stats.sample(monotonic() - self._probe_at)
-        self._probe = -1
-        try:
-            asyncio.get_running_loop().call_later(SAMPLE_INTERVAL, self._rearm)
-        except RuntimeError:  # no event loop (a test calling on_confirm)
-            self._probe = 0
-
-    def _rearm(self) -> None:
-        if self._probe == -1:
-            self._probe = 0
+        """The message probed is confirmed: a sample."""
+        now = monotonic()
+        self._stats.sample(now - self._probe_at)
+        self._probe_next = now + SAMPLE_INTERVAL
+        self._probe = 0
 
     def _write_checked(
             self, protocol: StreamsProtocol | None, items: list[tuple[int, tp.Any]],

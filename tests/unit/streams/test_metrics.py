@@ -4,7 +4,6 @@ the consumers' rate window, the counters per stream, the sampling of
 confirmation and end-to-end latencies, and the snapshot per stream.
 """
 
-import asyncio
 import dataclasses as dtc
 import math
 import struct
@@ -27,6 +26,7 @@ from rbfly.streams.metrics import (
 from rbfly.streams.offset import Offset
 from rbfly.streams.protocol.commands import OffsetSpec
 from rbfly.streams.publishers.awaited import Publisher
+from rbfly.streams.publishers.base import PROBE_CHECK
 from rbfly.streams.subscriptions.subscription import Subscription
 
 #
@@ -194,13 +194,14 @@ def sent(publisher: Publisher, protocol: Protocol, *ids: int) -> None:
     publisher.message_id = ids[-1]
     publisher._send_frames(tp.cast(tp.Any, protocol), [b'frame'], len(ids))
 
-async def test_confirm_latency(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_confirm_latency(monkeypatch: pytest.MonkeyPatch) -> None:
     """
     The last message of a frame is timed when no probe is in flight;
-    frames sent meanwhile are not; after a sample, the next frame after
-    the interval is.
+    frames sent meanwhile are not; after a sample, the clock is read at
+    the next frame, then every PROBE_CHECK frames, until the interval
+    passed: the frame sent then is timed.
     """
-    monkeypatch.setattr('rbfly.streams.publishers.base.SAMPLE_INTERVAL', 0.01)
+    monkeypatch.setattr('rbfly.streams.publishers.base.SAMPLE_INTERVAL', 0.05)
     host = Host()
     publisher = Publisher(tp.cast(tp.Any, host), 'orders', 0, 'name', 0)
     protocol = Protocol()
@@ -216,19 +217,36 @@ async def test_confirm_latency(monkeypatch: pytest.MonkeyPatch) -> None:
     assert stats.confirm_latency.count == 1
     assert 0 <= stats.confirm_latency.sum < 1
     assert (stats.published, stats.confirmed) == (4, 4)
-
-    sent(publisher, protocol, 5)
-    assert publisher._probe == -1  # not before the interval
-    publisher.on_confirm([5])
-    await asyncio.sleep(0.02)
     assert publisher._probe == 0
-    sent(publisher, protocol, 6)
-    assert publisher._probe == 6
-    publisher.on_confirm([6])
-    assert stats.confirm_latency.count == 2
-    assert host.counters.published == 6
 
-async def test_confirm_latency_dropped() -> None:
+    sent(publisher, protocol, 5)  # before the interval: a count of frames
+    assert publisher._probe == 1 - PROBE_CHECK
+    time.sleep(0.06)
+    pid = 5
+    for _ in range(PROBE_CHECK - 1):  # the clock is not read
+        pid += 1
+        sent(publisher, protocol, pid)
+    assert publisher._probe == 0
+    pid += 1
+    sent(publisher, protocol, pid)  # read: the interval passed
+    assert publisher._probe == pid
+    publisher.on_confirm(list(range(5, pid + 1)))
+    assert stats.confirm_latency.count == 2
+    assert host.counters.published == pid
+
+def test_confirm_latency_slow_publisher(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Frames further apart than the interval: each is timed."""
+    monkeypatch.setattr('rbfly.streams.publishers.base.SAMPLE_INTERVAL', 0.01)
+    host = Host()
+    publisher = Publisher(tp.cast(tp.Any, host), 'orders', 0, 'name', 0)
+    for pid in range(1, 4):
+        sent(publisher, Protocol(), pid)
+        assert publisher._probe == pid
+        publisher.on_confirm([pid])
+        time.sleep(0.02)
+    assert host.counters.publisher('orders').confirm_latency.count == 3
+
+def test_confirm_latency_dropped() -> None:
     """
     A probed message that fails, or a lost connection, gives no sample: a
     later frame is timed instead.
@@ -247,15 +265,8 @@ async def test_confirm_latency_dropped() -> None:
     assert publisher._probe == 0
     publisher.on_confirm([2])
     assert stats.confirm_latency.count == 0
-
-def test_confirm_latency_without_loop() -> None:
-    """Confirmed outside an event loop (a test's call): the next frame is timed."""
-    host = Host()
-    publisher = Publisher(tp.cast(tp.Any, host), 'orders', 0, 'name', 0)
-    sent(publisher, Protocol(), 1)
-    publisher.on_confirm([1])
-    assert host.counters.publisher('orders').confirm_latency.count == 1
-    assert publisher._probe == 0
+    sent(publisher, protocol, 3)
+    assert publisher._probe == 3
 
 #
 # sampling: a consumer's end-to-end latency
