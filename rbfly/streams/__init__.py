@@ -28,7 +28,7 @@ if tp.TYPE_CHECKING:
     )
     from .events import ConnectionEvent, ConnectionState
     from .lifecycle import ResourceState, StateChange
-    from .metrics import Metrics
+    from .metrics import Metrics, StreamMetrics
     from .oauth2 import ClientCredentials, Token
     from .offset import Offset, OffsetType
     from .pipe import pipe
@@ -86,6 +86,7 @@ _EXPORTS = {
     'Compression': '.compression',
     'ConnectionEvent': '.events',
     'Metrics': '.metrics',
+    'StreamMetrics': '.metrics',
     'ClientCredentials': '.oauth2',
     'Token': '.oauth2',
     'OAuth2Error': '.error',
@@ -164,6 +165,7 @@ __all__ = [  # the names of _EXPORTS
     'ResourceState',
     'ResponseError',
     'StateChange',
+    'StreamMetrics',
     'StreamsClient',
     'StreamsError',
     'SubEntryBatch',

@@ -26,7 +26,7 @@ from collections.abc import AsyncGenerator, AsyncIterator
 from .backoff import Backoff
 from .decorator import connection
 from .lifecycle import StateListener
-from .metrics import Counters, Metrics
+from .metrics import Counters, LatencyListener, Metrics, StreamMetrics
 from .names import check_name
 from .oauth2 import DEFAULT_REFRESH_RATIO, TokenProvider
 from .offset import Offset
@@ -200,6 +200,38 @@ class StreamsClient:
         publishers and subscriptions now (see :py:mod:`rbfly.streams.metrics`).
         """
         return self._connections.metrics(self._counters)
+
+    def stream_metrics(self) -> StreamMetrics:
+        """
+        The client's metrics per stream (a partition, for a super stream):
+        of each consumer (a stream and a subscription name, if any) its
+        lag, messages consumed, rate and end-to-end latency; of each
+        stream published to, its entries published, confirmed and
+        rejected, and the confirmation latency (see
+        :py:mod:`rbfly.streams.metrics`).
+        """
+        return self._connections.stream_metrics(self._counters)
+
+    def add_latency_listener(self, listener: LatencyListener) -> None:
+        """
+        Call ``listener(kind, stream, name, seconds)`` with each latency
+        sample from now on: its kind, ``'confirm'`` or ``'end_to_end'``,
+        the stream, the consumer's name (``None`` for a confirmation, or a
+        subscription without a name) and the latency (see
+        :py:mod:`rbfly.streams.metrics`), e.g. to record it in a histogram
+        of a monitoring system with buckets of its own
+        (:py:func:`rbfly.streams.otel.instrument` does). It runs as a
+        confirmation is read, or as the application takes a chunk: it
+        should return quickly; an error it raises is logged, not raised.
+        Samples are rare (at most ten a second for each publisher
+        and each consumer), so it costs the publishing and
+        consuming paths nothing measurable.
+
+        :raises TypeError: When ``listener`` is not callable.
+        """
+        if not callable(listener):
+            raise TypeError('a listener must be callable, got {!r}'.format(listener))
+        self._counters.listeners.append(listener)
 
     # -- streams --
 

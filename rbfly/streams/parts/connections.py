@@ -17,13 +17,14 @@ from __future__ import annotations
 import functools
 import logging
 import typing as tp
+from time import monotonic
 
 from ..aio.connection import StreamsProtocol
 from ..aio.manager import ConnectionManager
 from ..aio.records import Owner
 from ..error import ConnectionLost
 from ..events import ConnectionEvent, ConnectionState
-from ..metrics import Counters, Metrics
+from ..metrics import Counters, Metrics, StreamMetrics, stream_metrics
 from ..protocol.commands import CommandBase, MetadataUpdate, Request
 from .connector import Connector, Where, node_of
 from .options import ClientOptions, Kind
@@ -244,6 +245,16 @@ class Connections:
             chunks_skipped=c.chunks_skipped,
             buffered_bytes=sum(s.buffered_bytes for s in subscriptions),
             consumer_lag=sum(s.lag for s in subscriptions),
+        )
+
+    def stream_metrics(self, counters: Counters) -> StreamMetrics:
+        """The client's counters per stream, and what it holds of each now."""
+        managers = self.managers()
+        return stream_metrics(
+            counters,
+            [p for m in managers for p in m.publishers],
+            [s for m in managers for s in m.subscriptions],
+            monotonic(),
         )
 
     #

@@ -26,6 +26,7 @@ from time import monotonic
 from ...amqp import MessageCtx
 from ..error import ConfirmTimeout, ConnectionLost, MessageRejected, NotRetried, PublisherError
 from ..lifecycle import Lifecycle, ResourceState, StateListener
+from ..metrics import SAMPLE_INTERVAL
 from ..protocol._publish import PublishEncoder
 from ..protocol.constants import ResponseCode
 from ..types import BloomFilterExtract
@@ -35,11 +36,17 @@ from .options import DEFAULT_OPTIONS, PublisherOptions
 if tp.TYPE_CHECKING:
     from ..aio.connection import StreamsProtocol
     from ..aio.records import Owner
-    from ..metrics import Counters
+    from ..metrics import Counters, PublisherCounters
 
 logger = logging.getLogger('rbfly.streams.publisher')
 
 PUBLISHER_DOES_NOT_EXIST = ResponseCode.PUBLISHER_DOES_NOT_EXIST
+
+PROBE_CHECK = 16
+"""
+Publish frames between two readings of the clock, while a publisher waits
+to time a confirmation again (see :py:meth:`PublisherTrait._send_frames`).
+"""
 
 ConfirmListener: tp.TypeAlias = tp.Callable[[tp.Sequence[int]], None]
 """Called with the publishing ids of each group of confirmed messages."""
@@ -185,6 +192,12 @@ class PublisherTrait:
         self._timer: asyncio.TimerHandle | None = None
         # when the last awaited confirmation came (see _confirmation)
         self._confirmed_at = -math.inf
+        # the counters of the stream's publishers, and the confirmation
+        # latency's probe (see _send_frames)
+        self._stats: PublisherCounters = host.counters.publisher(stream)
+        self._probe = 0
+        self._probe_at = 0.0
+        self._probe_next = 0.0
         self._apply(options)
 
     def _apply(self, options: PublisherOptions) -> None:
@@ -225,10 +238,12 @@ class PublisherTrait:
     #
 
     def on_confirm(self, publishing_ids: tp.Sequence[int]) -> None:
-        self._host.counters.confirmed += len(publishing_ids)
+        self._stats.confirmed += len(publishing_ids)
         self._released(confirm(self._unconfirmed, self._waiting, publishing_ids))
         if self._deadlines:
             self._prune()
+        if self._probe > 0 and self._probe not in self._unconfirmed:
+            self._probed()
 
     def on_error(self, errors: tp.Sequence[tuple[int, int]]) -> None:
         lost = False
@@ -255,7 +270,9 @@ class PublisherTrait:
         (``message``: the message, when it was not kept yet).
         """
         message = self._unconfirmed.pop(publishing_id, message)
-        self._host.counters.errored += 1
+        self._stats.errored += 1
+        if publishing_id == self._probe:
+            self._probe = 0  # a failure's time is no confirmation's
         c = self._waiting.pop(publishing_id, None)
         if c is not None:
             c.fail(error)
@@ -321,6 +338,7 @@ class PublisherTrait:
     def on_connection_lost(self, error: Exception) -> None:
         # unconfirmed messages wait for the reconnection; see restore
         self.protocol = None
+        self._probe = min(self._probe, 0)  # the broker's time is timed, not the recovery's
         self._ready.clear()
         self.lifecycle.lost(error)
 
@@ -360,6 +378,7 @@ class PublisherTrait:
         """
         self._error = error
         self._unconfirmed.clear()
+        self._probe = min(self._probe, 0)
         self._stop_timer()
         self.lifecycle.move(ResourceState.CLOSED, str(error) or type(error).__name__, error)
         waiting = self._waiting
@@ -455,13 +474,56 @@ class PublisherTrait:
     def _send_frames(
             self, protocol: StreamsProtocol, frames: list[bytes | memoryview], count: int,
     ) -> None:
-        """Send the Publish frames of ``count`` entries."""
-        self._host.counters.published += count
+        """
+        Send the Publish frames of ``count`` entries, the last with the
+        publisher's last publishing id (``message_id``), whose
+        confirmation is timed when no probe is in flight and the last
+        ended ``SAMPLE_INTERVAL`` ago (see :py:mod:`rbfly.streams.metrics`).
+        """
+        self._stats.published += count
+        probe = self._probe
+        if probe <= 0:
+            if probe:
+                self._probe = probe + 1
+            else:
+                self._start_probe()
         try:
             for frame in frames:
                 protocol.send_frame(frame)
         except ConnectionLost:
             pass  # the messages are kept and sent again after reconnection
+
+    #
+    # confirmation latency: a probe of one publishing id at a time, in
+    # _probe: the id in flight (> 0); or none, and the clock is read at
+    # the next frame (0) or after that many frames (< 0), to start one
+    # when SAMPLE_INTERVAL passed since the last. A frame or confirmation
+    # without a sample due costs an integer's test (and an increment);
+    # the clock is read every PROBE_CHECK frames at most. (A timer to
+    # allow the next probe would do without the count, but each sample
+    # would schedule and run one, and a timer pending adds a reading of
+    # the clock to each iteration of the event loop that waits.) A
+    # publisher sending frames further apart than SAMPLE_INTERVAL has
+    # each timed.
+    #
+
+    def _start_probe(self) -> None:
+        """Time the confirmation of the last message sent, if due."""
+        now = monotonic()
+        if now < self._probe_next:
+            self._probe = 1 - PROBE_CHECK
+            return
+        pid = self.message_id
+        if pid in self._unconfirmed:  # sent (not only buffered), not confirmed yet
+            self._probe = pid
+            self._probe_at = now
+
+    def _probed(self) -> None:
+        """The message probed is confirmed: a sample."""
+        now = monotonic()
+        self._stats.sample(now - self._probe_at)
+        self._probe_next = now + SAMPLE_INTERVAL
+        self._probe = 0
 
     def _write_checked(
             self, protocol: StreamsProtocol | None, items: list[tuple[int, tp.Any]],

@@ -175,6 +175,8 @@ class Subscription:
         self._buffered = 0  # bytes of chunks in the buffer
         self.spin = spin
         self._counters = Counters() if counters is None else counters
+        # the counters of the stream's consumer of this name (metrics)
+        self.stats = self._counters.consumer(stream, properties.get('name'))
         self.crc_check = crc_check
         self.skip_bad_crc = skip_bad_crc
         self.max_uncompressed = max_uncompressed
@@ -403,6 +405,10 @@ class Subscription:
         counters.chunks += 1
         counters.chunk_bytes += len(data)
         counters.consumed += len(messages)
+        stats = self.stats
+        stats.consumed += len(messages)
+        if self._arrived >= stats.sample_at:  # an end-to-end latency sample is due
+            stats.sample(info.timestamp, self._arrived)
         if info.chunk_type == 0 and info.next_offset > self.next_offset:
             self.next_offset = info.next_offset
         chunk = Chunk(messages)
