@@ -367,12 +367,13 @@ class Group:
         try:
             leaders = cluster.leaders()
             node = leaders[partition]
+            asked = time.monotonic()  # the kill is done within the call (~0.2 s)
             cluster.kill(node)
         except (ClusterError, KeyError) as ex:
             self.problem('cannot kill the leader of {}: {!r}'.format(partition, ex))
             return
         led = [p for p in self.partitions if leaders.get(p) == node]
-        self.leader_kills.append(LeaderKill(partition, node, time.monotonic(), led))
+        self.leader_kills.append(LeaderKill(partition, node, asked, led))
         self.note('leader kill: node {} (leading {}) got SIGKILL'.format(node, ', '.join(led)))
 
     def revive(self, cluster: Cluster) -> None:
