@@ -148,11 +148,16 @@ class Recovery:
         self.relocate_subscription(sub)
 
     def node_lost(self, manager: Manager) -> None:
-        """A connection to a node was lost: place what it held anew."""
-        for sub in list(manager.subscriptions):
+        """
+        A connection to a node was lost: place what it held anew, but for
+        what the placer is declaring there now (it tries the next member
+        itself: placing it here too subscribed it twice).
+        """
+        placing = self._placer.placing
+        for sub in [s for s in manager.subscriptions if not placing(s)]:
             let_go(sub)
             self.relocate_subscription(sub)
-        for publisher in list(manager.publishers):
+        for publisher in [p for p in manager.publishers if not placing(p)]:
             let_go(publisher)
             self.relocate_publisher(publisher)
 
