@@ -197,8 +197,16 @@ class Declarer:
 
     @staticmethod
     async def _listed(protocol: StreamsProtocol, stream: str) -> bool:
-        """Whether the broker's metadata lists a stream (deleted: not)."""
+        """
+        Whether the broker's metadata lists a stream (deleted: not; an
+        error of the moment for it: as listed, asked again).
+
+        :raises AccessRefused: When the broker refuses to say (the user
+            may not use the stream: not a deleted stream).
+        """
         found = await metadata.members(protocol.request, stream)
+        if found.status is metadata.Status.REFUSED:
+            raise metadata.error_of(found, stream)
         return found.status is not metadata.Status.MISSING
 
 __all__ = ['RESTORE_BACKOFF', 'RESTORE_RETRY_TIME', 'Declarer']

@@ -320,7 +320,11 @@ class Recovery:
         delays, for up to :py:data:`STREAM_RECOVERY_TIMEOUT` seconds. A
         lost connection is left to the connection's recovery, which
         declares them all again; a deleted stream ends them with
-        :py:class:`~rbfly.streams.error.StreamDoesNotExist`.
+        :py:class:`~rbfly.streams.error.StreamDoesNotExist`, a stream the
+        user may not use any more with
+        :py:class:`~rbfly.streams.error.AccessRefused`; another error code
+        of the broker's for the stream is a failure of the moment, asked
+        again as "no leader" is.
         """
         loop = asyncio.get_running_loop()
         deadline = loop.time() + STREAM_RECOVERY_TIMEOUT
@@ -342,7 +346,8 @@ class Recovery:
             if not publishers and not subscriptions:
                 return
             try:
-                if await self._stream_ready(protocol, stream):
+                not_ready = await self._stream_ready(protocol, stream)
+                if not_ready is None:
                     for p in publishers:
                         pending.discard(p)
                         detach(p)
@@ -358,6 +363,7 @@ class Recovery:
                             s, self.restore_subscription(protocol, s), s.fail, pending,
                         )
                     continue  # what a later update put back, if anything
+                error = not_ready
             except ConnectionLost:
                 return  # the connection's recovery declares them again
             except StreamDoesNotExist as ex:
@@ -408,16 +414,29 @@ class Recovery:
             fail(ex)
 
     @staticmethod
-    async def _stream_ready(protocol: StreamsProtocol, stream: str) -> bool:
+    async def _stream_ready(protocol: StreamsProtocol, stream: str) -> StreamsError | None:
         """
-        Whether a stream has a leader again.
+        Whether a stream has a leader again: ``None`` when it has, else why
+        not (the error its publishers and subscriptions end with when it
+        lasts): it has no leader yet, or the broker failed to answer for
+        it (a code other than those below: asked again, as a failure of
+        the moment must not end them as if the stream were deleted).
 
         :raises StreamDoesNotExist: When it was deleted.
+        :raises AccessRefused: When the user may not use it now (the
+            broker's error, naming its code; asking again does not help).
         """
         found = await metadata.members(protocol.request, stream)
-        if found.status is metadata.Status.MISSING:
+        status = found.status
+        if status is metadata.Status.READY:
+            return None
+        if status is metadata.Status.MISSING:
             raise StreamDoesNotExist('stream {!r} was deleted'.format(stream))
-        return found.status is metadata.Status.READY
+        if status is metadata.Status.REFUSED:
+            raise metadata.error_of(found, stream)
+        if status is metadata.Status.FAILED:
+            return metadata.error_of(found, stream)
+        return StreamNotAvailable('stream {!r}'.format(stream))
 
     @staticmethod
     def _end_stream(
