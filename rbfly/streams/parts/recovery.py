@@ -266,15 +266,33 @@ class Recovery:
             pending.update(held)
             return
         self._changing[key] = pending = set(held)
-        self._tasks.spawn(self._restore_changed(key, pending))
+        # cancelled at close: disconnect() waited for it up to
+        # STREAM_RECOVERY_TIMEOUT (120 s) while the stream had no leader
+        self._tasks.spawn(
+            self._restore_changed(key, pending), cancel_at_close=True, awaited=True,
+        )
 
     async def _restore_changed(
             self, key: tuple[str, StreamsProtocol], pending: set[Held],
     ) -> None:
+        """
+        Restore a changed stream (see :py:meth:`_restore_stream`). Cancelled
+        (the client disconnects), what it had still to declare ends with
+        :py:class:`~rbfly.streams.error.ConnectionLost` saying so: a
+        publisher's messages not confirmed fail (the broker may have stored
+        some; none confirmed is undone), a subscription ends.
+        """
         stream, protocol = key
         try:
             self._move_stream(stream, protocol, pending)
             await self._restore_stream(stream, protocol, pending)
+        except asyncio.CancelledError:
+            error = ConnectionLost(
+                'client disconnected while stream {!r} was being restored; messages not'
+                ' confirmed are not known to be stored'.format(stream),
+            )
+            self._end_stream(*self._remaining(self._connections.own, pending), error)
+            raise
         finally:
             del self._changing[key]
 
@@ -404,7 +422,8 @@ class Recovery:
         """
         try:
             await restore
-        except (ConnectionLost, StreamDoesNotExist, StreamNotAvailable, RequestTimeout):
+        except (ConnectionLost, StreamDoesNotExist, StreamNotAvailable, RequestTimeout,
+                asyncio.CancelledError):
             pending.add(item)
             raise
         except StreamsError as ex:

@@ -9,11 +9,12 @@ and subscriptions with ``StreamDoesNotExist``. No sockets, no broker.
 
 from __future__ import annotations
 
+import asyncio
 import typing as tp
 
 import pytest
 
-from rbfly.streams.error import AccessRefused, StreamDoesNotExist
+from rbfly.streams.error import AccessRefused, ConnectionLost, StreamDoesNotExist
 from rbfly.streams.parts.declare import Declarer as RealDeclarer
 from rbfly.streams.parts.tasks import Background
 from rbfly.streams.protocol.commands import (
@@ -111,3 +112,65 @@ async def test_declare_again_refused() -> None:
     """Metadata refused (access refused) ends the declaration with that error."""
     with pytest.raises(AccessRefused):
         await RealDeclarer._listed(tp.cast(tp.Any, Answers(ResponseCode.ACCESS_REFUSED)), STREAM)
+
+
+async def test_disconnect_cancels_restore() -> None:
+    """
+    Cancelling the client's background tasks (what ``disconnect()`` does
+    first) ends the restore of a stream that has no leader at once, instead
+    of leaving it to ask for up to ``STREAM_RECOVERY_TIMEOUT`` seconds
+    (``disconnect()`` waited that long); what it had still to declare ends
+    with ``ConnectionLost`` saying why.
+    """
+    own = Manager(Answers(ResponseCode.STREAM_NOT_AVAILABLE))
+    publisher = Item('publishers', STREAM, own, own.protocol)
+    sub = Item('subscriptions', STREAM, own, own.protocol)
+    tasks = Background()
+    recovery(Connections(own, []), Declarer(), tasks).metadata_update(
+        tp.cast(tp.Any, own.protocol), MetadataUpdate(6, STREAM),
+    )
+    for _ in range(5):  # asked once: no leader, it sleeps
+        await asyncio.sleep(0)
+    assert len(tasks) == 1
+
+    await tasks.cancel()
+    assert len(tasks) == 0  # nothing left for disconnect() to wait for
+    for item in (publisher, sub):
+        assert isinstance(item.error, ConnectionLost)
+        assert 'disconnected' in str(item.error)
+        assert item.owner is None
+
+
+async def test_cancelled_while_declaring() -> None:
+    """
+    A publisher whose declaration is under way when the restore is
+    cancelled ends too, and the cancellation is not swallowed.
+    """
+    own = Manager(Answers(ResponseCode.OK))
+    publisher = Item('publishers', STREAM, own, own.protocol)
+
+    class Stuck(Declarer):
+        async def restore_publisher(self, protocol: Protocol, item: Item) -> None:
+            await asyncio.get_running_loop().create_future()  # never answered
+
+    class Recorded(Background):
+        def __init__(self) -> None:
+            super().__init__()
+            self.spawned: list[asyncio.Task[None]] = []
+
+        def spawn(self, *args: tp.Any, **kw: tp.Any) -> asyncio.Task[None]:
+            task = super().spawn(*args, **kw)
+            self.spawned.append(task)
+            return task
+
+    tasks = Recorded()
+    recovery(Connections(own, []), Stuck(), tasks).metadata_update(
+        tp.cast(tp.Any, own.protocol), MetadataUpdate(6, STREAM),
+    )
+    for _ in range(5):
+        await asyncio.sleep(0)
+    (task,) = tasks.spawned
+    await tasks.cancel()
+    assert task.cancelled()
+    assert isinstance(publisher.error, ConnectionLost)
+    assert publisher.owner is None
