@@ -17,7 +17,7 @@ import logging
 import typing as tp
 
 from ..aio.connection import StreamsProtocol
-from ..aio.records import abandon, attach, detach, free_id, release_id, reserve
+from ..aio.records import abandon, attach, delete_stale, detach, free_id, release_id, reserve
 from ..backoff import Backoff
 from ..error import RequestTimeout, StreamDoesNotExist, StreamNotAvailable, StreamsError
 from ..protocol.commands import (
@@ -115,6 +115,19 @@ class Declarer:
         )
         attach(protocol, publisher, ident)
         publisher.restore(sequence)
+
+    async def delete_stale_publisher(
+            self, protocol: StreamsProtocol, publisher: PublisherTrait, ident: int,
+    ) -> bool:
+        """
+        Delete the publisher the broker holds still under ``ident`` (the
+        publisher's id there before it was detached), unless that id is
+        taken on the connection now; true when deleted (or the broker had
+        no publisher there any more).
+        """
+        return await delete_stale(
+            protocol, 'publishers', ident, DeletePublisher(ident), publisher_context(publisher),
+        )
 
     async def delete_publisher(self, publisher: PublisherTrait, closing: bool) -> None:
         """

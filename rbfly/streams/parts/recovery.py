@@ -37,6 +37,7 @@ from ..aio.records import detach, let_go
 from ..backoff import Backoff
 from ..error import (
     ConnectionLost,
+    PreconditionFailed,
     RequestTimeout,
     StreamDoesNotExist,
     StreamNotAvailable,
@@ -368,10 +369,11 @@ class Recovery:
                 if not_ready is None:
                     for p in publishers:
                         pending.discard(p)
+                        old = p.ident
                         detach(p)
                         p.on_connection_lost(ConnectionLost('stream {!r} moved'.format(stream)))
                         await self._restore_one(
-                            p, self.recover_publisher(protocol, p), p.fail, pending,
+                            p, self._declare_changed(protocol, p, old), p.fail, pending,
                         )
                     for s in subscriptions:
                         pending.discard(s)
@@ -398,6 +400,32 @@ class Recovery:
                 return
             logger.info('stream %r not available yet; asking again in %.1fs', stream, delay)
             await asyncio.sleep(delay)
+
+    async def _declare_changed(
+            self, protocol: StreamsProtocol, publisher: PublisherTrait, old: int,
+    ) -> None:
+        """
+        Declare a publisher of a changed stream again on the connection
+        whose MetadataUpdate said so (``old``: its id there until then).
+
+        RabbitMQ 3.13 and later forget on that update only the publishers
+        whose leader failed, and the subscriptions reading from the member
+        that failed: the update for a subscription's replica leaves a
+        publisher of the stream on the connection in place, and declaring
+        it again is refused (``PreconditionFailed``: its id or its name is
+        taken). The broker's old publisher is deleted then, and the
+        publisher declared again (it sends its unconfirmed messages again;
+        the broker drops those it stored), instead of ending it with the
+        old one left on the broker.
+        """
+        try:
+            await self.recover_publisher(protocol, publisher)
+        except PreconditionFailed:
+            if not await self._declarer.delete_stale_publisher(protocol, publisher, old):
+                raise
+            logger.info('publisher of %r: the broker kept it (id %d); deleted, declared again',
+                        publisher.stream, old)
+            await self.recover_publisher(protocol, publisher)
 
     @staticmethod
     def _remaining(
