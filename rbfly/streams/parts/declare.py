@@ -129,6 +129,21 @@ class Declarer:
             protocol, 'publishers', ident, DeletePublisher(ident), publisher_context(publisher),
         )
 
+    def drop_publisher(self, protocol: StreamsProtocol, publisher: PublisherTrait) -> None:
+        """
+        Take a publisher off its connection, to be declared elsewhere (its
+        stream changed): the broker may hold it still (RabbitMQ 3.13+
+        forgets on a MetadataUpdate only the publishers whose leader
+        failed), so it is deleted there, its id taken until the broker
+        answered (an error, when the broker forgot it, is dropped). Else a
+        declaration of it again on that connection is refused, its name
+        taken.
+        """
+        ident = publisher.ident
+        detach(publisher)
+        abandon(protocol, 'publishers', ident, DeletePublisher(ident),
+                publisher_context(publisher), self._tasks.spawn)
+
     async def delete_publisher(self, publisher: PublisherTrait, closing: bool) -> None:
         """
         A publisher ended: free its id, and delete it on the broker unless

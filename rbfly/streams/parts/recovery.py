@@ -318,7 +318,11 @@ class Recovery:
                               if p in held and p.protocol is changed_on]:
                 held.discard(publisher)
                 let_go(publisher)
-                detach(publisher)
+                protocol = publisher.protocol
+                if protocol is not None and protocol.is_open:
+                    self._declarer.drop_publisher(protocol, publisher)
+                else:
+                    detach(publisher)
                 publisher.on_connection_lost(ConnectionLost('stream {!r} moved'.format(stream)))
                 self.relocate_publisher(publisher)
 

@@ -147,3 +147,27 @@ async def test_delete_stale_frees_id() -> None:
     )
     assert connection.deleted == [3] and connection.broker == {}
     assert connection.publishers == {}
+
+
+async def test_publisher_moved_off_node_connection() -> None:
+    """
+    A publisher of a node's connection whose stream changed is placed
+    anew; the broker's publisher on that connection, if it kept it, is
+    deleted first (placed on the same connection again, its name was
+    taken).
+    """
+    connection = Connection()
+    connection.broker[0] = 'app'
+    own = Manager(tp.cast(tp.Any, Connection()))
+    node = Manager(tp.cast(tp.Any, connection))
+    publisher = Publisher('publishers', STREAM, node, tp.cast(tp.Any, connection))
+    connection.publishers[0] = publisher
+    tasks = Background()
+    r = recovery(Connections(own, [node]), tp.cast(tp.Any, Declarer(tasks)), tasks)
+    relocated: list[object] = []
+    r.relocate_publisher = relocated.append  # type: ignore[method-assign,assignment]
+    r.metadata_update(tp.cast(tp.Any, connection), MetadataUpdate(6, STREAM))
+    await tasks.wait()
+    assert relocated == [publisher]
+    assert connection.deleted == [0] and connection.broker == {}
+    assert connection.publishers == {}  # the id is free again
