@@ -37,6 +37,7 @@ from ..aio.records import detach, let_go
 from ..backoff import Backoff
 from ..error import (
     ConnectionLost,
+    InternalError,
     PreconditionFailed,
     RequestTimeout,
     StreamDoesNotExist,
@@ -228,18 +229,19 @@ class Recovery:
         """
         Place a publisher or subscription (``place`` gets the client's own
         connection for the stream's metadata); ask again with the client's
-        reconnection delays while its stream has no reachable member, until
-        it ends, or the client connection's recovery took it over.
+        reconnection delays while its stream has no reachable member (or
+        the broker fails to answer for it: an internal error), until it
+        ends, or the client connection's recovery took it over. Any other
+        refusal of the broker's (the stream deleted, access refused) ends
+        it with that error: it escaped this task, which ended with the
+        publisher or subscription left recovering for ever.
         """
         delays = self._options.reconnect.delays()
         while not ended():
             try:
                 await place(await self._connections.get())
                 return
-            except StreamDoesNotExist as ex:
-                fail(ex)
-                return
-            except (ConnectionLost, StreamNotAvailable) as ex:
+            except (ConnectionLost, StreamNotAvailable, InternalError) as ex:
                 if recovered_by_client():
                     return
                 delay = next(delays, None)
@@ -248,6 +250,10 @@ class Recovery:
                     return
                 logger.info('%s not placed (%s); again in %.2fs', what, ex, delay)
                 await asyncio.sleep(delay)
+            except StreamsError as ex:
+                logger.warning('%s not placed: %s', what, ex)
+                fail(ex)
+                return
 
     #
     # a changed stream

@@ -18,7 +18,10 @@ from __future__ import annotations
 import asyncio
 import typing as tp
 
-from rbfly.streams.error import ConnectionLost
+import pytest
+
+from rbfly.streams.backoff import Backoff
+from rbfly.streams.error import AccessRefused, ConnectionLost, StreamDoesNotExist
 from rbfly.streams.metrics import Counters
 from rbfly.streams.parts.connections import Connections
 from rbfly.streams.parts.options import ClientOptions
@@ -44,6 +47,8 @@ SPEC = OffsetSpec(OffsetSpecType.FIRST, 0)
 class Protocol:
     """A connection to a node; the client's own answers Metadata."""
 
+    codes: tp.ClassVar[list[int]] = []  # Metadata's codes for the stream, in turn (then OK)
+
     def __init__(self, node: tuple[str, int]) -> None:
         self.node = node
         self.address = node
@@ -59,9 +64,8 @@ class Protocol:
     async def request(self, command: object, *args: object) -> object:
         assert isinstance(command, Metadata), command
         brokers = [Broker(0, *LEADER), Broker(1, *REPLICA)]
-        return MetadataResponse(
-            1, brokers, [StreamMetadata(STREAM, ResponseCode.OK, 0, [1])],
-        )
+        code = self.codes.pop(0) if self.codes else ResponseCode.OK
+        return MetadataResponse(1, brokers, [StreamMetadata(STREAM, code, 0, [1])])
 
     def lose(self) -> None:
         self.is_open = False
@@ -155,9 +159,22 @@ class Offsets:
         return SPEC
 
 
-def parts(**options: tp.Any) -> tuple[Placer, Declarer, Background, Connections]:
+class Tasks(Background):
+    """The client's background tasks, each kept to be awaited by the test."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.spawned: list[asyncio.Task[None]] = []
+
+    def spawn(self, *args: tp.Any, **kw: tp.Any) -> asyncio.Task[None]:
+        task = super().spawn(*args, **kw)
+        self.spawned.append(task)
+        return task
+
+
+def parts(**options: tp.Any) -> tuple[Placer, Declarer, Tasks, Connections]:
     opts = ClientOptions(**options)
-    tasks = Background()
+    tasks = Tasks()
     connector = Connector()
     connections = Connections(opts, tp.cast(tp.Any, connector), Counters(), tasks)
     declarer = Declarer()
@@ -214,4 +231,38 @@ async def test_publisher_node_lost_while_declared() -> None:
 
     assert declarer.declared == [(publisher, OWN)]
     assert publisher.error is None and publisher.owner is connections.own
+    await connections.close_nodes()
+
+
+@pytest.mark.parametrize(
+    ('codes', 'error'),
+    [([ResponseCode.ACCESS_REFUSED], AccessRefused),
+     ([ResponseCode.STREAM_DOES_NOT_EXIST], StreamDoesNotExist),
+     ([ResponseCode.INTERNAL_ERROR, ResponseCode.INTERNAL_ERROR], None)],
+    ids=['access-refused', 'deleted', 'internal-error'],
+)
+async def test_relocation_refused(codes: list[int], error: type[Exception] | None) -> None:
+    """
+    A subscription placed anew whose stream's metadata the broker refuses
+    ends with the broker's error (the error escaped the placing task, and
+    the subscription stayed recovering for ever); an internal error is
+    asked again.
+    """
+    _placer, declarer, tasks, connections = parts(reconnect=Backoff(initial=0.01, maximum=0.01))
+    declarer.waiting.set_result(tp.cast(Protocol, None))  # each declaration answered
+    await connections.get()
+    Protocol.codes = list(codes)
+    sub = Item('subscriptions')
+    try:
+        tp.cast(Recovery, connections.hooks).relocate_subscription(tp.cast(tp.Any, sub))
+        (task,) = tasks.spawned
+        await task  # ended, with no exception
+    finally:
+        Protocol.codes = []
+    if error is None:
+        assert sub.error is None
+        assert declarer.declared == [(sub, REPLICA)]
+    else:
+        assert isinstance(sub.error, error)
+        assert declarer.declared == []
     await connections.close_nodes()
