@@ -112,6 +112,14 @@ class Proxy:
             data = data[4 + size:]
         return data
 
+    @property
+    def holding(self) -> bool:
+        """
+        Whether the broker's data is held now (after :py:meth:`hold`, or
+        once the client sent the command :py:meth:`hold_on` waits for).
+        """
+        return not self._flowing.is_set()
+
     def release(self) -> None:
         """Deliver what was held, and forward again."""
         self._flowing.set()

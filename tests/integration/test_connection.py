@@ -18,6 +18,8 @@ from rbfly.streams.error import (
 )
 from rbfly.testing import connect, own_connection
 
+from .proxy import Proxy
+
 def _with(url: str, *, userinfo: str | None = None, path: str | None = None,
           port: int | None = None) -> str:
     p = urlsplit(url)
@@ -90,13 +92,30 @@ async def test_stream_name_too_long(client: StreamsClient) -> None:
     await client.create_stream('rbfly-test-usable')
     await client.delete_stream('rbfly-test-usable', missing_ok=False)
 
-async def test_wait_for_timeout_keeps_connection(client: StreamsClient, stream: str) -> None:
-    """A call cancelled by wait_for raises TimeoutError; the client still works."""
+async def test_wait_for_timeout_keeps_connection(
+        proxy: Proxy, proxied: StreamsClient, stream: str,
+) -> None:
+    """
+    A request cancelled by wait_for while waiting for its answer (the proxy
+    holds it) raises TimeoutError; the late answer is dropped, and the
+    client goes on on the same connection.
+
+    (``wait_for(call, 0)`` tested nothing: Python 3.11 cancels the
+    coroutine before it starts.)
+    """
+    protocol = await connect(proxied)
+    proxy.hold_on(0x000D)  # Create: its answer, and all after it
     with pytest.raises(TimeoutError):
-        await asyncio.wait_for(client.create_stream(stream), timeout=0)
-    await client.create_stream(stream)
-    await client.delete_stream(stream, missing_ok=False)
-    await client.create_stream(stream)
+        # (the call's first step, which sends the request, runs before the
+        # timeout can fire)
+        await asyncio.wait_for(proxied.create_stream(stream), 0.5)
+    assert proxy.holding  # the Create was sent: the answer is held
+    proxy.release()
+    await proxied.create_stream(stream)  # the stream exists: no error
+    await proxied.delete_stream(stream, missing_ok=False)
+    await proxied.create_stream(stream)
+    assert own_connection(proxied).protocol is protocol
+    assert protocol.is_open and proxy.connections == 1
 
 async def test_reconnect_after_disconnect(client: StreamsClient, stream: str) -> None:
     """The client connects again lazily after a disconnect."""

@@ -25,7 +25,7 @@ from rbfly.streams import (
     SubEntryBatch,
     streams_client,
 )
-from rbfly.testing import own_connection
+from rbfly.testing import FakeBroker, own_connection
 from rbfly.types import AMQPAppProperties
 
 SCRIPT = os.environ.get('RBFLY_BROKERS_SCRIPT') or str(
@@ -72,6 +72,35 @@ async def test_every_argument_read_back(url43: str, stream: str) -> None:
                 break
         finally:
             await client.delete_stream(stream)
+
+async def test_every_argument_sent() -> None:
+    """
+    Every argument ``create_stream`` names goes in the Create frame, by
+    the broker's name: the fake broker keeps the arguments it got. RabbitMQ
+    4.3 drops ``stream-initial-offset`` (the test above): here rbfly is
+    shown to send it (``initial_offset=0`` too: a value, not a default).
+    """
+    async with FakeBroker() as broker:
+        client = streams_client(broker.url)
+        async with client:
+            for stream, first in (('s-1000', 1000), ('s-0', 0), ('s-max', 2**62 - 1)):
+                await client.create_stream(
+                    stream, max_age='12h', max_length_bytes=10**9,
+                    max_segment_size_bytes=10**7, filter_size=32,
+                    leader_locator='client-local', initial_cluster_size=1,
+                    initial_offset=first,
+                )
+                assert broker.store.streams[stream].arguments == {
+                    'max-age': '12h',
+                    'max-length-bytes': str(10**9),
+                    'stream-max-segment-size-bytes': str(10**7),
+                    'stream-filter-size-bytes': '32',
+                    'queue-leader-locator': 'client-local',
+                    'initial-cluster-size': '1',
+                    'stream-initial-offset': str(first),
+                }
+            await client.create_stream('s-none')
+            assert broker.store.streams['s-none'].arguments == {}
 
 @pytest.mark.parametrize('options, match', [
     ({'max_length_bytes': 0}, 'max_length_bytes must be a whole number at least 1'),

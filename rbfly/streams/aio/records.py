@@ -10,8 +10,9 @@ A publisher or subscription is recorded twice:
   routes confirmations and chunks to it (:py:func:`attach`,
   :py:func:`detach`).
 
-These four functions (and :py:func:`reserve` and :py:func:`abandon` for
-ids whose declaration is under way or was given up) are the only code
+These four functions (and :py:func:`reserve`, :py:func:`abandon` and
+:py:func:`delete_stale` for ids whose declaration is under way or was
+given up, or that the broker holds still) are the only code
 that writes the records, on both sides: the manager's set and the item's
 ``owner`` field, the connection's id table and the item's
 ``protocol``/``ident`` fields. One exception: a connection that is lost
@@ -156,20 +157,41 @@ def abandon(
     """
     if not protocol.is_open:
         return
+    _table(protocol, kind)[ident] = ABANDONED
+    spawn(_delete(protocol, kind, ident, delete, what))
+
+async def delete_stale(
+        protocol: StreamsProtocol, kind: Kind, ident: int, delete: Request[CommandBase],
+        what: str,
+) -> bool:
+    """
+    Delete what the broker still holds under a free ``ident`` of a
+    connection (a publisher it did not forget, say), keeping the id taken
+    until the broker answered, as :py:func:`abandon` does; false when the
+    id is taken by something else (what the broker holds under it is
+    that, not stale) or the connection is closed.
+    """
     table = _table(protocol, kind)
+    if not protocol.is_open or ident in table:
+        return False
     table[ident] = ABANDONED
+    await _delete(protocol, kind, ident, delete, what)
+    return True
 
-    async def delete_it() -> None:
-        try:
-            with contextlib.suppress(StreamsError):
-                await protocol.request(delete, what)
-        finally:
-            if table.get(ident) is ABANDONED:
-                del table[ident]
-
-    spawn(delete_it())
+async def _delete(
+        protocol: StreamsProtocol, kind: Kind, ident: int, delete: Request[CommandBase],
+        what: str,
+) -> None:
+    """Send ``delete`` for an id held as abandoned; free the id once answered."""
+    table = _table(protocol, kind)
+    try:
+        with contextlib.suppress(StreamsError):  # gone already, or the connection is
+            await protocol.request(delete, what)
+    finally:
+        if table.get(ident) is ABANDONED:
+            del table[ident]
 
 __all__ = [
-    'MAX_IDS', 'Held', 'Kind', 'Owner', 'abandon', 'attach', 'detach', 'free_id', 'hold', 'let_go',
-    'release_id', 'reserve',
+    'MAX_IDS', 'Held', 'Kind', 'Owner', 'abandon', 'attach', 'delete_stale', 'detach', 'free_id',
+    'hold', 'let_go', 'release_id', 'reserve',
 ]

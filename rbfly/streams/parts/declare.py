@@ -17,7 +17,7 @@ import logging
 import typing as tp
 
 from ..aio.connection import StreamsProtocol
-from ..aio.records import abandon, attach, detach, free_id, release_id, reserve
+from ..aio.records import abandon, attach, delete_stale, detach, free_id, release_id, reserve
 from ..backoff import Backoff
 from ..error import RequestTimeout, StreamDoesNotExist, StreamNotAvailable, StreamsError
 from ..protocol.commands import (
@@ -116,6 +116,34 @@ class Declarer:
         attach(protocol, publisher, ident)
         publisher.restore(sequence)
 
+    async def delete_stale_publisher(
+            self, protocol: StreamsProtocol, publisher: PublisherTrait, ident: int,
+    ) -> bool:
+        """
+        Delete the publisher the broker holds still under ``ident`` (the
+        publisher's id there before it was detached), unless that id is
+        taken on the connection now; true when deleted (or the broker had
+        no publisher there any more).
+        """
+        return await delete_stale(
+            protocol, 'publishers', ident, DeletePublisher(ident), publisher_context(publisher),
+        )
+
+    def drop_publisher(self, protocol: StreamsProtocol, publisher: PublisherTrait) -> None:
+        """
+        Take a publisher off its connection, to be declared elsewhere (its
+        stream changed): the broker may hold it still (RabbitMQ 3.13+
+        forgets on a MetadataUpdate only the publishers whose leader
+        failed), so it is deleted there, its id taken until the broker
+        answered (an error, when the broker forgot it, is dropped). Else a
+        declaration of it again on that connection is refused, its name
+        taken.
+        """
+        ident = publisher.ident
+        detach(publisher)
+        abandon(protocol, 'publishers', ident, DeletePublisher(ident),
+                publisher_context(publisher), self._tasks.spawn)
+
     async def delete_publisher(self, publisher: PublisherTrait, closing: bool) -> None:
         """
         A publisher ended: free its id, and delete it on the broker unless
@@ -197,8 +225,16 @@ class Declarer:
 
     @staticmethod
     async def _listed(protocol: StreamsProtocol, stream: str) -> bool:
-        """Whether the broker's metadata lists a stream (deleted: not)."""
+        """
+        Whether the broker's metadata lists a stream (deleted: not; an
+        error of the moment for it: as listed, asked again).
+
+        :raises AccessRefused: When the broker refuses to say (the user
+            may not use the stream: not a deleted stream).
+        """
         found = await metadata.members(protocol.request, stream)
+        if found.status is metadata.Status.REFUSED:
+            raise metadata.error_of(found, stream)
         return found.status is not metadata.Status.MISSING
 
 __all__ = ['RESTORE_BACKOFF', 'RESTORE_RETRY_TIME', 'Declarer']

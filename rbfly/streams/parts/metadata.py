@@ -14,7 +14,7 @@ import dataclasses as dtc
 import enum
 import typing as tp
 
-from ..error import StreamDoesNotExist, error_for_code
+from ..error import ResponseError, StreamDoesNotExist, error_for_code
 from ..protocol.commands import Metadata, MetadataResponse
 from ..protocol.constants import ResponseCode
 from .connector import Node
@@ -26,7 +26,14 @@ class Status(enum.Enum):
     NO_LEADER = 'no-leader'
     """It exists, but has no leader now (electing one)."""
     MISSING = 'missing'
-    """It does not exist (or was deleted)."""
+    """It does not exist (or was deleted): the broker answers "stream does
+    not exist", or does not list it."""
+    REFUSED = 'refused'
+    """The broker refuses to say (access refused: the user may not use the
+    stream); it may well exist. Asking again does not help."""
+    FAILED = 'failed'
+    """The broker answers another error code for it (an internal error,
+    say): a failure of the moment; asking again may help."""
 
 @dtc.dataclass(frozen=True)
 class StreamMembers:
@@ -59,8 +66,12 @@ def members_of(response: MetadataResponse, stream: str) -> StreamMembers:
             continue
         if m.code == ResponseCode.STREAM_NOT_AVAILABLE:
             return StreamMembers(Status.NO_LEADER, code=m.code)
-        if m.code != ResponseCode.OK:
+        if m.code == ResponseCode.STREAM_DOES_NOT_EXIST:
             return StreamMembers(Status.MISSING, code=m.code)
+        if m.code == ResponseCode.ACCESS_REFUSED:
+            return StreamMembers(Status.REFUSED, code=m.code)
+        if m.code != ResponseCode.OK:
+            return StreamMembers(Status.FAILED, code=m.code)
         replicas = tuple(brokers[r] for r in m.replica_references if r in brokers)
         leader = brokers.get(m.leader_reference)
         status = Status.READY if leader is not None else Status.NO_LEADER
@@ -90,14 +101,25 @@ def existing(found: StreamMembers, stream: str, *, ready: bool = False) -> Strea
         otherwise (with ``ready``, ``StreamNotAvailable`` without a leader).
     """
     code = found.code
-    if code is None:
-        raise StreamDoesNotExist('stream {!r}'.format(stream))
     if code != ResponseCode.OK and (ready or code != ResponseCode.STREAM_NOT_AVAILABLE):
-        raise error_for_code(code, 'stream {!r}'.format(stream))
+        raise error_of(found, stream)
     return found
+
+def error_of(found: StreamMembers, stream: str) -> ResponseError:
+    """
+    The broker's error for a stream it did not answer OK for (or
+    :py:class:`~rbfly.streams.error.StreamDoesNotExist` when it did not
+    list it), naming its code.
+    """
+    assert found.code != ResponseCode.OK
+    if found.code is None:
+        return StreamDoesNotExist('stream {!r}'.format(stream))
+    return error_for_code(found.code, 'stream {!r}'.format(stream))
 
 def exists(found: StreamMembers) -> bool:
     """Whether a stream exists (also while it elects a leader)."""
     return found.code is not None and found.code != ResponseCode.STREAM_DOES_NOT_EXIST
 
-__all__ = ['Request', 'Status', 'StreamMembers', 'existing', 'exists', 'members', 'members_of']
+__all__ = [
+    'Request', 'Status', 'StreamMembers', 'error_of', 'existing', 'exists', 'members', 'members_of',
+]

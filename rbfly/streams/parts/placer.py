@@ -3,13 +3,20 @@ Declaring publishers and subscriptions where :py:mod:`.placement` says:
 on the client's own connection, or on a connection to another node
 (opened for them, shared, and closed with the last of them), trying the
 next member's node when one cannot be reached.
+
+While the placer declares a publisher or subscription on a node's
+connection, it alone decides what happens when that connection is lost:
+it tries the next member; the recovery, told of the loss, leaves it alone
+(:py:meth:`Placer.placing`). Both acting placed it twice.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import typing as tp
+from collections.abc import Iterator
 from time import monotonic
 
 from ..aio.connection import StreamsProtocol
@@ -43,6 +50,25 @@ class Placer:
         self._options = options
         self._connections = connections
         self._declarer = declarer
+        # what is being declared on a node's connection now (see placing())
+        self._placing: set[object] = set()
+
+    def placing(self, item: object) -> bool:
+        """
+        Whether a publisher or subscription is being declared on a node's
+        connection now: when that connection is lost, the placer tries the
+        next member's node (or gives up with an error to its caller), and
+        nothing else may place it anew.
+        """
+        return item in self._placing
+
+    @contextlib.contextmanager
+    def _declaring(self, item: object) -> Iterator[None]:
+        self._placing.add(item)
+        try:
+            yield
+        finally:
+            self._placing.discard(item)
 
     #
     # subscriptions
@@ -113,10 +139,11 @@ class Placer:
             hold(manager, sub)  # (before connecting: the connection's room is counted)
             target: StreamsProtocol | None = None
             try:
-                target = await manager.get()
-                await declarer.subscribe(target, sub, spec)
-                if not target.is_open:  # lost before it was registered here
-                    raise ConnectionLost('connection lost while subscribing')
+                with self._declaring(sub):
+                    target = await manager.get()
+                    await declarer.subscribe(target, sub, spec)
+                    if not target.is_open:  # lost before it was registered here
+                        raise ConnectionLost('connection lost while subscribing')
             except ConnectionLost as ex:
                 let_go(sub)
                 connections.forget(manager)
@@ -216,10 +243,11 @@ class Placer:
         hold(manager, publisher)  # (before connecting: the connection's room is counted)
         target: StreamsProtocol | None = None
         try:
-            target = await manager.get()
-            await self._declare_on(target, publisher, initial)
-            if not target.is_open:
-                raise ConnectionLost('connection lost while declaring a publisher')
+            with self._declaring(publisher):
+                target = await manager.get()
+                await self._declare_on(target, publisher, initial)
+                if not target.is_open:
+                    raise ConnectionLost('connection lost while declaring a publisher')
         except ConnectionLost as ex:
             let_go(publisher)
             if target is not None:

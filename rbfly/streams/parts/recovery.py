@@ -37,6 +37,8 @@ from ..aio.records import detach, let_go
 from ..backoff import Backoff
 from ..error import (
     ConnectionLost,
+    InternalError,
+    PreconditionFailed,
     RequestTimeout,
     StreamDoesNotExist,
     StreamNotAvailable,
@@ -148,11 +150,16 @@ class Recovery:
         self.relocate_subscription(sub)
 
     def node_lost(self, manager: Manager) -> None:
-        """A connection to a node was lost: place what it held anew."""
-        for sub in list(manager.subscriptions):
+        """
+        A connection to a node was lost: place what it held anew, but for
+        what the placer is declaring there now (it tries the next member
+        itself: placing it here too subscribed it twice).
+        """
+        placing = self._placer.placing
+        for sub in [s for s in manager.subscriptions if not placing(s)]:
             let_go(sub)
             self.relocate_subscription(sub)
-        for publisher in list(manager.publishers):
+        for publisher in [p for p in manager.publishers if not placing(p)]:
             let_go(publisher)
             self.relocate_publisher(publisher)
 
@@ -222,18 +229,19 @@ class Recovery:
         """
         Place a publisher or subscription (``place`` gets the client's own
         connection for the stream's metadata); ask again with the client's
-        reconnection delays while its stream has no reachable member, until
-        it ends, or the client connection's recovery took it over.
+        reconnection delays while its stream has no reachable member (or
+        the broker fails to answer for it: an internal error), until it
+        ends, or the client connection's recovery took it over. Any other
+        refusal of the broker's (the stream deleted, access refused) ends
+        it with that error: it escaped this task, which ended with the
+        publisher or subscription left recovering for ever.
         """
         delays = self._options.reconnect.delays()
         while not ended():
             try:
                 await place(await self._connections.get())
                 return
-            except StreamDoesNotExist as ex:
-                fail(ex)
-                return
-            except (ConnectionLost, StreamNotAvailable) as ex:
+            except (ConnectionLost, StreamNotAvailable, InternalError) as ex:
                 if recovered_by_client():
                     return
                 delay = next(delays, None)
@@ -242,6 +250,10 @@ class Recovery:
                     return
                 logger.info('%s not placed (%s); again in %.2fs', what, ex, delay)
                 await asyncio.sleep(delay)
+            except StreamsError as ex:
+                logger.warning('%s not placed: %s', what, ex)
+                fail(ex)
+                return
 
     #
     # a changed stream
@@ -261,15 +273,33 @@ class Recovery:
             pending.update(held)
             return
         self._changing[key] = pending = set(held)
-        self._tasks.spawn(self._restore_changed(key, pending))
+        # cancelled at close: disconnect() waited for it up to
+        # STREAM_RECOVERY_TIMEOUT (120 s) while the stream had no leader
+        self._tasks.spawn(
+            self._restore_changed(key, pending), cancel_at_close=True, awaited=True,
+        )
 
     async def _restore_changed(
             self, key: tuple[str, StreamsProtocol], pending: set[Held],
     ) -> None:
+        """
+        Restore a changed stream (see :py:meth:`_restore_stream`). Cancelled
+        (the client disconnects), what it had still to declare ends with
+        :py:class:`~rbfly.streams.error.ConnectionLost` saying so: a
+        publisher's messages not confirmed fail (the broker may have stored
+        some; none confirmed is undone), a subscription ends.
+        """
         stream, protocol = key
         try:
             self._move_stream(stream, protocol, pending)
             await self._restore_stream(stream, protocol, pending)
+        except asyncio.CancelledError:
+            error = ConnectionLost(
+                'client disconnected while stream {!r} was being restored; messages not'
+                ' confirmed are not known to be stored'.format(stream),
+            )
+            self._end_stream(*self._remaining(self._connections.own, pending), error)
+            raise
         finally:
             del self._changing[key]
 
@@ -294,7 +324,11 @@ class Recovery:
                               if p in held and p.protocol is changed_on]:
                 held.discard(publisher)
                 let_go(publisher)
-                detach(publisher)
+                protocol = publisher.protocol
+                if protocol is not None and protocol.is_open:
+                    self._declarer.drop_publisher(protocol, publisher)
+                else:
+                    detach(publisher)
                 publisher.on_connection_lost(ConnectionLost('stream {!r} moved'.format(stream)))
                 self.relocate_publisher(publisher)
 
@@ -315,7 +349,11 @@ class Recovery:
         delays, for up to :py:data:`STREAM_RECOVERY_TIMEOUT` seconds. A
         lost connection is left to the connection's recovery, which
         declares them all again; a deleted stream ends them with
-        :py:class:`~rbfly.streams.error.StreamDoesNotExist`.
+        :py:class:`~rbfly.streams.error.StreamDoesNotExist`, a stream the
+        user may not use any more with
+        :py:class:`~rbfly.streams.error.AccessRefused`; another error code
+        of the broker's for the stream is a failure of the moment, asked
+        again as "no leader" is.
         """
         loop = asyncio.get_running_loop()
         deadline = loop.time() + STREAM_RECOVERY_TIMEOUT
@@ -337,13 +375,15 @@ class Recovery:
             if not publishers and not subscriptions:
                 return
             try:
-                if await self._stream_ready(protocol, stream):
+                not_ready = await self._stream_ready(protocol, stream)
+                if not_ready is None:
                     for p in publishers:
                         pending.discard(p)
+                        old = p.ident
                         detach(p)
                         p.on_connection_lost(ConnectionLost('stream {!r} moved'.format(stream)))
                         await self._restore_one(
-                            p, self.recover_publisher(protocol, p), p.fail, pending,
+                            p, self._declare_changed(protocol, p, old), p.fail, pending,
                         )
                     for s in subscriptions:
                         pending.discard(s)
@@ -353,6 +393,7 @@ class Recovery:
                             s, self.restore_subscription(protocol, s), s.fail, pending,
                         )
                     continue  # what a later update put back, if anything
+                error = not_ready
             except ConnectionLost:
                 return  # the connection's recovery declares them again
             except StreamDoesNotExist as ex:
@@ -369,6 +410,32 @@ class Recovery:
                 return
             logger.info('stream %r not available yet; asking again in %.1fs', stream, delay)
             await asyncio.sleep(delay)
+
+    async def _declare_changed(
+            self, protocol: StreamsProtocol, publisher: PublisherTrait, old: int,
+    ) -> None:
+        """
+        Declare a publisher of a changed stream again on the connection
+        whose MetadataUpdate said so (``old``: its id there until then).
+
+        RabbitMQ 3.13 and later forget on that update only the publishers
+        whose leader failed, and the subscriptions reading from the member
+        that failed: the update for a subscription's replica leaves a
+        publisher of the stream on the connection in place, and declaring
+        it again is refused (``PreconditionFailed``: its id or its name is
+        taken). The broker's old publisher is deleted then, and the
+        publisher declared again (it sends its unconfirmed messages again;
+        the broker drops those it stored), instead of ending it with the
+        old one left on the broker.
+        """
+        try:
+            await self.recover_publisher(protocol, publisher)
+        except PreconditionFailed:
+            if not await self._declarer.delete_stale_publisher(protocol, publisher, old):
+                raise
+            logger.info('publisher of %r: the broker kept it (id %d); deleted, declared again',
+                        publisher.stream, old)
+            await self.recover_publisher(protocol, publisher)
 
     @staticmethod
     def _remaining(
@@ -393,7 +460,8 @@ class Recovery:
         """
         try:
             await restore
-        except (ConnectionLost, StreamDoesNotExist, StreamNotAvailable, RequestTimeout):
+        except (ConnectionLost, StreamDoesNotExist, StreamNotAvailable, RequestTimeout,
+                asyncio.CancelledError):
             pending.add(item)
             raise
         except StreamsError as ex:
@@ -403,16 +471,29 @@ class Recovery:
             fail(ex)
 
     @staticmethod
-    async def _stream_ready(protocol: StreamsProtocol, stream: str) -> bool:
+    async def _stream_ready(protocol: StreamsProtocol, stream: str) -> StreamsError | None:
         """
-        Whether a stream has a leader again.
+        Whether a stream has a leader again: ``None`` when it has, else why
+        not (the error its publishers and subscriptions end with when it
+        lasts): it has no leader yet, or the broker failed to answer for
+        it (a code other than those below: asked again, as a failure of
+        the moment must not end them as if the stream were deleted).
 
         :raises StreamDoesNotExist: When it was deleted.
+        :raises AccessRefused: When the user may not use it now (the
+            broker's error, naming its code; asking again does not help).
         """
         found = await metadata.members(protocol.request, stream)
-        if found.status is metadata.Status.MISSING:
+        status = found.status
+        if status is metadata.Status.READY:
+            return None
+        if status is metadata.Status.MISSING:
             raise StreamDoesNotExist('stream {!r} was deleted'.format(stream))
-        return found.status is metadata.Status.READY
+        if status is metadata.Status.REFUSED:
+            raise metadata.error_of(found, stream)
+        if status is metadata.Status.FAILED:
+            return metadata.error_of(found, stream)
+        return StreamNotAvailable('stream {!r}'.format(stream))
 
     @staticmethod
     def _end_stream(

@@ -22,10 +22,11 @@ class Background:
     Tasks of a client.
 
     A task is either *awaited* at close (it finishes a step the broker
-    should see, e.g. deleting a publisher, or restoring a changed stream's
-    publishers and subscriptions, as the client always did) or
+    should see, e.g. deleting a publisher) or
     *cancelled* at close (it retries until something happens, e.g. placing
-    a subscription anew on a member's node, or renewing a token). The
+    a subscription anew on a member's node, or renewing a token, or
+    restoring a changed stream's publishers and subscriptions, which
+    :py:meth:`wait` waits for still). The
     connection managers' own recovery tasks are theirs (their ``close``
     ends them).
     """
@@ -33,12 +34,26 @@ class Background:
         self._awaited: set[asyncio.Task[None]] = set()
         self._cancelled: set[asyncio.Task[None]] = set()
 
-    def spawn(self, coro: Coro, *, cancel_at_close: bool = False) -> asyncio.Task[None]:
-        """Run ``coro`` in the background."""
-        tasks = self._cancelled if cancel_at_close else self._awaited
+    def spawn(
+            self, coro: Coro, *, cancel_at_close: bool = False, awaited: bool | None = None,
+    ) -> asyncio.Task[None]:
+        """
+        Run ``coro`` in the background.
+
+        :param cancel_at_close: Cancel it at close (:py:meth:`cancel`).
+        :param awaited: Whether :py:meth:`wait` waits for it (by default,
+            unless cancelled at close). A task both cancelled at close and
+            awaited finishes a step a test waits for, which the client does
+            not wait for when it disconnects (restoring a changed stream:
+            up to two minutes while the stream has no leader).
+        """
+        if awaited is None:
+            awaited = not cancel_at_close
         task = asyncio.ensure_future(coro)
-        tasks.add(task)
-        task.add_done_callback(tasks.discard)
+        for tasks, member in ((self._awaited, awaited), (self._cancelled, cancel_at_close)):
+            if member:
+                tasks.add(task)
+                task.add_done_callback(tasks.discard)
         return task
 
     async def cancel(self) -> None:
@@ -56,6 +71,6 @@ class Background:
             await asyncio.wait(list(self._awaited))
 
     def __len__(self) -> int:
-        return len(self._awaited) + len(self._cancelled)
+        return len(self._awaited | self._cancelled)
 
 __all__ = ['Background']

@@ -19,6 +19,7 @@ from rbfly.streams.error import (
 from rbfly.streams.parts.metadata import (
     Status,
     StreamMembers,
+    error_of,
     existing,
     exists,
     members,
@@ -112,13 +113,28 @@ def test_stream_not_in_answer() -> None:
 
 @pytest.mark.parametrize('ready', [False, True], ids=['any', 'ready'])
 def test_other_error_code(ready: bool) -> None:
-    """Any other code of the stream raises the broker's error for it."""
+    """
+    Any other code of the stream raises the broker's error for it; access
+    refused is a refusal, not a missing stream.
+    """
     code = ResponseCode.ACCESS_REFUSED
     found = members_of(response(StreamMetadata('orders', code, 0, [])), 'orders')
-    assert found == StreamMembers(Status.MISSING, code=code)
+    assert found == StreamMembers(Status.REFUSED, code=code)
     assert exists(found)  # (only "does not exist" and no answer mean missing)
     with pytest.raises(AccessRefused, match="stream 'orders'"):
         existing(found, 'orders', ready=ready)
+
+@pytest.mark.parametrize('code', [ResponseCode.INTERNAL_ERROR, 0x7f])
+def test_failed_is_not_missing(code: int) -> None:
+    """
+    Another error code (an internal error of the broker's, or a code
+    unknown to rbfly) is a failure of the moment: the stream is not
+    missing, and its error names the code.
+    """
+    found = members_of(response(StreamMetadata('orders', code, 0, [])), 'orders')
+    assert found == StreamMembers(Status.FAILED, code=code)
+    assert exists(found)
+    assert error_of(found, 'orders').code == code
 
 def test_unknown_error_code() -> None:
     """A code unknown to rbfly raises a plain ResponseError naming it."""

@@ -103,6 +103,9 @@ class Declarer:
         self.declared.append(item)
         item.protocol = protocol
 
+    async def delete_stale_publisher(self, protocol: Protocol, item: Item, ident: int) -> bool:
+        return False  # nothing stale there: the refusal stands
+
 
 def recovery(connections: Connections, declarer: Declarer, tasks: Background) -> Recovery:
     options = tp.cast(tp.Any, type('Options', (), {'publishers_on_leader': False}))

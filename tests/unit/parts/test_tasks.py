@@ -202,3 +202,31 @@ async def test_task_refusing_cancellation() -> None:
     await tasks.cancel()
     assert task.done() and not task.cancelled()
     assert len(tasks) == 0
+
+async def test_cancelled_and_awaited() -> None:
+    """
+    A task both cancelled at close and awaited: ``wait`` waits for it to
+    finish on its own, ``cancel`` cancels it (and counts it once).
+    """
+    tasks = Background()
+    done = future()
+
+    async def step() -> None:
+        await done
+
+    first = tasks.spawn(step(), cancel_at_close=True, awaited=True)
+    assert len(tasks) == 1
+    waiting = asyncio.ensure_future(tasks.wait())
+    await settle()
+    assert not waiting.done()
+    done.set_result(None)
+    await waiting
+    assert first.done() and not first.cancelled()
+
+    async def stuck() -> None:
+        await future()  # never resolved
+
+    second = tasks.spawn(stuck(), cancel_at_close=True, awaited=True)
+    await tasks.cancel()
+    assert second.cancelled() and len(tasks) == 0
+    await tasks.wait()
