@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
+import io
+import os
 import threading
 import typing as tp
 from types import TracebackType
@@ -30,10 +33,20 @@ class LineReader:
     read in a thread (an async context manager).
 
     :param source: A binary file: ``sys.stdin.buffer`` or a file opened
-        with ``'rb'``; its ``read1`` returns what is ready.
+        with ``'rb'``, read through its file descriptor (``os.read`` gives
+        what is ready), not through the file object: a thread blocked in
+        a read of the object holds its lock, and the interpreter aborts at
+        its exit ("could not acquire lock for <_io.BufferedReader
+        name='<stdin>'>") on Ctrl-C under ``tail -f``. A source without a
+        descriptor (``io.BytesIO``) is read with ``read1``.
     """
     def __init__(self, source: tp.BinaryIO, block: int = BLOCK, queued: int = QUEUED) -> None:
-        self._source = source
+        self._source = source  # its descriptor is read: keep it open
+        self._read: tp.Callable[[int], bytes]
+        try:
+            self._read = functools.partial(os.read, source.fileno())
+        except (AttributeError, io.UnsupportedOperation):
+            self._read = getattr(source, 'read1', source.read)
         self._block = block
         self._queue: asyncio.Queue[bytes | OSError | ValueError] = asyncio.Queue(queued)
         self._loop = asyncio.get_running_loop()
@@ -88,7 +101,7 @@ class LineReader:
 
     def _run(self) -> None:
         """Read blocks until the end of the input, in the thread."""
-        read = getattr(self._source, 'read1', self._source.read)
+        read = self._read
         try:
             while not self._stop.is_set():
                 data = read(self._block)

@@ -5,6 +5,7 @@ its exit status and its one-line errors; and a shell pipeline.
 
 import io
 import json
+import signal
 import subprocess
 import sys
 import uuid
@@ -312,6 +313,31 @@ def test_publish_one_line_at_once(url43: str, name: str) -> None:
         publisher.kill()
         publisher.wait()
     assert (publisher.returncode, out) == (0, b'2 messages confirmed\n')
+
+def test_publish_interrupted(url43: str, name: str) -> None:
+    """
+    Ctrl-C while stdin stays open (``tail -f | rbfly publish``): status 130
+    and a clean exit, not an abort on the lock of stdin that the reading
+    thread held.
+    """
+    rbfly = [sys.executable, '-m', 'rbfly', '--url', url43]
+    subprocess.run([*rbfly, 'stream', 'create', name], check=True, cwd=ROOT)
+    publisher = subprocess.Popen([*rbfly, 'publish', name], stdin=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, cwd=ROOT)
+    assert publisher.stdin is not None
+    try:
+        publisher.stdin.write(b'first\n')
+        publisher.stdin.flush()
+        subprocess.run([*rbfly, 'tail', name, '-n', '1'], capture_output=True, timeout=60,
+                       check=True, cwd=ROOT)
+        publisher.send_signal(signal.SIGINT)
+        publisher.wait(timeout=60)  # stdin open: communicate() would close it
+        assert publisher.stderr is not None
+        err = publisher.stderr.read()
+    finally:
+        publisher.kill()
+        publisher.wait()
+    assert (publisher.returncode, err) == (130, b'')
 
 def test_one_message(
         url43: str, name: str, capsys: pytest.CaptureFixture[str],
