@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
 VENV=${RBFLY_VENV:-.venv}
-GROUPS=test,lint,fuzz,perf${1:+,$1}
+DEV_GROUPS=test,lint,fuzz,perf${1:+,$1}
 log() { printf '[setup %s] %s\n' "$(date +%T)" "$*" >&2; }
 
 need=()
@@ -42,9 +42,9 @@ if [ ! -x "$VENV/bin/python" ]; then
   log "creating virtualenv $VENV"
   "$PYTHON" -m venv "$VENV"
 fi
-stamp="$VENV/.rbfly-deps-$(cat pyproject.toml setup.py | sha1sum | cut -c1-12)-${GROUPS//,/-}"
+stamp="$VENV/.rbfly-deps-$(cat pyproject.toml setup.py | sha1sum | cut -c1-12)-${DEV_GROUPS//,/-}"
 if [ ! -f "$stamp" ]; then
-  log "installing build tools, rbfly and the groups $GROUPS into $VENV"
+  log "installing build tools, rbfly and the groups $DEV_GROUPS into $VENV"
   # pip 25.1 is the first to install dependency groups (--group)
   "$VENV/bin/python" -m pip install -q -U 'pip>=25.1'
   # cffi first: python-qpid-proton comes as an sdist whose extension is a
@@ -52,7 +52,7 @@ if [ ! -f "$stamp" ]; then
   # the build floor of pyproject.toml (setuptools 77: SPDX license, license-files)
   "$VENV/bin/python" -m pip install -q 'setuptools>=77' 'cython>=3.0.11,<3.3' wheel cffi
   group_args=()
-  for g in ${GROUPS//,/ }; do group_args+=(--group "$g"); done
+  for g in ${DEV_GROUPS//,/ }; do group_args+=(--group "$g"); done
   "$VENV/bin/python" -m pip install -q --no-build-isolation -e . "${group_args[@]}"
   rm -f "$VENV"/.rbfly-deps-*
   touch "$stamp"

@@ -30,7 +30,7 @@ def test_dependency_groups() -> None:
     assert isinstance(groups, dict) and set(groups) == DEV_GROUPS
     setup = (ROOT / 'scripts' / 'setup.sh').read_text()
     assert "pip install -q -U 'pip>=25.1'" in setup  # the first pip with --group
-    assert 'GROUPS=test,lint,fuzz,perf' in setup and '--group "$g"' in setup
+    assert 'DEV_GROUPS=test,lint,fuzz,perf' in setup and '--group "$g"' in setup
 
 @pytest.mark.parametrize('environ, platform, compile_args, link_args', [
     ({}, 'linux', ['-O2', '-g0'], ['-s']),
