@@ -24,7 +24,7 @@ brokers-stop:
 	scripts/brokers.sh stop all
 
 perf-codec: setup
-	.venv/bin/pip install -q -e '.[perf]'
+	.venv/bin/pip install -q --group perf
 	.venv/bin/python -m perf.codec
 
 clean:

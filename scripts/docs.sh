@@ -5,7 +5,7 @@
 # rbfly.streams.__all__ and rbfly.amqp.__all__ has an entry.
 #
 # Needs no network: the Python names the pages link to come from a small
-# inventory written by doc/conf.py. Installs Sphinx (the `doc` extra) into
+# inventory written by doc/conf.py. Installs Sphinx (the `doc` dependency group) into
 # the venv when it is missing; the Cython extensions must be built
 # (scripts/setup.sh), since autodoc imports them.
 set -euo pipefail

@@ -45,7 +45,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 "$PY" -c 'import atheris' 2>/dev/null \
-  || { echo "fuzz.sh: atheris is not installed in $VENV (pip install -e '.[fuzz]')" >&2; exit 2; }
+  || { echo "fuzz.sh: atheris is not installed in $VENV (pip install --group fuzz)" >&2; exit 2; }
 all=$("$PY" -c 'from fuzz.targets import TARGETS; print(" ".join(TARGETS))')
 [ ${#targets[@]} -gt 0 ] || read -r -a targets <<<"$all"
 for target in "${targets[@]}"; do

@@ -3,18 +3,19 @@
 #
 # Installs the system packages a build needs (C compiler, Python headers,
 # venv) when they are missing, creates the virtualenv $RBFLY_VENV (.venv),
-# installs rbfly with its test, lint, fuzz and perf extras into it (perf:
-# scripts/test.sh draws the report's plots from its quick benchmarks, with
-# matplotlib), and compiles the Cython extensions in place. A second run
-# only recompiles what changed.
+# installs rbfly (editable) with its test, lint, fuzz and perf dependency
+# groups (PEP 735, [dependency-groups] of pyproject.toml; pip 25.1+ installs
+# them, so pip is upgraded first) into it (perf: scripts/test.sh draws the
+# report's plots from its quick benchmarks, with matplotlib), and compiles
+# the Cython extensions in place. A second run only recompiles what changed.
 #
-# Usage: scripts/setup.sh [EXTRA ...]   (extras besides test,lint,fuzz,perf, e.g. doc)
+# Usage: scripts/setup.sh [GROUP]   (a group besides test,lint,fuzz,perf, e.g. doc)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
 VENV=${RBFLY_VENV:-.venv}
-EXTRAS=test,lint,fuzz,perf${1:+,$1}
+DEV_GROUPS=test,lint,fuzz,perf${1:+,$1}
 log() { printf '[setup %s] %s\n' "$(date +%T)" "$*" >&2; }
 
 need=()
@@ -41,15 +42,18 @@ if [ ! -x "$VENV/bin/python" ]; then
   log "creating virtualenv $VENV"
   "$PYTHON" -m venv "$VENV"
 fi
-stamp="$VENV/.rbfly-deps-$(cat pyproject.toml setup.py | sha1sum | cut -c1-12)-${EXTRAS//,/-}"
+stamp="$VENV/.rbfly-deps-$(cat pyproject.toml setup.py | sha1sum | cut -c1-12)-${DEV_GROUPS//,/-}"
 if [ ! -f "$stamp" ]; then
-  log "installing build tools and rbfly[$EXTRAS] into $VENV"
-  "$VENV/bin/python" -m pip install -q -U pip
+  log "installing build tools, rbfly and the groups $DEV_GROUPS into $VENV"
+  # pip 25.1 is the first to install dependency groups (--group)
+  "$VENV/bin/python" -m pip install -q -U 'pip>=25.1'
   # cffi first: python-qpid-proton comes as an sdist whose extension is a
   # cffi module, silently left out when cffi is missing at its build
   # the build floor of pyproject.toml (setuptools 77: SPDX license, license-files)
   "$VENV/bin/python" -m pip install -q 'setuptools>=77' 'cython>=3.0.11,<3.3' wheel cffi
-  "$VENV/bin/python" -m pip install -q --no-build-isolation -e ".[$EXTRAS]"
+  group_args=()
+  for g in ${DEV_GROUPS//,/ }; do group_args+=(--group "$g"); done
+  "$VENV/bin/python" -m pip install -q --no-build-isolation -e . "${group_args[@]}"
   rm -f "$VENV"/.rbfly-deps-*
   touch "$stamp"
 fi

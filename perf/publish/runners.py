@@ -258,7 +258,7 @@ def make_runner(name: str, args: argparse.Namespace, admin: StreamAdmin) -> Runn
     if name == 'rstream':
         version = package_version('rstream')
         if version is None:
-            raise SkipImplementation('rstream is not installed (pip install -e .[perf])')
+            raise SkipImplementation('rstream is not installed (pip install --group perf)')
         return LocalRunner(
             name, version, admin, functools.partial(publish_rstream, url), RSTREAM_API,
             args.profile,

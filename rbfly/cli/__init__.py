@@ -21,7 +21,7 @@ import typing as tp
 from collections.abc import Awaitable, Callable, Sequence
 
 from ..error import RbFlyError
-from ..streams import StreamsClient, streams_client
+from ..streams import ConnectionLost, StreamsClient, streams_client
 from . import commands, parse
 
 DEFAULT_URL = 'rabbitmq-stream://guest:guest@localhost:5552/'
@@ -52,20 +52,90 @@ def _seconds(text: str) -> float:
         raise ValueError('{!r}: give seconds, more than 0 and less than 3600'.format(text))
     return value
 
+def _linger(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value <= 60:
+        raise ValueError('{!r}: give seconds, from 0 to 60'.format(text))
+    return value
+
+def _filter_size(text: str) -> int:
+    if not text.isdigit() or not 16 <= int(text) <= 255:
+        raise ValueError('{!r}: give bytes, from 16 to 255'.format(text))
+    return int(text)
+
+def version() -> str:
+    """The package's version, Python's, and whether the Cython extensions are built."""
+    import importlib.machinery
+    import importlib.util
+    import platform
+
+    import rbfly
+    spec = importlib.util.find_spec('rbfly.amqp._message')
+    origin = spec.origin if spec is not None else None
+    built = bool(origin and origin.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)))
+    return 'rbfly {} (Python {} {}; Cython extensions: {})'.format(
+        rbfly.__version__, platform.python_version(), platform.python_implementation(),
+        'compiled' if built else 'not built',
+    )
+
+class _Version(argparse.Action):
+    """``--version``: the version is looked up when asked (importlib.metadata is slow)."""
+    def __init__(self, option_strings: Sequence[str], dest: str, **kw: tp.Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kw)
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: tp.Any) -> None:
+        print(version())
+        parser.exit()
+
+def _global_options(p: argparse.ArgumentParser, top: bool) -> None:
+    """
+    The options of every command: on the top parser with their defaults;
+    on each command's parser with none (``SUPPRESS``), so that one given
+    after the command (``rbfly tail s --url ...``) replaces the top's and
+    one not given leaves it.
+    """
+    def default(value: object) -> object:
+        return value if top else argparse.SUPPRESS
+
+    g = p.add_argument_group('connection options (before or after the command)')
+    g.add_argument('--url', default=default(os.environ.get('RBFLY_URL', DEFAULT_URL)),
+                   help='broker URI (default: $RBFLY_URL, else {})'.format(DEFAULT_URL))
+    g.add_argument('--tls-ca', default=default(None),
+                   help='CA certificates (PEM) for rabbitmq-stream+tls://')
+    g.add_argument('--tls-cert', default=default(None), help='client certificate (PEM)')
+    g.add_argument('--tls-key', default=default(None), help='client certificate key (PEM)')
+    g.add_argument('--connect-timeout', type=_arg(_seconds), default=default(30.0),
+                   metavar='SECONDS', help='seconds to wait for the broker (30)')
+    g.add_argument('--debug', action='store_true', default=default(False),
+                   help='log, and show tracebacks')
+
 def parser() -> argparse.ArgumentParser:
     """The command line."""
-    p = argparse.ArgumentParser(prog='rbfly', description='RabbitMQ Streams from the shell.')
-    p.add_argument('--url', default=os.environ.get('RBFLY_URL', DEFAULT_URL),
-                   help='broker URI (default: $RBFLY_URL, else %(default)s)')
-    p.add_argument('--tls-ca', help='CA certificates (PEM) for rabbitmq-stream+tls://')
-    p.add_argument('--tls-cert', help='client certificate (PEM)')
-    p.add_argument('--tls-key', help='client certificate key (PEM)')
-    p.add_argument('--debug', action='store_true', help='log, and show tracebacks')
-    sub = p.add_subparsers(dest='group', required=True, metavar='COMMAND')
+    p = argparse.ArgumentParser(
+        prog='rbfly', description='RabbitMQ Streams from the shell.',
+    )
+    p.add_argument('--version', action=_Version,
+                   help='print the version of rbfly, of Python and whether the Cython'
+                        ' extensions are built, and exit')
+    _global_options(p, top=True)
+    common = argparse.ArgumentParser(add_help=False)
+    _global_options(common, top=False)
+    sub = p.add_subparsers(dest='group', required=True, metavar='COMMAND',
+                           parser_class=_subparser(common))
     _streams(sub)
     _groups(sub)
     _messages(sub)
     return p
+
+def _subparser(common: argparse.ArgumentParser) -> type[argparse.ArgumentParser]:
+    """A command's parser class, taking the options of every command (``common``)."""
+    class Parser(argparse.ArgumentParser):
+        def __init__(self, **kw: tp.Any) -> None:
+            super().__init__(**{**kw, 'parents': [*kw.get('parents', ()), common]})
+    return Parser
 
 def _command(parent: tp.Any, name: str, run: Command, text: str) -> argparse.ArgumentParser:
     c: argparse.ArgumentParser = parent.add_parser(name, help=text, description=text)
@@ -77,13 +147,16 @@ def _streams(sub: tp.Any) -> None:
     command = _command
     stream = sub.add_parser('stream', help='create, delete, inspect a stream')
     ss = stream.add_subparsers(dest='action', required=True, metavar='ACTION')
-    c = command(ss, 'create', commands.stream_create, 'create a stream (nothing if it exists)')
+    c = command(ss, 'create', commands.stream_create,
+                'create a stream (nothing if it exists with the same arguments)')
     c.add_argument('name')
+    c.add_argument('--exist-ok', action='store_true',
+                   help='accept a stream that exists with other arguments, as it is')
     c.add_argument('--max-age', type=_arg(parse.duration), help='retention: 30s, 15m, 1h, 7d')
     c.add_argument('--max-length-bytes', type=_arg(parse.size), help='retention: 10GB, 1GiB')
     c.add_argument('--max-segment-size-bytes', type=_arg(parse.size), help='e.g. 500MB')
     c.add_argument('--replicas', type=_arg(_positive), help='members of the stream (a cluster)')
-    c.add_argument('--filter-size', type=_arg(_positive),
+    c.add_argument('--filter-size', type=_arg(_filter_size),
                    help='Bloom filter bytes per chunk (16..255; RabbitMQ 3.13+)')
     c = command(ss, 'delete', commands.stream_delete, 'delete a stream')
     c.add_argument('name')
@@ -146,7 +219,18 @@ def _messages(sub: tp.Any) -> None:
                    help='with --json: {"body": ..., "properties": {...},'
                         ' "application_properties": {...}}')
     c.add_argument('--batch', type=_arg(_positive), default=1000,
-                   help='messages per confirmed batch (%(default)s)')
+                   help='messages per confirmed batch at most (%(default)s)')
+    c.add_argument('--linger', type=_arg(_linger), default=0.1, metavar='SECONDS',
+                   help='send the lines read within this time of the first one of a batch'
+                        ' (%(default)s): tail -f | rbfly publish publishes each line at once')
+    route = c.add_mutually_exclusive_group()
+    route.add_argument('--key', help='super stream: the routing key of every line')
+    route.add_argument('--key-field', metavar='FIELD',
+                       help='super stream, with --json: the routing key is the value of FIELD'
+                            ' (an application property, else a field of the body)')
+    c.add_argument('--routing', choices=('hash', 'key'), default='hash',
+                   help='super stream: hash of the key (as the other clients), or the'
+                        ' bindings of the key (%(default)s)')
     c.add_argument('--name', help='publisher name, for deduplication')
     c.add_argument('--filter-value', help='filter value of every message (RabbitMQ 3.13+)')
 
@@ -161,7 +245,9 @@ def _messages(sub: tp.Any) -> None:
     c.add_argument('--binary', action='store_true', help='bodies are raw bytes, not AMQP')
     c.add_argument('--filter', help='only messages published with this --filter-value')
 
-    c = command(sub, 'bench', commands.bench, 'a quick throughput check')
+    c = command(sub, 'bench', commands.bench,
+                'a quick throughput check: publish times publishing COUNT messages;'
+                ' consume publishes them first (not timed), then times reading them')
     c.add_argument('what', choices=('publish', 'consume'))
     c.add_argument('--count', type=_arg(_positive), default=100_000)
     c.add_argument('--size', type=_arg(_positive), default=10, help='message bytes (10)')
@@ -176,7 +262,7 @@ def _ssl(args: argparse.Namespace) -> ssl.SSLContext | None:
     return ctx
 
 async def _run(args: argparse.Namespace) -> int:
-    client = streams_client(args.url, ssl=_ssl(args))
+    client = streams_client(args.url, ssl=_ssl(args), connect_timeout=args.connect_timeout)
     async with client:
         run: Command = args.run
         return await run(client, args)
@@ -188,6 +274,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.offset = parse.offset('first')
     if getattr(args, 'amqp', False) and not args.json:
         print('rbfly: error: --amqp goes with --json', file=sys.stderr)
+        return 2
+    if getattr(args, 'key_field', None) is not None and not args.json:
+        print('rbfly: error: --key-field goes with --json', file=sys.stderr)
         return 2
     if args.debug:
         logging.basicConfig(level=logging.INFO)
@@ -201,7 +290,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (RbFlyError, OSError, ValueError, TimeoutError) as ex:
         if args.debug:
             raise
-        print('rbfly: error: {}'.format(ex or type(ex).__name__), file=sys.stderr)
+        text = str(ex) or type(ex).__name__
+        if isinstance(ex, ConnectionLost) and 'timed out' in text:
+            text += ' (a slow network? give --connect-timeout SECONDS)'
+        print('rbfly: error: {}'.format(text), file=sys.stderr)
         return 1
 
-__all__ = ['DEFAULT_URL', 'main', 'parser']
+__all__ = ['DEFAULT_URL', 'main', 'parser', 'version']

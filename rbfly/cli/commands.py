@@ -11,16 +11,19 @@ which prints them on one line.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import dataclasses as dtc
 import json
+import re
 import sys
 import time
 import typing as tp
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable
 
 from ..amqp import AMQPProperties, MessageCtx, get_message_ctx
+from ..error import RbFlyError
 from ..streams import (
     FeatureNotSupported,
     MessageFilter,
@@ -30,17 +33,63 @@ from ..streams import (
     PublisherPipelined,
     StreamsClient,
 )
-from .output import Progress, message_json, message_text, print_facts, print_table
+from ..streams.error import PreconditionFailed, StreamDoesNotExist
+from .lines import LineReader
+from .output import Progress, message_json, message_text, plural, print_facts, print_table
 
 FILTER_PROPERTY = 'filter'
 """Application property holding the filter value of ``publish --filter-value``."""
 
+class CommandError(RbFlyError):
+    """A command cannot do what it was asked; the message says what to do instead."""
+
+STREAM_FLAGS = {
+    'max_age': '--max-age', 'max_length_bytes': '--max-length-bytes',
+    'max_segment_size_bytes': '--max-segment-size-bytes', 'initial_cluster_size': '--replicas',
+    'filter_size': '--filter-size',
+}
+"""The flag of each ``create_stream`` parameter, for the errors."""
+
+_PARAMETER = re.compile(r'\b({})\b'.format('|'.join(STREAM_FLAGS)))
+
+def flag_names(text: str) -> str:
+    """An error of :py:meth:`StreamsClient.create_stream`, naming flags, not parameters."""
+    return _PARAMETER.sub(lambda m: STREAM_FLAGS[m.group(1)], text)
+
+STATS_VERSIONS = (
+    (('first_chunk_id', 'committed_chunk_id'), 'RabbitMQ 3.11+'),
+    (('last_chunk_id',), 'a broker newer than 3.11 (4.0 has it)'),
+    (('committed_offset',), 'RabbitMQ 4.3+'),
+)
+"""The statistics of ``stream info`` and the brokers that give them."""
+
 async def stream_create(client: StreamsClient, args: argparse.Namespace) -> int:
-    await client.create_stream(
-        args.name, max_age=args.max_age, max_length_bytes=args.max_length_bytes,
-        max_segment_size_bytes=args.max_segment_size_bytes,
-        initial_cluster_size=args.replicas, filter_size=args.filter_size,
-    )
+    named = {
+        'max_age': args.max_age, 'max_length_bytes': args.max_length_bytes,
+        'max_segment_size_bytes': args.max_segment_size_bytes,
+        'initial_cluster_size': args.replicas, 'filter_size': args.filter_size,
+    }
+    try:
+        await client.create_stream(args.name, **named)
+    except ValueError as ex:
+        raise ValueError(flag_names(str(ex))) from None
+    except PreconditionFailed:
+        # the broker's answer to a stream that exists with other arguments
+        # (it tells neither which nor their values)
+        if not await client.stream_exists(args.name):
+            raise
+        given = ' '.join(
+            '{} {}'.format(STREAM_FLAGS[k], v) for k, v in named.items() if v is not None
+        ) or 'none'
+        if args.exist_ok or given == 'none':
+            print('rbfly: stream {!r} exists with other arguments{}: left as it is'.format(
+                args.name, '' if given == 'none' else ' than ' + given), file=sys.stderr)
+            return 0
+        raise CommandError(
+            'stream {0!r} exists with other arguments than {1} (the broker does not say'
+            ' which): give --exist-ok to use it as it is, or delete it first'
+            ' (rbfly stream delete {0}: its messages go with it)'.format(args.name, given),
+        ) from None
     return 0
 
 async def stream_delete(client: StreamsClient, args: argparse.Namespace) -> int:
@@ -49,14 +98,26 @@ async def stream_delete(client: StreamsClient, args: argparse.Namespace) -> int:
 
 async def stream_info(client: StreamsClient, args: argparse.Namespace) -> int:
     info = await client.stream_metadata(args.name)
+    text = args.format == 'text'
+    replicas = ' '.join('{}:{}'.format(*r) for r in info.replicas)
     facts: dict[str, tp.Any] = {
         'stream': info.stream,
         'leader': None if info.leader is None else '{}:{}'.format(*info.leader),
-        'replicas': ' '.join('{}:{}'.format(*r) for r in info.replicas),
+        # a stream of one member (a broker of one node) has no replicas
+        'replicas': replicas or ('none' if text else ''),
     }
+    stats: dict[str, int] = {}
     with contextlib.suppress(FeatureNotSupported):  # statistics: RabbitMQ 3.11+
-        facts.update(await client.stream_stats(args.name))
+        stats = await client.stream_stats(args.name)
+    facts.update(stats)
     print_facts(facts, args.format)
+    if text:
+        version = client.server_properties.get('version', 'unknown')
+        for fields, needs in STATS_VERSIONS:
+            missing = [f for f in fields if f not in stats]
+            if missing:
+                print('{}: not given by RabbitMQ {}; needs {}'.format(
+                    ', '.join(missing), version, needs))
     return 0
 
 async def super_stream_create(client: StreamsClient, args: argparse.Namespace) -> int:
@@ -109,15 +170,29 @@ async def group_reset(client: StreamsClient, args: argparse.Namespace) -> int:
         return 1
     return 0
 
-def _lines(args: argparse.Namespace) -> Iterator[bytes]:
-    """The input's lines, without their line ends."""
-    source = open(args.file, 'rb') if args.file else sys.stdin.buffer
-    try:
-        for line in source:
-            yield line.rstrip(b'\r\n')
-    finally:
-        if args.file:
-            source.close()
+async def _partitions(client: StreamsClient, name: str) -> list[str] | None:
+    """
+    The partitions of the super stream ``name``; ``None`` when there is no
+    such super stream (or the broker is older than 3.11).
+    """
+    with contextlib.suppress(FeatureNotSupported, StreamDoesNotExist):
+        if await client.super_stream_exists(name):
+            return await client.super_stream_partitions(name)
+    return None
+
+def _key_field(msg: MessageCtx, field: str) -> str | None:
+    """The routing key of ``publish --key-field``: an application property, else a body field."""
+    value: object = (msg.app_properties or {}).get(field)
+    if value is None and isinstance(msg.body, dict):
+        value = msg.body.get(field)
+    return None if value is None else str(value)
+
+def _routing_key(args: argparse.Namespace) -> Callable[[tp.Any], str]:
+    """The routing key of each message, ``publish --key`` or ``--key-field``."""
+    key, field = args.key, args.key_field
+    if key is not None:
+        return lambda msg: tp.cast(str, key)
+    return lambda msg: _key_field(msg, field) or ''
 
 def _message(line: bytes, args: argparse.Namespace, number: int) -> tp.Any:
     """A line as a message: text, raw bytes, a JSON body or a JSON message."""
@@ -148,6 +223,9 @@ def _message(line: bytes, args: argparse.Namespace, number: int) -> tp.Any:
             )
     if args.filter_value is not None:
         msg.app_properties = {**(msg.app_properties or {}), FILTER_PROPERTY: args.filter_value}
+    if args.key_field is not None and _key_field(msg, args.key_field) is None:
+        raise ValueError('line {}: no {!r} in the body nor the application properties'
+                         ' (--key-field)'.format(number, args.key_field))
     return msg
 
 async def publish(client: StreamsClient, args: argparse.Namespace) -> int:
@@ -156,23 +234,82 @@ async def publish(client: StreamsClient, args: argparse.Namespace) -> int:
     if args.filter_value is not None:
         value = args.filter_value
         options['filter_extract'] = lambda m: value
-    confirmed = 0
     progress = Progress('messages confirmed')
-    async with client.publisher(args.name_, name=args.name, cls=cls, **options) as publisher:
-        pending = 0
-        for number, line in enumerate(_lines(args), 1):
-            publisher.batch(_message(line, args, number))  # type: ignore[attr-defined]
-            pending += 1
-            if pending == args.batch:
-                await publisher.flush()
-                confirmed += pending
-                pending = 0
-                progress.update(confirmed)
+    with _source(args) as source:
+        if args.key is not None or args.key_field is not None:
+            if not await client.super_stream_exists(args.name_):
+                raise CommandError('{!r} is not a super stream: --key and --key-field route'
+                                   ' to the partitions of a super stream'.format(args.name_))
+            async with client.super_stream_publisher(
+                    args.name_, _routing_key(args), routing=args.routing, name=args.name,
+                    cls=cls, **options) as publisher:
+                confirmed = await _publish_lines(publisher, source, args, progress)
+        else:
+            try:
+                async with client.publisher(
+                        args.name_, name=args.name, cls=cls, **options) as publisher:
+                    confirmed = await _publish_lines(publisher, source, args, progress)
+            except StreamDoesNotExist:
+                partitions = await _partitions(client, args.name_)
+                if partitions is None:
+                    raise
+                raise CommandError(
+                    '{!r} is a super stream (partitions: {}): give --key KEY (every line to'
+                    ' the partition of KEY), or with --json --key-field FIELD (the value of'
+                    ' FIELD in each line), or publish to a partition'.format(
+                        args.name_, ' '.join(partitions)),
+                ) from None
+    progress.done()
+    print('{} confirmed'.format(plural(confirmed, 'message')))
+    return 0
+
+def _source(args: argparse.Namespace) -> contextlib.AbstractContextManager[tp.BinaryIO]:
+    """The input of ``publish``: ``--file`` (closed after), else stdin (left open)."""
+    if args.file:
+        return open(args.file, 'rb')
+    return contextlib.nullcontext(sys.stdin.buffer)
+
+async def _publish_lines(
+        publisher: tp.Any, source: tp.BinaryIO, args: argparse.Namespace, progress: Progress,
+) -> int:
+    """
+    Publish each line of ``source`` as it comes: the lines read together go
+    as one batch, sent when ``--batch`` lines are collected, at the end of
+    the input, or ``--linger`` seconds after the first line of the batch
+    (``tail -f | rbfly publish`` publishes each line within that time).
+
+    :return: The number of messages confirmed.
+    """
+    loop = asyncio.get_running_loop()
+    confirmed = pending = number = 0
+    deadline: float | None = None  # when the batch collected is sent at the latest
+
+    async def flush() -> None:
+        nonlocal confirmed, pending, deadline
         await publisher.flush()
         confirmed += pending
-    progress.done()
-    print('{} messages confirmed'.format(confirmed))
-    return 0
+        pending = 0
+        deadline = None
+        progress.update(confirmed)
+
+    async with LineReader(source) as reader:
+        while True:
+            timeout = None if deadline is None else max(0.0, deadline - loop.time())
+            lines = await reader.read(timeout)
+            if lines is None:
+                break
+            for line in lines:
+                number += 1
+                publisher.batch(_message(line, args, number))
+                pending += 1
+                if pending == args.batch:
+                    await flush()
+            if pending and deadline is None:
+                deadline = loop.time() + args.linger
+            if pending and (not lines or loop.time() >= deadline):  # type: ignore[operator]
+                await flush()
+    await flush()
+    return confirmed
 
 async def tail(client: StreamsClient, args: argparse.Namespace) -> int:
     def value(m: MessageCtx) -> str | None:
@@ -204,6 +341,15 @@ async def tail(client: StreamsClient, args: argparse.Namespace) -> int:
             raise FeatureNotSupported('reading to the end of a stream needs RabbitMQ 4.3+;'
                                       ' give -n COUNT or --follow') from None
         raise
+    except StreamDoesNotExist:
+        partitions = await _partitions(client, args.name)
+        if not partitions:
+            raise
+        raise CommandError(
+            '{!r} is a super stream: tail reads one partition at a time, e.g.'
+            ' rbfly tail {} (partitions: {})'.format(
+                args.name, partitions[0], ' '.join(partitions)),
+        ) from None
     return 0
 
 async def bench(client: StreamsClient, args: argparse.Namespace) -> int:
@@ -219,11 +365,11 @@ async def bench(client: StreamsClient, args: argparse.Namespace) -> int:
             for i in range(1, count + 1):
                 await publisher.send(body)
                 progress.update(i)
-        elapsed = time.perf_counter() - start
+        elapsed = published = time.perf_counter() - start
         progress.done()
         if args.what == 'publish':
-            print('published {} messages of {} bytes in {:.2f}s: {:,.0f} msg/s'.format(
-                count, args.size, elapsed, count / elapsed))
+            print('published {} of {} bytes in {:.2f}s: {:,.0f} msg/s'.format(
+                plural(count, 'message'), args.size, elapsed, count / elapsed))
             return 0
         n = 0
         start = time.perf_counter()
@@ -232,8 +378,9 @@ async def bench(client: StreamsClient, args: argparse.Namespace) -> int:
             if n >= count:
                 break
         elapsed = time.perf_counter() - start
-        print('consumed {} messages of {} bytes in {:.2f}s: {:,.0f} msg/s'.format(
-            n, args.size, elapsed, n / elapsed))
+        print('consumed {} of {} bytes in {:.2f}s: {:,.0f} msg/s (published first,'
+              ' {:.2f}s not counted)'.format(
+                  plural(n, 'message'), args.size, elapsed, n / elapsed, published))
         return 0
     finally:
         if created:

@@ -59,6 +59,10 @@ def message_text(msg: MessageCtx) -> str:
         return body
     return json.dumps(jsonable(body), ensure_ascii=False)
 
+def plural(n: int, word: str) -> str:
+    """``1 message``, ``2 messages``, ``0 messages``."""
+    return '{} {}{}'.format(n, word, '' if n == 1 else 's')
+
 class Progress:
     """A count on one line of a terminal's stderr (nothing when stderr is not one)."""
     def __init__(self, what: str, every: int = 10_000) -> None:
@@ -66,9 +70,13 @@ class Progress:
         self._every = every
         self._shown = False
         self._on = sys.stderr.isatty()
+        self._last = 0
 
     def update(self, n: int) -> None:
-        if self._on and n % self._every == 0:
+        # shown each time the count passes a multiple of `every` (the counts
+        # of a publisher flushing on a timer are not multiples of it)
+        last, self._last = self._last, n
+        if self._on and n // self._every != last // self._every:
             sys.stderr.write('\r{} {}'.format(n, self._what))
             sys.stderr.flush()
             self._shown = True
@@ -103,4 +111,6 @@ def print_table(rows: list[dict[str, tp.Any]], fmt: str) -> None:
     for line in cells:
         print('  '.join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip())
 
-__all__ = ['Progress', 'jsonable', 'message_json', 'message_text', 'print_facts', 'print_table']
+__all__ = [
+    'Progress', 'jsonable', 'message_json', 'message_text', 'plural', 'print_facts', 'print_table',
+]

@@ -35,9 +35,7 @@ import math
 import ssl as _ssl
 import time
 import typing as tp
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Awaitable, Callable, Mapping
 from time import monotonic
 
@@ -163,6 +161,10 @@ class ClientCredentials:
         return await asyncio.to_thread(self._request)
 
     def _request(self) -> Token:
+        # imported here: urllib.request brings http.client, email and more
+        # (about 40 ms), which a client without OAuth 2 never needs
+        import urllib.error
+        import urllib.request
         request = urllib.request.Request(
             self.token_endpoint, data=self._body, method='POST', headers=self._headers,
         )

@@ -5,6 +5,7 @@ its exit status and its one-line errors; and a shell pipeline.
 
 import io
 import json
+import signal
 import subprocess
 import sys
 import uuid
@@ -44,7 +45,7 @@ def test_stream_publish_tail_delete(
                          '--max-segment-size-bytes', '50MB')
     assert (status, err) == (0, '')
     status, out, _ = run(capsys, monkeypatch, url43, 'publish', name, '--batch', '2',
-                         stdin='one\ntwo\nthrée\n'.encode())
+                         stdin='one\ntwo\r\nthrée'.encode())
     assert (status, out) == (0, '3 messages confirmed\n')
     status, out, _ = run(capsys, monkeypatch, url43, 'tail', name)
     assert (status, out) == (0, 'one\ntwo\nthrée\n')
@@ -207,6 +208,8 @@ def test_bench(
     status, out, _ = run(capsys, monkeypatch, url, 'bench', what, '--count', '2000')
     assert status == 0 and out.startswith(what.replace('sh', 'shed').replace('me', 'med'))
     assert 'msg/s' in out
+    # the consume figure leaves out the publishing before it, and says so
+    assert ('(published first,' in out) == (what == 'consume')
 
 def test_unreachable(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     status, out, err = run(capsys, monkeypatch, 'rabbitmq-stream://guest:guest@127.0.0.1:1/',
@@ -227,3 +230,157 @@ def test_shell_pipeline(url43: str, name: str) -> None:
     lines = result.stdout.split()
     assert lines[:4] == ['500', 'messages', 'confirmed', '500']
     assert lines[-3:] == ['498', '499', '500']
+
+@pytest.mark.parametrize('broker', ['url', 'url43'])
+def test_create_existing_stream(
+        broker: str, request: pytest.FixtureRequest, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """
+    A stream that exists with other arguments: the broker answers
+    "precondition failed"; the CLI says what it means and what to do, and
+    --exist-ok takes the stream as it is. Options follow the command too.
+    """
+    url = request.getfixturevalue(broker)
+    name = 'rbfly-cli-{}'.format(uuid.uuid4().hex[:10])
+    try:
+        status, _, err = run(capsys, monkeypatch, url, 'stream', 'create', name,
+                             '--max-age', '1h')
+        assert (status, err) == (0, '')
+        status, out, err = run(capsys, monkeypatch, url, 'stream', 'create', name,
+                               '--max-age', '7d', '--url', url)
+        assert status == 1 and out == '' and err.count('\n') == 1
+        assert err.startswith(
+            "rbfly: error: stream '{}' exists with other arguments than --max-age 7D".format(name))
+        assert 'give --exist-ok' in err and 'rbfly stream delete {}'.format(name) in err
+        assert 'Precondition' not in err
+        status, out, err = run(capsys, monkeypatch, url, 'stream', 'create', name,
+                               '--max-age', '7d', '--exist-ok')
+        assert (status, out) == (0, '') and 'left as it is' in err
+        # no arguments asked for: the stream that exists is the one wanted
+        status, _, err = run(capsys, monkeypatch, url, 'stream', 'create', name)
+        assert status == 0 and 'left as it is' in err
+    finally:
+        main(['--url', url, 'stream', 'delete', name])
+
+def test_stream_info_310(
+        url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """RabbitMQ 3.10: what is known, and which broker gives the rest."""
+    name = 'rbfly-cli-{}'.format(uuid.uuid4().hex[:10])
+    try:
+        run(capsys, monkeypatch, url, 'stream', 'create', name)
+        status, out, _ = run(capsys, monkeypatch, url, 'stream', 'info', name)
+        lines = out.splitlines()
+        assert status == 0 and lines[:3] == [
+            'stream: {}'.format(name), 'leader: localhost:5552', 'replicas: none',
+        ]
+        assert lines[3].startswith('first_chunk_id, committed_chunk_id: not given by RabbitMQ'
+                                   ' 3.10.') and lines[3].endswith('needs RabbitMQ 3.11+')
+        assert lines[-1].startswith('committed_offset: not given by RabbitMQ 3.10.')
+        assert lines[-1].endswith('needs RabbitMQ 4.3+')
+    finally:
+        main(['--url', url, 'stream', 'delete', name])
+
+def test_stream_info_43(
+        url43: str, name: str, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """RabbitMQ 4.3 gives every statistic: no note."""
+    run(capsys, monkeypatch, url43, 'stream', 'create', name)
+    status, out, _ = run(capsys, monkeypatch, url43, 'stream', 'info', name)
+    assert status == 0 and 'committed_offset: -1' in out and 'needs' not in out
+
+def test_publish_one_line_at_once(url43: str, name: str) -> None:
+    """
+    ``tail -f app.log | rbfly publish``: a line is published while stdin
+    stays open (it used to wait for 1,000 lines or the end of the input).
+    The tail waits for the line; the timeouts only stop a hang.
+    """
+    rbfly = [sys.executable, '-m', 'rbfly', '--url', url43]
+    subprocess.run([*rbfly, 'stream', 'create', name], check=True, cwd=ROOT)
+    publisher = subprocess.Popen([*rbfly, 'publish', name], stdin=subprocess.PIPE,
+                                 stdout=subprocess.PIPE, cwd=ROOT)
+    assert publisher.stdin is not None
+    try:
+        publisher.stdin.write(b'first\n')
+        publisher.stdin.flush()
+        tail = subprocess.run([*rbfly, 'tail', name, '-n', '1'], capture_output=True,
+                              timeout=60, check=True, cwd=ROOT)
+        assert tail.stdout == b'first\n'
+        out, _ = publisher.communicate(b'second\n', timeout=60)
+    finally:
+        publisher.kill()
+        publisher.wait()
+    assert (publisher.returncode, out) == (0, b'2 messages confirmed\n')
+
+def test_publish_interrupted(url43: str, name: str) -> None:
+    """
+    Ctrl-C while stdin stays open (``tail -f | rbfly publish``): status 130
+    and a clean exit, not an abort on the lock of stdin that the reading
+    thread held.
+    """
+    rbfly = [sys.executable, '-m', 'rbfly', '--url', url43]
+    subprocess.run([*rbfly, 'stream', 'create', name], check=True, cwd=ROOT)
+    publisher = subprocess.Popen([*rbfly, 'publish', name], stdin=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, cwd=ROOT)
+    assert publisher.stdin is not None
+    try:
+        publisher.stdin.write(b'first\n')
+        publisher.stdin.flush()
+        subprocess.run([*rbfly, 'tail', name, '-n', '1'], capture_output=True, timeout=60,
+                       check=True, cwd=ROOT)
+        publisher.send_signal(signal.SIGINT)
+        publisher.wait(timeout=60)  # stdin open: communicate() would close it
+        assert publisher.stderr is not None
+        err = publisher.stderr.read()
+    finally:
+        publisher.kill()
+        publisher.wait()
+    assert (publisher.returncode, err) == (130, b'')
+
+def test_one_message(
+        url43: str, name: str, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    run(capsys, monkeypatch, url43, 'stream', 'create', name)
+    status, out, _ = run(capsys, monkeypatch, url43, 'publish', name, stdin=b'one\n')
+    assert (status, out) == (0, '1 message confirmed\n')
+
+def test_super_stream_publish_tail(
+        url4: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """
+    A super stream named where a stream is expected: a hint instead of
+    "does not exist"; publish --key and --key-field route each line.
+    """
+    name = 'rbfly-cli-super-{}'.format(uuid.uuid4().hex[:8])
+    p0, p1 = name + '-eu', name + '-us'
+    try:
+        run(capsys, monkeypatch, url4, 'super-stream', 'create', name, '--keys', 'eu,us')
+        status, out, err = run(capsys, monkeypatch, url4, 'publish', name, stdin=b'a\n')
+        assert status == 1 and out == '' and err.count('\n') == 1
+        assert "'{}' is a super stream (partitions: {} {})".format(name, p0, p1) in err
+        assert 'give --key KEY' in err and '--key-field FIELD' in err
+        status, _, err = run(capsys, monkeypatch, url4, 'tail', name, '-n', '1')
+        assert status == 1 and 'e.g. rbfly tail {}'.format(p0) in err
+        # key routing: the broker's bindings, eu and us
+        status, out, _ = run(capsys, monkeypatch, url4, 'publish', name, '--key', 'us',
+                             '--routing', 'key', stdin=b'a\nb\n')
+        assert (status, out) == (0, '2 messages confirmed\n')
+        lines = b'{"region": "eu", "n": 1}\n{"region": "us", "n": 2}\n'
+        status, out, _ = run(capsys, monkeypatch, url4, 'publish', name, '--json',
+                             '--key-field', 'region', '--routing', 'key', stdin=lines)
+        assert (status, out) == (0, '2 messages confirmed\n')
+        status, out, _ = run(capsys, monkeypatch, url4, 'tail', p1, '-n', '3')
+        assert out.splitlines() == ['a', 'b', '{"region": "us", "n": 2}']
+        status, out, _ = run(capsys, monkeypatch, url4, 'tail', p0, '-n', '1')
+        assert out == '{"region": "eu", "n": 1}\n'
+        status, _, err = run(capsys, monkeypatch, url4, 'publish', name, '--json',
+                             '--key-field', 'region', stdin=b'{"n": 3}\n')
+        assert status == 1 and "line 1: no 'region'" in err
+        status, _, err = run(capsys, monkeypatch, url4, 'publish', p0, '--key', 'eu',
+                             stdin=b'a\n')
+        assert status == 1 and "'{}' is not a super stream".format(p0) in err
+    finally:
+        run(capsys, monkeypatch, url4, 'super-stream', 'delete', name)

@@ -1,10 +1,22 @@
-"""What the command line takes: durations, sizes, offsets; and its refusals."""
+"""
+What the command line takes: durations, sizes, offsets, options before
+or after the command; its refusals; --version; the errors of the
+connection timeout; the lines ``publish`` reads as they come.
+"""
 
+import asyncio
 import datetime as dt
+import io
+import os
+import socket
+import sys
 
 import pytest
 
-from rbfly.cli import main, parse
+from rbfly.cli import main, parse, parser
+from rbfly.cli.commands import flag_names
+from rbfly.cli.lines import LineReader
+from rbfly.cli.output import plural
 from rbfly.streams import Offset
 
 @pytest.mark.parametrize('text, expected', [
@@ -58,6 +70,12 @@ def test_offset() -> None:
      "'0': give seconds"),
     (['group', 'reset', 'g', '--stream', 's', '--to', 'first', '--watch', 'nan'],
      "'nan': give seconds"),
+    (['stream', 'create', 's', '--filter-size', '300'],
+     "argument --filter-size: '300': give bytes, from 16 to 255"),
+    (['stream', 'create', 's', '--filter-size', '15'], 'argument --filter-size'),
+    (['publish', 's', '--linger', '-1'], "argument --linger: '-1': give seconds"),
+    (['publish', 's', '--key', 'k', '--key-field', 'f'], 'not allowed with'),
+    (['tail', 's', '--connect-timeout', '0'], "argument --connect-timeout: '0'"),
 ])
 def test_usage_errors(argv: list[str], error: str, capsys: pytest.CaptureFixture[str]) -> None:
     """A command line argparse refuses: status 2 and the reason, before any connection."""
@@ -69,3 +87,103 @@ def test_usage_errors(argv: list[str], error: str, capsys: pytest.CaptureFixture
 def test_amqp_needs_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(['publish', 's', '--amqp']) == 2
     assert '--amqp goes with --json' in capsys.readouterr().err
+
+def test_key_field_needs_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(['publish', 's', '--key-field', 'user']) == 2
+    assert '--key-field goes with --json' in capsys.readouterr().err
+
+def test_options_after_the_command() -> None:
+    """The connection options go before the command or after it; after wins."""
+    args = parser().parse_args(['--url', 'rabbitmq-stream://a/', 'tail', 's'])
+    assert (args.url, args.debug, args.connect_timeout) == ('rabbitmq-stream://a/', False, 30)
+    args = parser().parse_args([
+        'stream', 'info', 's', '--url', 'rabbitmq-stream://b/', '--debug',
+        '--connect-timeout', '2.5', '--tls-ca', 'ca.pem',
+    ])
+    assert (args.url, args.debug, args.connect_timeout, args.tls_ca) == (
+        'rabbitmq-stream://b/', True, 2.5, 'ca.pem')
+    args = parser().parse_args(['--url', 'rabbitmq-stream://a/', 'group', 'status', 'g',
+                                '--stream', 's', '--url', 'rabbitmq-stream://c/'])
+    assert args.url == 'rabbitmq-stream://c/'
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    """``rbfly --version``: the package, Python, and whether the Cython code is compiled."""
+    with pytest.raises(SystemExit) as info:
+        main(['--version'])
+    out = capsys.readouterr().out
+    assert info.value.code == 0 and out.startswith('rbfly ')
+    assert 'Python {}.{}.'.format(*sys.version_info[:2]) in out
+    assert out.endswith('Cython extensions: compiled)\n')
+
+def test_connect_timeout(capsys: pytest.CaptureFixture[str]) -> None:
+    """A port that takes the connection and says nothing: the host, the port, the flag."""
+    with socket.socket() as server:
+        server.bind(('127.0.0.1', 0))
+        server.listen()
+        port = server.getsockname()[1]
+        status = main(['stream', 'info', 'x', '--url',
+                       'rabbitmq-stream://guest:guest@127.0.0.1:{}/'.format(port),
+                       '--connect-timeout', '0.2'])
+    err = capsys.readouterr().err
+    assert status == 1 and err.count('\n') == 1
+    assert err.startswith('rbfly: error: connecting to 127.0.0.1:{} timed out after 0.2s'.format(
+        port))
+    assert 'give --connect-timeout SECONDS' in err
+
+def test_help_of_bench(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(['bench', '--help'])
+    help_text = ' '.join(capsys.readouterr().out.split())
+    assert 'consume publishes them first (not timed)' in help_text
+
+def test_plural() -> None:
+    assert [plural(n, 'message') for n in (0, 1, 2)] == [
+        '0 messages', '1 message', '2 messages']
+
+def test_flag_names() -> None:
+    """A parameter of create_stream named in an error is the flag the user typed."""
+    assert flag_names('filter_size must be a whole number from 16 to 255, got 9') == (
+        '--filter-size must be a whole number from 16 to 255, got 9')
+    assert flag_names('initial_cluster_size must be; max_age must') == (
+        '--replicas must be; --max-age must')
+
+async def test_lines_as_they_come() -> None:
+    """
+    A line is given as soon as it is read; a part of a line waits for its
+    end (a read that times out loses nothing); the last line needs no end.
+    """
+    rfd, wfd = os.pipe()
+    with io.FileIO(rfd, 'rb') as source, io.FileIO(wfd, 'wb') as sink:
+        async with LineReader(io.BufferedReader(source)) as reader:
+            sink.write(b'one\ntw')
+            assert await reader.read() == [b'one']
+            assert await reader.read(0.05) == []  # "tw" waits for its line end
+            sink.write(b'o\r\nthree\nfour\n')
+            lines: list[bytes] = []
+            while len(lines) < 3:
+                lines.extend(await reader.read() or [])
+            assert lines == [b'two', b'three', b'four']
+            sink.write(b'last')
+            sink.close()
+            rest: list[bytes] = []
+            while (got := await reader.read()) is not None:
+                rest.extend(got)
+            assert rest == [b'last']
+            assert await reader.read() is None
+
+async def test_lines_of_a_big_input() -> None:
+    """Many blocks through a small queue: every line, in order."""
+    data = b''.join(b'%d\n' % i for i in range(100_000))
+    async with LineReader(io.BytesIO(data), block=1000, queued=2) as reader:
+        lines: list[bytes] = []
+        while (got := await reader.read()) is not None:
+            lines.extend(got)
+    assert lines == [b'%d' % i for i in range(100_000)]
+
+async def test_lines_reader_closed_while_waiting() -> None:
+    """Leaving the reader while its thread waits on a full queue ends the thread."""
+    async with LineReader(io.BytesIO(b'x\n' * 10_000), block=10, queued=1) as reader:
+        assert await reader.read() == [b'x'] * 5
+        thread = reader._thread
+    await asyncio.to_thread(thread.join, 5)
+    assert not thread.is_alive()
