@@ -25,6 +25,7 @@ from ..subscriptions.flow import FlowStrategy, check_flow
 from ..subscriptions.handoff import ConsumerUpdateContext, HandOff, Holding
 from ..subscriptions.subscription import Chunk, Subscription, wait_any
 from ..subscriptions.tracking import OffsetTracker
+from ..subscriptions.windows import Pace
 from ..types import MessageFilter
 from .connections import Connections
 from .declare import Declarer
@@ -128,6 +129,37 @@ def _filter(flt: MessageFilter, chunk: Chunk) -> None:
         if release is not None:
             release()
 
+def _join(
+        subs: list[Subscription], options: SubscribeOptions, holding: Holding,
+        tracker: OffsetTracker | None,
+) -> None:
+    """Single active consumers: the subscriptions' part in hand-offs."""
+    if options.single_active and options.name is not None:
+        group = HandOff(options.name, holding, tracker)
+        for sub in subs:
+            sub.group = group
+
+async def _paced(
+        single: Subscription | None, active: list[Subscription], turn: int, pace: Pace,
+) -> tuple[Subscription, Chunk, int] | None:
+    """
+    The next chunk (see :py:func:`_take`) for a window iterator: ``None``
+    when the window's deadline passes first; the subscription's idle
+    timeout raises ``TimeoutError`` as before.
+    """
+    wait = pace.wait()
+    try:
+        if single is not None:
+            taken = single, await single.next_chunk(wait), turn
+        else:
+            taken = await _take(active, turn, wait)
+    except TimeoutError:
+        if pace.idle():
+            raise
+        return None
+    pace.arrived()
+    return taken
+
 async def _take(
         active: list[Subscription], turn: int, wait: float | None,
 ) -> tuple[Subscription, Chunk, int]:
@@ -144,6 +176,9 @@ async def _take(
             if taken is not None:
                 return sub, taken, (turn + i + 1) % n
         await wait_any(active, wait)
+
+_TICK = Chunk()
+"""What a window iterator's chunk generator yields when the window's deadline passes."""
 
 class Subscribing:
     """
@@ -197,7 +232,7 @@ class Subscribing:
 
     def subscribe(
             self, stream: str, options: SubscribeOptions, messages: OffsetTracker | None = None,
-            holding: Holding | None = None,
+            holding: Holding | None = None, pace: Pace | None = None,
     ) -> AsyncGenerator[Chunk, None]:
         """
         The chunks of a stream (see
@@ -208,7 +243,7 @@ class Subscribing:
         ``messages`` (see :py:meth:`chunks`).
         """
         return self.chunks(
-            functools.partial(self._one, stream, options), options, messages, holding,
+            functools.partial(self._one, stream, options), options, messages, holding, pace,
         )
 
     async def _one(self, stream: str, options: SubscribeOptions) -> list[Subscription]:
@@ -354,7 +389,7 @@ class Subscribing:
 
     def chunks(
             self, make: Make, options: SubscribeOptions, messages: OffsetTracker | None = None,
-            holding: Holding | None = None,
+            holding: Holding | None = None, pace: Pace | None = None,
     ) -> AsyncGenerator[Chunk, None]:
         """
         The chunks of the subscriptions ``make`` builds (on the first
@@ -367,14 +402,21 @@ class Subscribing:
 
         One generator, the one the application iterates: the facade
         returns it as it is, rather than yielding each chunk again.
+
+        A window iterator's (:py:mod:`rbfly.streams.subscriptions.windows`)
+        gives ``pace``: the generator yields an empty chunk when its
+        deadline passes with no chunk to take, and leaves the commit at the
+        end to the window iterator (which knows the last window processed).
         """
         if holding is None:
             holding = Holding()
-        return self._consume(make, options, messages, messages is None, holding)
+        if pace is not None:
+            pace.start(options.timeout or None)
+        return self._consume(make, options, messages, messages is None, holding, pace)
 
     async def _consume(
             self, make: Make, options: SubscribeOptions, tracker: OffsetTracker | None,
-            by_chunk: bool, holding: Holding,
+            by_chunk: bool, holding: Holding, pace: Pace | None = None,
     ) -> AsyncGenerator[Chunk, None]:
         """
         Subscribe, and yield the chunks of the subscriptions as they come
@@ -395,10 +437,7 @@ class Subscribing:
                 options.name, options.store_every, options.store_interval,
             )
         subs = await make()
-        if options.single_active and options.name is not None:
-            group = HandOff(options.name, holding, tracker)
-            for sub in subs:
-                sub.group = group
+        _join(subs, options, holding, tracker)
         filter = options.filter
         wait = options.timeout if options.timeout > 0 else None
         last: Chunk | None = None
@@ -409,7 +448,13 @@ class Subscribing:
             active = [s for s in subs if not s.finished]
             turn = 0
             while active:
-                if single is not None:
+                if pace is not None:
+                    taken = await _paced(single, active, turn, pace)
+                    if taken is None:  # the window's deadline passed
+                        yield _TICK
+                        continue
+                    sub, chunk, turn = taken
+                elif single is not None:
                     sub = single
                     chunk = await sub.next_chunk(wait)
                 else:
@@ -430,24 +475,27 @@ class Subscribing:
                     holding.moved()
         finally:
             try:
-                if tracker is not None:
-                    if by_chunk and last:  # handed out last: processed too
-                        tracker.processed(last.stream, last[-1].stream_offset)
-                    tracker.close()
-                    await self._commit(tracker)
+                # (a window iterator commits itself: it knows the last
+                # window processed)
+                if tracker is not None and pace is None:
+                    await self._commit(tracker, last if by_chunk else None)
             finally:
                 holding.moved()
                 for sub in subs:
                     self._end(sub)
 
-    async def _commit(self, tracker: OffsetTracker) -> None:
+    async def _commit(self, tracker: OffsetTracker, last: Chunk | None) -> None:
         """
         Commit the offsets of the last messages processed as the
-        iteration ends: the next consumer of the name starts after them.
+        iteration ends (``last``: the chunk handed out last, processed
+        too): the next consumer of the name starts after them.
         A failure is logged: the messages since the offset stored before
         are read again (at-least-once), and an error here would hide the
         one that ended the iteration.
         """
+        if last:
+            tracker.processed(last.stream, last[-1].stream_offset)
+        tracker.close()
         try:
             await tracker.commit()
         except StreamsError as ex:
