@@ -316,6 +316,22 @@ class StreamsClient:
         """
         return await self._streams.resolve(stream, offset, filter)
 
+    async def end_offset(self, stream: str) -> int | None:
+        """
+        The offset after the stream's last message (where the next one
+        goes; ``None``: the stream has no messages), as
+        :py:meth:`Offset.from_end <rbfly.streams.Offset.from_end>` finds
+        it, on every broker: read from the stream's last chunk (on
+        RabbitMQ 3.10, an empty stream costs
+        :py:data:`~rbfly.streams.parts.subscribing.PROBE_TIMEOUT` seconds of
+        waiting for a chunk that does not come).
+
+        :raises rbfly.streams.error.StreamDoesNotExist: When there is no
+            such stream.
+        """
+        last = await self._subscribing.last_chunk(stream)
+        return None if last is None else last[1]
+
     # -- publishers --
 
     @tp.overload
