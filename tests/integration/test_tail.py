@@ -9,6 +9,7 @@ import asyncio
 import json
 import subprocess
 import sys
+import typing as tp
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -76,7 +77,9 @@ async def test_stop_at_end(client: StreamsClient, stream: str) -> None:
     """Every broker: up to the end as of the call, from any start; past the end: nothing."""
     assert await bodies(client, stream, Offset.FIRST) == [str(i) for i in range(20)]
     assert await bodies(client, stream, Offset.offset(12)) == [str(i) for i in range(12, 20)]
-    assert await bodies(client, stream, Offset.LAST) == [str(i) for i in range(14, 20)]
+    # (the last chunk: the broker may write a batch as more than one chunk)
+    last = await bodies(client, stream, Offset.LAST)
+    assert last and last == [str(i) for i in range(int(tp.cast(str, last[0])), 20)]
     assert await bodies(client, stream, Offset.NEXT) == []
     assert await bodies(client, stream, Offset.offset(20)) == []
     assert await bodies(client, stream, Offset.offset(99999999)) == []
