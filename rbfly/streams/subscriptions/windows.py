@@ -390,7 +390,7 @@ class Windows:
         # dropped without aclose() (a break out of the loop): the tracker
         # stores the last window handed out; the chunk generator is closed
         # by the event loop's async generator hooks
-        tracker = self._tracker
+        tracker = getattr(self, '_tracker', None)  # (not set: bad bounds)
         if tracker is not None:
             self._tracker = None
             try:
