@@ -68,7 +68,8 @@ Implementations (``--impl``):
     binary), the pipelined scenario's messages through
     ``PublisherPipelined.send_many`` in lists of 1,000 (made in the
     timing), then ``flush()``. Not run for single messages. A separate
-    line.
+    line; ``rbfly-many-anonymous`` the same with ``dedup=False`` (as the
+    Java client's publishers, anonymous).
 ``aiokafka``
     ``AIOKafkaProducer`` with ``acks='all'`` (see ``scripts/kafka.sh``),
     one topic with one partition per round; skipped when no Kafka broker
@@ -166,7 +167,7 @@ from perf.publish.runners import Runner, make_runner
 KIND = 'publish'
 IMPLEMENTATIONS = (
     'rbfly', BASELINE, 'rstream', 'aiokafka', 'rbfly-subentry', 'rbfly-anonymous', 'rbfly-spin',
-    'rbfly-many', 'java',
+    'rbfly-many', 'rbfly-many-anonymous', 'java',
     *CEILINGS,
 )
 SCENARIOS = PUBLISH_SCENARIOS

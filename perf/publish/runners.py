@@ -88,7 +88,7 @@ class LocalRunner:
             return 'a sub-entry batch of one message is a single message'
         if self.name == 'rbfly-spin' and case.scenario != 'single':
             return 'the spin pays off only when each confirmation is awaited'
-        if self.name == 'rbfly-many' and case.scenario == 'single':
+        if self.name.startswith('rbfly-many') and case.scenario == 'single':
             return 'send_many sends many messages; single messages are send()'
         if self.name == 'rbfly-anonymous' and case.scenario == 'single':
             return 'single messages wait for the round trip, not the broker\'s tracking'
@@ -200,6 +200,10 @@ RBFLY_MANY_API = {
                  ' await flush()',
 }
 
+RBFLY_MANY_ANONYMOUS_API = {
+    scenario: 'publisher(dedup=False), ' + api for scenario, api in RBFLY_MANY_API.items()
+}
+
 RBFLY_SUBENTRY_API = {
     'batch': 'PublisherBatchFast(sub_entry_size=100): 100 x batch + await flush()'
              ' (one sub-entry batch, one confirmation)',
@@ -253,6 +257,7 @@ def make_runner(name: str, args: argparse.Namespace, admin: StreamAdmin) -> Runn
         'rbfly-subentry': (True, False, None, RBFLY_SUBENTRY_API),
         'rbfly-spin': (False, False, SPIN, RBFLY_SPIN_API),
         'rbfly-many': (False, False, None, RBFLY_MANY_API),
+        'rbfly-many-anonymous': (False, True, None, RBFLY_MANY_ANONYMOUS_API),
     }
     if name in variants:
         sub_entry, anonymous, spin, api = variants[name]
@@ -262,7 +267,7 @@ def make_runner(name: str, args: argparse.Namespace, admin: StreamAdmin) -> Runn
         return LocalRunner(
             name, version, admin, functools.partial(
                 publish_rbfly, url, sub_entry=sub_entry, anonymous=anonymous, spin=spin,
-                many=name == 'rbfly-many',
+                many=name.startswith('rbfly-many'),
             ),
             api, args.profile,
         )

@@ -157,6 +157,10 @@ cdef class PipelineState:
 
         :param messages: A list (any other iterable is made one first).
         :return: Awaitable of the publishing id of the last message.
+        :raises EnqueueTimeout: When the window stays full for the
+            publisher's ``enqueue_timeout`` (the messages before the one
+            waiting are sent, up to the publisher's ``message_id``; the
+            others are not).
         """
         cdef list items = messages if type(messages) is list else list(messages)
         cdef Py_ssize_t i
