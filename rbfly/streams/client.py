@@ -323,8 +323,8 @@ class StreamsClient:
         :py:meth:`Offset.from_end <rbfly.streams.Offset.from_end>` finds
         it, on every broker: read from the stream's last chunk (on
         RabbitMQ 3.10, an empty stream costs
-        :py:data:`~rbfly.streams.parts.subscribing.PROBE_TIMEOUT` seconds of
-        waiting for a chunk that does not come).
+        ``PROBE_TIMEOUT`` seconds, 2, of waiting for a chunk that does not
+        come).
 
         :raises rbfly.streams.error.StreamDoesNotExist: When there is no
             such stream.

@@ -108,15 +108,15 @@ class Offset:
         Start ``count`` messages before the end of the stream, as it is
         when the subscription starts (its last ``count`` messages, then
         what comes; fewer when the stream holds fewer; ``from_end(0)``:
-        from the end on, as :py:attr:`NEXT`, but resolved to an offset).
+        from the end on, as ``Offset.NEXT``, but resolved to an offset).
 
         The end is the offset after the stream's last message: on RabbitMQ
         4.3+ resolved by the broker (``next``); before, read from the
         stream's last chunk of messages (a subscription at
-        :py:attr:`LAST` taking one chunk); an empty stream has none, which
+        ``Offset.LAST`` taking one chunk); an empty stream has none, which
         RabbitMQ 3.11+ says in its statistics, and 3.10 only by sending
-        nothing (the client waits for
-        :py:data:`rbfly.streams.parts.subscribing.PROBE_TIMEOUT` seconds then).
+        nothing (the client waits for ``PROBE_TIMEOUT`` seconds, 2, then;
+        see ``rbfly.streams.parts.subscribing``).
         Offsets count records: on 4.3+, offsets stored under references
         since the last message are records too (a few messages fewer).
         """

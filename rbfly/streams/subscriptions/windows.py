@@ -27,7 +27,7 @@ and ``doc/consumer-groups.rst``). So, exactly as for messages:
   commits then (see :py:mod:`rbfly.streams.subscriptions.handoff`).
 
 Waiting: the window's deadline is told to the chunk generator
-(:py:class:`Pace`), which hands over an empty chunk when it passes with no
+(``Pace``), which hands over an empty chunk when it passes with no
 chunk to take, rather than being cancelled (an async generator cancelled
 ends).
 """
@@ -44,9 +44,9 @@ from types import TracebackType
 from ...amqp import MessageCtx
 from ..error import StreamsError
 from .handoff import Holding
+from .subscription import Chunk
 
 if tp.TYPE_CHECKING:
-    from .subscription import Chunk
     from .tracking import OffsetTracker
 
 logger = logging.getLogger('rbfly.streams.subscriber')
@@ -161,8 +161,8 @@ class Windows:
     :py:class:`~rbfly.amqp.MessageCtx`), and :py:meth:`getmany` for a
     window of other bounds.
 
-    :param chunks: The chunk generator (of
-        :py:meth:`rbfly.streams.parts.subscribing.Subscribing.chunks`, given
+    :param chunks: The chunk generator (of the client's
+        ``Subscribing.chunks``, given
         ``pace`` and ``holding``).
     :param tracker: Automatic offset tracking (reported by window), or
         ``None``.
