@@ -279,3 +279,19 @@ async def test_windows_consumer_group_handoff(url4: str) -> None:
     for stream in {s for _, s, _ in processed}:
         offsets = [o for _, s, o in processed if s == stream]
         assert offsets == list(range(len(offsets)))
+
+async def test_windows_idle_timeout(client: StreamsClient, stream: str) -> None:
+    """
+    The subscription's ``timeout`` (no chunk for that long) still raises,
+    after the windows' deadlines passed empty; the messages before it are
+    handed out first.
+    """
+    await publish_chunks(client, stream, [3])
+    windows = client.subscribe_windows(stream, offset=Offset.FIRST, max_messages=10,
+                                       max_wait=0.02, timeout=0.3)
+    got: list[int] = []
+    async with asyncio.timeout(WAIT), windows:
+        with pytest.raises(TimeoutError):
+            async for window in windows:
+                got.extend(m.stream_offset for m in window)
+    assert got == [0, 1, 2]
