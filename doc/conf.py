@@ -41,6 +41,7 @@ nitpick_ignore = [
         'rbfly.streams.decorator.F', 'rbfly.streams.client.T',
         'rbfly.streams.protocol._publish.PublishEncoder',
         'PublisherOptions', 'rbfly.streams.subscriptions.flow.Releasable', 'Activation', 'Resume',
+        'OffsetTracker', 'WindowHolding', 'Pace',  # a window iterator's parts (made by the client)
     )
 ] + [
     ('py:func', 'rbfly.streams.aio.records.attach'),

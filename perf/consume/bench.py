@@ -20,6 +20,11 @@ Implementations (``--impl``), each decoding the AMQP messages:
 ``rbfly-chunks``
     ``async for chunk in client.subscribe_chunks(stream, offset=Offset.FIRST)``
     (a list of decoded messages per chunk; the loop adds ``len(chunk)``)
+``rbfly-windows``
+    ``async for window in client.subscribe_windows(stream,
+    offset=Offset.FIRST, max_messages=1000)`` (lists of at most 1,000
+    decoded messages, chunks merged and split; the loop adds
+    ``len(window)``)
 ``rbfly-spin``
     ``async for`` with ``streams_client(spin=0.0005)``: the subscription
     polls the event loop for up to 0.5 ms for the next chunk instead of
@@ -118,7 +123,8 @@ from perf.consume.runners import API, CEILING, CEILING_POLLING, Runner, make_run
 
 KIND = 'consume'
 IMPLEMENTATIONS = (
-    'rbfly', 'rbfly-chunks', 'rbfly-spin', 'rbfly-nopause', BASELINE, 'rstream', 'java', CEILING,
+    'rbfly', 'rbfly-chunks', 'rbfly-windows', 'rbfly-spin', 'rbfly-nopause', BASELINE,
+    'rstream', 'java', CEILING,
     CEILING_POLLING,
 )
 VARIANTS = CONSUME_VARIANTS

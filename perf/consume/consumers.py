@@ -43,16 +43,41 @@ class Received:
 # rbfly (this version or 0.10; the same code runs in the child process)
 #
 
+WINDOW = 1_000
+"""Messages per window of ``rbfly-windows`` (``subscribe_windows(max_messages=...)``)."""
+
+async def _read_windows(
+        client: Any, stream: str, count: int, watch: Stopwatch, received: Received,
+) -> int:
+    """Read windows of :py:data:`WINDOW` messages; stop the watch at ``count``."""
+    from rbfly.streams import Offset
+
+    n = 0
+    it = client.subscribe_windows(stream, offset=Offset.FIRST, max_messages=WINDOW)
+    try:
+        async for window in it:
+            n += len(window)
+            if n >= count:
+                break
+        watch.stop()
+    finally:
+        await it.aclose()
+    last = window[-1]
+    received.last, received.offset = last.body, last.stream_offset
+    return n
+
 async def consume_rbfly(
         url: str, stream: str, count: int, chunks: bool, spin: float | None = None,
-        read_pause: float | None = None,
+        read_pause: float | None = None, windows: bool = False,
 ) -> JsonDict:
     """
     Read a stream with rbfly (``async for``, or the chunk API with
     ``chunks``); with ``spin``, the subscription polls for the next chunk
     that far (``streams_client(spin=...)``; rbfly's default is no spin);
     with ``read_pause``, the client's pause of its reads of history
-    (``streams_client(read_pause=...)``; 0: reads at once).
+    (``streams_client(read_pause=...)``; 0: reads at once); with
+    ``windows``, windows of :py:data:`WINDOW` messages
+    (``subscribe_windows``).
     """
     from rbfly.streams import Offset, get_message_ctx, streams_client
 
@@ -73,7 +98,9 @@ async def consume_rbfly(
         await connect()
         n = 0
         watch.start()
-        if chunks:
+        if windows:
+            n = await _read_windows(client, stream, count, watch, received)
+        elif chunks:
             it: Any = client.subscribe_chunks(stream, offset=Offset.FIRST)
             try:
                 async for chunk in it:

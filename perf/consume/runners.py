@@ -129,6 +129,8 @@ API = {
     'rbfly-nopause': 'streams_client(read_pause=0): async for body in client.subscribe(...),'
                      ' reading at once, not pausing 1 ms after a read of history',
     'rbfly-chunks': 'async for chunk in client.subscribe_chunks(stream, offset=Offset.FIRST)',
+    'rbfly-windows': 'async for window in client.subscribe_windows(stream,'
+                     ' offset=Offset.FIRST, max_messages=1000)',
     BASELINE: 'async for body in client.subscribe(stream, offset=Offset.FIRST)',
     'rstream': 'Consumer.subscribe(stream, callback, decoder=amqp_decoder,'
                ' offset_specification=ConsumerOffsetSpecification(OffsetType.FIRST))',
@@ -145,6 +147,14 @@ def make_runner(name: str, args: argparse.Namespace) -> Runner:
     if name == BASELINE:
         return ChildRunner(
             name, baseline_python(), BASELINE_VERSION, url, args.loop, True, False,
+        )
+    if name == 'rbfly-windows':
+        version, _ = rbfly_module_info()
+        if version is None:
+            raise SkipImplementation('rbfly is not importable; pip install -e .')
+        return LocalRunner(
+            name, version, functools.partial(consume_rbfly, url, chunks=False, windows=True),
+            API[name], args.profile,
         )
     if name in ('rbfly', 'rbfly-chunks'):
         version, _ = rbfly_module_info()

@@ -62,6 +62,14 @@ Implementations (``--impl``):
     for up to 0.5 ms instead of sleeping (busy-waiting). Single messages
     only; a separate line with its own CPU cost, never the headline
     (rbfly's default is no spin).
+``rbfly-many``
+    rbfly's bulk API: the batch scenario's batches of 100 through
+    ``Publisher.send_many`` (one await, confirmed; ``PublisherBin`` for
+    binary), the pipelined scenario's messages through
+    ``PublisherPipelined.send_many`` in lists of 1,000 (made in the
+    timing), then ``flush()``. Not run for single messages. A separate
+    line; ``rbfly-many-anonymous`` the same with ``dedup=False`` (as the
+    Java client's publishers, anonymous).
 ``aiokafka``
     ``AIOKafkaProducer`` with ``acks='all'`` (see ``scripts/kafka.sh``),
     one topic with one partition per round; skipped when no Kafka broker
@@ -159,7 +167,7 @@ from perf.publish.runners import Runner, make_runner
 KIND = 'publish'
 IMPLEMENTATIONS = (
     'rbfly', BASELINE, 'rstream', 'aiokafka', 'rbfly-subentry', 'rbfly-anonymous', 'rbfly-spin',
-    'java',
+    'rbfly-many', 'rbfly-many-anonymous', 'java',
     *CEILINGS,
 )
 SCENARIOS = PUBLISH_SCENARIOS

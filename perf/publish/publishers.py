@@ -58,7 +58,7 @@ def rbfly_class(case: Case) -> Any:
 
 async def publish_rbfly(
         url: str, stream: str, case: Case, sub_entry: bool = False, anonymous: bool = False,
-        spin: float | None = None,
+        spin: float | None = None, many: bool = False,
 ) -> JsonDict:
     """
     Publish a case with rbfly; with ``sub_entry``, as sub-entry batches of
@@ -66,7 +66,9 @@ async def publish_rbfly(
     publisher; pipelined: a :py:class:`SubEntryBatch` per send, the window
     counting batches); with ``anonymous``, declared without a name
     (``dedup=False``); with ``spin``, the client polls for a confirmation
-    that far (``streams_client(spin=...)``; rbfly's default is no spin).
+    that far (``streams_client(spin=...)``; rbfly's default is no spin);
+    with ``many``, the messages go in lists to ``send_many`` (see
+    :py:func:`_publish_many`).
     """
     from rbfly.streams import streams_client
 
@@ -88,6 +90,8 @@ async def publish_rbfly(
         async with client.publisher(stream, **kw) as p:
             if sub_entry and case.scenario == 'pipelined':
                 await _publish_sub_entries(p, case, watch)
+            elif many:
+                await _publish_many(p, case, watch, lat)
             else:
                 await _publish_rbfly(p, case, watch, lat)
     finally:
@@ -127,6 +131,32 @@ async def _publish_rbfly(p: Any, case: Case, watch: Stopwatch, lat: list[int]) -
             await send(make(i))
         await p.flush()
         watch.stop()
+
+
+MANY = 1_000
+"""Messages per ``send_many`` call of the pipelined publisher (``rbfly-many``)."""
+
+async def _publish_many(p: Any, case: Case, watch: Stopwatch, lat: list[int]) -> None:
+    """
+    ``send_many``: the batch scenario's batches, each confirmed before the
+    next (``Publisher.send_many``, whose latency is the batch's); the
+    pipelined one's lists of :py:data:`MANY` messages, made in the timing
+    as the other publishers' messages are.
+    """
+    make = make_message(case.fmt)
+    clock = time.perf_counter_ns
+    count = case.count
+    size = case.batch if case.scenario == 'batch' else MANY
+    send_many = p.send_many
+    watch.start()
+    for start in range(0, count, size):
+        t0 = clock()
+        await send_many([make(i) for i in range(start, min(start + size, count))])
+        if case.scenario == 'batch':
+            lat.append(clock() - t0)
+    if case.scenario == 'pipelined':
+        await p.flush()
+    watch.stop()
 
 
 async def _publish_sub_entries(p: Any, case: Case, watch: Stopwatch) -> None:

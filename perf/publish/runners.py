@@ -88,6 +88,8 @@ class LocalRunner:
             return 'a sub-entry batch of one message is a single message'
         if self.name == 'rbfly-spin' and case.scenario != 'single':
             return 'the spin pays off only when each confirmation is awaited'
+        if self.name.startswith('rbfly-many') and case.scenario == 'single':
+            return 'send_many sends many messages; single messages are send()'
         if self.name == 'rbfly-anonymous' and case.scenario == 'single':
             return 'single messages wait for the round trip, not the broker\'s tracking'
         if self.name == 'aiokafka' and case.fmt != 'amqp':
@@ -191,6 +193,17 @@ RBFLY_SPIN_API = {
               ' 0.5 ms for each confirmation (busy-waiting: its own CPU cost)',
 }
 
+RBFLY_MANY_API = {
+    'batch': 'Publisher.send_many(100 messages): one await, confirmed (amqp);'
+             ' PublisherBin.send_many (binary)',
+    'pipelined': 'PublisherPipelined: await send_many(1,000 messages) for each 1,000,'
+                 ' await flush()',
+}
+
+RBFLY_MANY_ANONYMOUS_API = {
+    scenario: 'publisher(dedup=False), ' + api for scenario, api in RBFLY_MANY_API.items()
+}
+
 RBFLY_SUBENTRY_API = {
     'batch': 'PublisherBatchFast(sub_entry_size=100): 100 x batch + await flush()'
              ' (one sub-entry batch, one confirmation)',
@@ -243,6 +256,8 @@ def make_runner(name: str, args: argparse.Namespace, admin: StreamAdmin) -> Runn
         'rbfly-anonymous': (False, True, None, RBFLY_ANONYMOUS_API),
         'rbfly-subentry': (True, False, None, RBFLY_SUBENTRY_API),
         'rbfly-spin': (False, False, SPIN, RBFLY_SPIN_API),
+        'rbfly-many': (False, False, None, RBFLY_MANY_API),
+        'rbfly-many-anonymous': (False, True, None, RBFLY_MANY_ANONYMOUS_API),
     }
     if name in variants:
         sub_entry, anonymous, spin, api = variants[name]
@@ -252,6 +267,7 @@ def make_runner(name: str, args: argparse.Namespace, admin: StreamAdmin) -> Runn
         return LocalRunner(
             name, version, admin, functools.partial(
                 publish_rbfly, url, sub_entry=sub_entry, anonymous=anonymous, spin=spin,
+                many=name.startswith('rbfly-many'),
             ),
             api, args.profile,
         )

@@ -236,11 +236,13 @@ def _messages(sub: tp.Any) -> None:
 
     c = command(sub, 'tail', commands.tail, 'print the messages of a stream, one a line')
     c.add_argument('name')
-    c.add_argument('--offset', type=_arg(parse.offset), default='first',
-                   help='first, last, next, an offset or an ISO 8601 time (first)')
-    c.add_argument('-n', '--count', type=_arg(_positive), help='stop after COUNT messages')
+    c.add_argument('--offset', type=_arg(parse.offset),
+                   help='first, last, next, an offset or an ISO 8601 time (first; with -n:'
+                        ' COUNT messages before the end)')
+    c.add_argument('-n', '--count', type=_arg(_positive),
+                   help='the last COUNT messages (with --offset: at most COUNT from there)')
     c.add_argument('--follow', action='store_true',
-                   help='wait for new messages (else stop at the end as of now: RabbitMQ 4.3+)')
+                   help='wait for new messages (else stop at the end as of now)')
     c.add_argument('--format', choices=('text', 'json'), default='text')
     c.add_argument('--binary', action='store_true', help='bodies are raw bytes, not AMQP')
     c.add_argument('--filter', help='only messages published with this --filter-value')

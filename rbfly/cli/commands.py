@@ -34,6 +34,7 @@ from ..streams import (
     StreamsClient,
 )
 from ..streams.error import PreconditionFailed, StreamDoesNotExist
+from ..streams.offset import OffsetType
 from .lines import LineReader
 from .output import Progress, message_json, message_text, plural, print_facts, print_table
 
@@ -312,11 +313,24 @@ async def _publish_lines(
     return confirmed
 
 async def tail(client: StreamsClient, args: argparse.Namespace) -> int:
+    """
+    Print a stream's messages: from ``--offset``, or the last ``-n COUNT``
+    (``Offset.from_end``), up to the end as of now (on every broker: see
+    ``stop_at_end``), or on with ``--follow``. An offset at or past the
+    end says so, with the end, rather than waiting without a word.
+    """
     def value(m: MessageCtx) -> str | None:
         return tp.cast(str | None, (m.app_properties or {}).get(FILTER_PROPERTY))
 
-    to_end = not args.follow and args.count is None
+    offset = args.offset
+    count = args.count
+    if offset is None:
+        offset = Offset.FIRST if count is None else Offset.from_end(count)
+        count = None  # the last COUNT messages, whatever comes after with --follow
+    to_end = not args.follow
     wanted = args.filter
+    if offset.type == OffsetType.OFFSET and not await _before_end(client, args, offset):
+        return 0
     # the broker filters chunks (RabbitMQ 3.13+); reading to the end, it
     # might skip the last chunk, so the messages are filtered here instead
     flt = None if wanted is None or to_end else MessageFilter(value, {wanted})
@@ -324,8 +338,7 @@ async def tail(client: StreamsClient, args: argparse.Namespace) -> int:
     n = 0
     try:
         messages = client.subscribe(
-            args.name, offset=args.offset, filter=flt, amqp=not args.binary,
-            stop_at_end=to_end,
+            args.name, offset=offset, filter=flt, amqp=not args.binary, stop_at_end=to_end,
         )
         async with contextlib.aclosing(messages):
             async for _ in messages:
@@ -334,13 +347,8 @@ async def tail(client: StreamsClient, args: argparse.Namespace) -> int:
                     continue
                 print(show(msg), flush=args.follow)
                 n += 1
-                if n == args.count:
+                if n == count:
                     break
-    except FeatureNotSupported:
-        if to_end:
-            raise FeatureNotSupported('reading to the end of a stream needs RabbitMQ 4.3+;'
-                                      ' give -n COUNT or --follow') from None
-        raise
     except StreamDoesNotExist:
         partitions = await _partitions(client, args.name)
         if not partitions:
@@ -351,6 +359,27 @@ async def tail(client: StreamsClient, args: argparse.Namespace) -> int:
                 args.name, partitions[0], ' '.join(partitions)),
         ) from None
     return 0
+
+async def _before_end(client: StreamsClient, args: argparse.Namespace, offset: Offset) -> bool:
+    """
+    Whether a tail from an offset has messages to print (or waits for
+    them, with ``--follow``): an offset at or past the stream's end says
+    so on stderr, with the end.
+    """
+    end = await client.end_offset(args.name)
+    start = tp.cast(int, offset.value)
+    if end is not None and start < end:
+        return True
+    where = 'stream {!r} has no messages'.format(args.name) if end is None \
+        else 'stream {!r} ends at offset {} (its last message is {})'.format(
+            args.name, end, end - 1)
+    if args.follow:
+        print('rbfly: {}; waiting for messages from offset {}'.format(where, start),
+              file=sys.stderr, flush=True)
+        return True
+    print('rbfly: {}; offset {} is past the end: nothing to print (--follow waits'
+          ' for it)'.format(where, start), file=sys.stderr)
+    return False
 
 async def bench(client: StreamsClient, args: argparse.Namespace) -> int:
     stream = args.stream or 'rbfly-bench-{}'.format(uuid.uuid4().hex[:8])

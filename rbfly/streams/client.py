@@ -67,6 +67,7 @@ from .subscriptions._bodies import Bodies
 from .subscriptions.flow import FlowStrategy
 from .subscriptions.handoff import Holding
 from .subscriptions.subscription import Chunk
+from .subscriptions.windows import Pace, WindowHolding, Windows, check_window
 from .types import BloomFilterExtract, MessageFilter, PartitionReset, PartitionStatus, StreamInfo
 from .url import ConnectionInfo, parse_uri
 
@@ -315,6 +316,22 @@ class StreamsClient:
         """
         return await self._streams.resolve(stream, offset, filter)
 
+    async def end_offset(self, stream: str) -> int | None:
+        """
+        The offset after the stream's last message (where the next one
+        goes; ``None``: the stream has no messages), as
+        :py:meth:`Offset.from_end <rbfly.streams.Offset.from_end>` finds
+        it, on every broker: read from the stream's last chunk (on
+        RabbitMQ 3.10, an empty stream costs
+        ``PROBE_TIMEOUT`` seconds, 2, of waiting for a chunk that does not
+        come).
+
+        :raises rbfly.streams.error.StreamDoesNotExist: When there is no
+            such stream.
+        """
+        last = await self._subscribing.last_chunk(stream)
+        return None if last is None else last[1]
+
     # -- publishers --
 
     @tp.overload
@@ -456,6 +473,47 @@ class StreamsClient:
         # context (compiled); with a tracker, a message counts as processed
         # when the next one is asked for, the last one at the end
         return Bodies(chunks, tracker, holding)
+
+    def subscribe_windows(
+            self, stream: str, *, max_messages: int = 1000, max_wait: float | None = 0.1,
+            offset: Offset = Offset.NEXT,
+            filter: MessageFilter | None = None, timeout: float = 0, amqp: bool = True,
+            name: str | None = None, single_active: bool = False,
+            consumer_update: ConsumerUpdateCallback | None = None, store_every: int = 0,
+            store_interval: float = 5, credit: int | None = None,
+            buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
+            on_state: StateListener | None = None, flow: FlowStrategy | None = None,
+            stop_at_end: bool = False,
+    ) -> Windows:
+        """
+        Subscribe to a stream and iterate over windows of its messages,
+        for bulk sinks: lists of at most ``max_messages`` messages
+        (:py:class:`~rbfly.amqp.MessageCtx`, with offsets), each as soon as
+        it is full, or with what arrived within ``max_wait`` seconds
+        (``None``: until full); small chunks are merged, big ones split.
+        ``await windows.getmany(max_messages, max_wait)`` takes a window
+        of other bounds (possibly empty, as Kafka's ``getmany``).
+
+        A window counts as processed when the next one is asked for, or
+        the iteration ends: automatic offset tracking (``store_every``)
+        stores, and a single active consumer hands a stream over, after
+        the last window processed (see
+        :py:mod:`rbfly.streams.subscriptions.windows`). The other
+        parameters are those of :py:meth:`subscribe_chunks`.
+        """
+        check_window(max_messages, max_wait)
+        tracker = self._offsets.tracker(name, store_every, store_interval)
+        options = SubscribeOptions(
+            offset=offset, filter=filter, timeout=timeout, amqp=amqp, name=name,
+            single_active=single_active, consumer_update=consumer_update,
+            store_every=store_every, store_interval=store_interval, credit=credit,
+            buffer_bytes=buffer_bytes, resume=resume, on_state=on_state, flow=flow,
+            stop_at_end=stop_at_end,
+        )
+        holding = WindowHolding()
+        pace = Pace()
+        chunks = self._subscribing.subscribe(stream, options, tracker, holding, pace)
+        return Windows(chunks, tracker, holding, pace, max_messages, max_wait)
 
     def subscribe_chunks(
             self, stream: str, *, offset: Offset = Offset.NEXT,
@@ -762,6 +820,38 @@ class StreamsClient:
         make = functools.partial(self._super_streams.subscriptions, super_stream, options)
         holding = Holding()
         return Bodies(self._subscribing.chunks(make, options, tracker, holding), tracker, holding)
+
+    def subscribe_super_stream_windows(
+            self, super_stream: str, *, max_messages: int = 1000, max_wait: float | None = 0.1,
+            offset: Offset = Offset.NEXT,
+            filter: MessageFilter | None = None, timeout: float = 0, amqp: bool = True,
+            name: str | None = None, single_active: bool = False,
+            consumer_update: ConsumerUpdateCallback | None = None, store_every: int = 0,
+            store_interval: float = 5, credit: int | None = None,
+            buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
+            on_state: StateListener | None = None, flow: FlowStrategy | None = None,
+            stop_at_end: bool = False,
+    ) -> Windows:
+        """
+        Subscribe to every partition of a super stream and iterate over
+        windows of their messages (see :py:meth:`subscribe_windows`; a
+        window may hold messages of several partitions, those of one
+        partition in order).
+        """
+        check_window(max_messages, max_wait)
+        tracker = self._offsets.tracker(name, store_every, store_interval)
+        options = SubscribeOptions(
+            offset=offset, filter=filter, timeout=timeout, amqp=amqp, name=name,
+            single_active=single_active, consumer_update=consumer_update,
+            store_every=store_every, store_interval=store_interval, credit=credit,
+            buffer_bytes=buffer_bytes, resume=resume, on_state=on_state, flow=flow,
+            stop_at_end=stop_at_end,
+        )
+        make = functools.partial(self._super_streams.subscriptions, super_stream, options)
+        holding = WindowHolding()
+        pace = Pace()
+        chunks = self._subscribing.chunks(make, options, tracker, holding, pace)
+        return Windows(chunks, tracker, holding, pace, max_messages, max_wait)
 
     def subscribe_super_stream_chunks(
             self, super_stream: str, *, offset: Offset = Offset.NEXT,

@@ -9,6 +9,10 @@ The API is the one of RbFly 0.10::
     Offset.offset(1000)          # from offset 1000
     Offset.timestamp(t)          # from messages stored at time t (seconds)
     Offset.reference('app-1')    # after the offset stored as 'app-1'
+
+and, resolved by the client when the subscription starts::
+
+    Offset.from_end(100)         # the last 100 messages, then what comes
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ class OffsetType(enum.IntEnum):
     OFFSET = 0x0004
     TIMESTAMP = 0x0005
     REFERENCE = 0xffff  # resolved by the client with QueryOffset
+    FROM_END = 0xfffe  # resolved by the client from the stream's end
 
 @dtc.dataclass(frozen=True, slots=True)
 class Offset:
@@ -61,6 +66,10 @@ class Offset:
             if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) \
                     or not -MAX_TIMESTAMP <= v <= MAX_TIMESTAMP:
                 raise ValueError('timestamp must be seconds since epoch, got {!r}'.format(v))
+        elif t == OffsetType.FROM_END:
+            if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v < 2 ** 64:
+                raise ValueError('from_end takes a count of messages 0..2**64-1, got {!r}'.format(
+                    v))
         elif t == OffsetType.REFERENCE:
             if not isinstance(v, str) or not v:
                 raise ValueError('offset reference must be a non-empty str, got {!r}'.format(v))
@@ -92,6 +101,26 @@ class Offset:
         first message when nothing is stored yet.
         """
         return Offset(OffsetType.REFERENCE, reference)
+
+    @staticmethod
+    def from_end(count: int) -> Offset:
+        """
+        Start ``count`` messages before the end of the stream, as it is
+        when the subscription starts (its last ``count`` messages, then
+        what comes; fewer when the stream holds fewer; ``from_end(0)``:
+        from the end on, as ``Offset.NEXT``, but resolved to an offset).
+
+        The end is the offset after the stream's last message: on RabbitMQ
+        4.3+ resolved by the broker (``next``); before, read from the
+        stream's last chunk of messages (a subscription at
+        ``Offset.LAST`` taking one chunk); an empty stream has none, which
+        RabbitMQ 3.11+ says in its statistics, and 3.10 only by sending
+        nothing (the client waits for ``PROBE_TIMEOUT`` seconds, 2, then;
+        see ``rbfly.streams.parts.subscribing``).
+        Offsets count records: on 4.3+, offsets stored under references
+        since the last message are records too (a few messages fewer).
+        """
+        return Offset(OffsetType.FROM_END, count)
 
     def __str__(self) -> str:
         result = 'offset={}'.format(self.type.name.lower())

@@ -106,13 +106,6 @@ def test_binary(
     bodies = [json.loads(line)['body'] for line in out.splitlines()]
     assert bodies == [{'base64': '/wByYXc='}, 'ok']
 
-def test_tail_to_end_needs_43(
-        url: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """On RabbitMQ 3.10 tail without -n or --follow says what to do instead."""
-    status, _, err = run(capsys, monkeypatch, url, 'tail', 'rbfly-any')
-    assert status == 1 and 'needs RabbitMQ 4.3+; give -n COUNT or --follow' in err
-
 def test_super_stream(
         url4: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -71,6 +71,10 @@ def test_publish_pipelined(url: str) -> None:
     out = _example('publish_pipelined.py', RBFLY_URL=url)
     assert 'ok: 20000 messages published, each confirmed once' in out
 
+def test_bulk_sink(url: str) -> None:
+    out = _example('bulk_sink.py', RBFLY_URL=url)
+    assert 'second run: 7 windows; 10000 rows in all' in out
+
 def test_consume_resume(url: str) -> None:
     out = _example('consume_resume.py', RBFLY_URL=url)
     assert 'second run resumed at offset 60, invoice 60' in out

@@ -1,6 +1,7 @@
 """
 Bounded replay: ``stop_at_end=True`` reads a stream up to its end as of the
-call, then stops (RabbitMQ 4.3+: it resolves offset specifications).
+call, then stops (RabbitMQ 4.3+ resolves offset specifications; on older
+brokers the end is read from the stream's last chunk: test_tail.py).
 """
 
 import asyncio
@@ -11,7 +12,6 @@ from collections.abc import AsyncIterator
 import pytest
 
 from rbfly.streams import (
-    FeatureNotSupported,
     MessageFilter,
     Offset,
     PublisherBatchFast,
@@ -105,14 +105,16 @@ async def test_not_with_filter(client: StreamsClient, stream: str) -> None:
             pass
 
 @pytest.mark.parametrize('broker', ['url', 'url4'])
-async def test_needs_rabbitmq_43(request: pytest.FixtureRequest, broker: str) -> None:
-    c = streams_client(request.getfixturevalue(broker))
-    try:
-        with pytest.raises(FeatureNotSupported, match='stop_at_end'):
-            async for _ in c.subscribe('rbfly-any', stop_at_end=True):
-                pass
-    finally:
-        await c.disconnect()
+async def test_older_brokers(request: pytest.FixtureRequest, broker: str, stream: str) -> None:
+    """RabbitMQ 3.10 and 4.0 replay to the end too (4.3+ was needed before)."""
+    async with streams_client(request.getfixturevalue(broker)) as c:
+        await c.create_stream(stream)
+        try:
+            await publish(c, stream, list(range(10)), 4)
+            got = [b async for b in c.subscribe(stream, offset=Offset.FIRST, stop_at_end=True)]
+            assert got == list(range(10))
+        finally:
+            await c.delete_stream(stream)
 
 async def test_only_offsets_stored(client: StreamsClient, stream: str) -> None:
     """A stream holding only stored offsets has nothing to read."""

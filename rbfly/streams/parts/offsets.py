@@ -81,6 +81,9 @@ class Offsets:
                 # to the first message, see parts/groups.py): it wraps to 0
                 start = (stored + 1) % 2 ** 64
                 return OffsetSpec.offset(start), start
+            case Offset(type=OffsetType.FROM_END):
+                raise ValueError('{} is resolved by a subscription as it starts; not here'.format(
+                    offset))
         raise ValueError('not a valid offset: {!r}'.format(offset))
 
     async def query(self, stream: str, reference: str) -> int:

@@ -19,12 +19,14 @@ from ..error import NoOffset, StreamsError
 from ..lifecycle import ResourceState, StateListener
 from ..metrics import Counters
 from ..names import check_name
-from ..offset import Offset
-from ..protocol.commands import OffsetSpec, ResolveOffsetSpec
+from ..offset import Offset, OffsetType
+from ..protocol.commands import OffsetSpec, ResolveOffsetSpec, StreamStats
+from ..protocol.constants import OffsetSpecType
 from ..subscriptions.flow import FlowStrategy, check_flow
 from ..subscriptions.handoff import ConsumerUpdateContext, HandOff, Holding
 from ..subscriptions.subscription import Chunk, Subscription, wait_any
 from ..subscriptions.tracking import OffsetTracker
+from ..subscriptions.windows import Pace
 from ..types import MessageFilter
 from .connections import Connections
 from .declare import Declarer
@@ -128,6 +130,37 @@ def _filter(flt: MessageFilter, chunk: Chunk) -> None:
         if release is not None:
             release()
 
+def _join(
+        subs: list[Subscription], options: SubscribeOptions, holding: Holding,
+        tracker: OffsetTracker | None,
+) -> None:
+    """Single active consumers: the subscriptions' part in hand-offs."""
+    if options.single_active and options.name is not None:
+        group = HandOff(options.name, holding, tracker)
+        for sub in subs:
+            sub.group = group
+
+async def _paced(
+        single: Subscription | None, active: list[Subscription], turn: int, pace: Pace,
+) -> tuple[Subscription, Chunk, int] | None:
+    """
+    The next chunk (see :py:func:`_take`) for a window iterator: ``None``
+    when the window's deadline passes first; the subscription's idle
+    timeout raises ``TimeoutError`` as before.
+    """
+    wait = pace.wait()
+    try:
+        if single is not None:
+            taken = single, await single.next_chunk(wait), turn
+        else:
+            taken = await _take(active, turn, wait)
+    except TimeoutError:
+        if pace.idle():
+            raise
+        return None
+    pace.arrived()
+    return taken
+
 async def _take(
         active: list[Subscription], turn: int, wait: float | None,
 ) -> tuple[Subscription, Chunk, int]:
@@ -144,6 +177,23 @@ async def _take(
             if taken is not None:
                 return sub, taken, (turn + i + 1) % n
         await wait_any(active, wait)
+
+PROBE_TIMEOUT = 2.0
+"""
+Seconds RabbitMQ 3.10 is given to send a stream's last chunk to a
+subscription at ``last`` (:py:meth:`Subscribing.last_chunk`) before the
+stream is taken for one without messages: 3.10 says nothing of an empty
+stream (it sends its last chunk at once, in milliseconds, when it has one).
+"""
+
+PROBE_TIMEOUT_KNOWN = 10.0
+"""
+Seconds a broker that said the stream has chunks (3.11+) is given to send
+the last one (of messages: a stream of stored offsets only sends none).
+"""
+
+_TICK = Chunk()
+"""What a window iterator's chunk generator yields when the window's deadline passes."""
 
 class Subscribing:
     """
@@ -197,7 +247,7 @@ class Subscribing:
 
     def subscribe(
             self, stream: str, options: SubscribeOptions, messages: OffsetTracker | None = None,
-            holding: Holding | None = None,
+            holding: Holding | None = None, pace: Pace | None = None,
     ) -> AsyncGenerator[Chunk, None]:
         """
         The chunks of a stream (see
@@ -208,7 +258,7 @@ class Subscribing:
         ``messages`` (see :py:meth:`chunks`).
         """
         return self.chunks(
-            functools.partial(self._one, stream, options), options, messages, holding,
+            functools.partial(self._one, stream, options), options, messages, holding, pace,
         )
 
     async def _one(self, stream: str, options: SubscribeOptions) -> list[Subscription]:
@@ -254,8 +304,7 @@ class Subscribing:
         if stop_at_end and filter is not None:
             raise ValueError('stop_at_end cannot be combined with a filter: the broker may'
                              ' skip the last chunk, and the subscription would wait')
-        if stop_at_end:
-            protocol.require((4, 3), 'stop_at_end (resolving offset specifications)')
+        offset = await self.resolve_start(stream, offset)
         spec, start = await self._offsets.spec(stream, offset)
         client = self._options
         activation = functools.partial(
@@ -273,10 +322,66 @@ class Subscribing:
             await self._find_end(sub, spec)
         return sub
 
+    async def resolve_start(self, stream: str, offset: Offset) -> Offset:
+        """
+        An offset the client resolves before subscribing
+        (:py:meth:`Offset.from_end <rbfly.streams.Offset.from_end>`) as the
+        offset it stands for now; other offsets as they are.
+        """
+        if offset.type != OffsetType.FROM_END:
+            return offset
+        last = await self.last_chunk(stream)
+        if last is None:  # no messages: from the end on
+            return Offset.NEXT
+        return Offset.offset(max(0, last[1] - tp.cast(int, offset.value)))
+
+    async def last_chunk(self, stream: str) -> tuple[int, int, float] | None:
+        """
+        The stream's last chunk of messages: its first offset, the offset
+        after its last message (the end of the messages), and its
+        timestamp (seconds); ``None``: the stream has no messages.
+
+        Read from the chunk itself, by a subscription at ``last`` taking
+        one chunk (a credit of 1), on every broker. Whether there is one to
+        wait for: RabbitMQ 4.3+ resolves ``last`` to ``next`` without
+        messages; 3.11+ has no chunk at all in an empty stream's statistics
+        (a stream of stored offsets only makes the subscription wait
+        :py:data:`PROBE_TIMEOUT_KNOWN` seconds); 3.10 says nothing, and the
+        subscription waits :py:data:`PROBE_TIMEOUT` seconds for a chunk.
+        """
+        check_name('stream', stream)
+        protocol = await self._connections.get()
+        version = protocol.broker_version
+        context = 'stream {!r}'.format(stream)
+        call = self._connections.call
+        wait = PROBE_TIMEOUT
+        if version >= (4, 3):
+            last = (await call(ResolveOffsetSpec(stream, OffsetSpec.last(), {}), context)).offset
+            end = (await call(ResolveOffsetSpec(stream, OffsetSpec.next(), {}), context)).offset
+            if last >= end:
+                return None
+            wait = PROBE_TIMEOUT_KNOWN
+        elif version >= (3, 11):
+            stats = (await call(StreamStats(stream), context)).stats
+            if dict(stats).get('committed_chunk_id', -1) < 0:
+                return None
+            wait = PROBE_TIMEOUT_KNOWN
+        options = SubscribeOptions(offset=Offset.LAST, timeout=wait, credit=1)
+        chunks = self.subscribe(stream, options)
+        try:
+            chunk = await anext(chunks)
+        except TimeoutError:
+            return None
+        except StopAsyncIteration:  # (a chunk generator ends only when told)
+            return None
+        finally:
+            await chunks.aclose()
+        return chunk.first_offset, chunk[-1].stream_offset + 1, chunk.timestamp
+
     async def _find_end(self, sub: Subscription, spec: OffsetSpec) -> None:
         """
         Where a subscription that stops at the end stops: the stream's last
-        chunk of messages now (RabbitMQ 4.3+).
+        chunk of messages now (before RabbitMQ 4.3, see :py:meth:`_find_last`).
 
         The end is ``next`` as the broker resolves it: the offset after
         everything. The stream's statistics would not do: its last
@@ -296,6 +401,10 @@ class Subscribing:
 
         Its own start resolved at or past the end: nothing to read.
         """
+        protocol = await self._connections.get()
+        if protocol.broker_version < (4, 3):
+            await self._find_last(sub, spec)
+            return
         context = 'stream {!r}'.format(sub.stream)
         call = self._connections.call
         stream = sub.stream
@@ -312,6 +421,31 @@ class Subscribing:
                 sub.stop_at(None, 0, finished=True)  # no messages
                 return
         sub.stop_at(min(last, end), end, finished=await resolve(spec) >= end)
+
+    async def _find_last(self, sub: Subscription, spec: OffsetSpec) -> None:
+        """
+        Where a subscription that stops at the end stops, before RabbitMQ
+        4.3: at the stream's last chunk of messages (see
+        :py:meth:`last_chunk`). Its start at or past the end (an offset,
+        ``next``, a time after the last chunk's) reads nothing.
+        """
+        if spec.type == OffsetSpecType.NEXT:  # nothing to read, whatever the end
+            sub.stop_at(None, 0, finished=True)
+            return
+        last = await self.last_chunk(sub.stream)
+        if last is None:
+            sub.stop_at(None, 0, finished=True)  # no messages
+            return
+        first, end, timestamp = last
+        value = spec.value
+        match spec.type:
+            case OffsetSpecType.OFFSET:
+                finished = isinstance(value, int) and value >= end
+            case OffsetSpecType.TIMESTAMP:
+                finished = isinstance(value, int) and value / 1000 > timestamp
+            case _:
+                finished = False
+        sub.stop_at(first, end, finished=finished)
 
     async def _activation(
             self, stream: str, name: str, offset: Offset,
@@ -349,12 +483,13 @@ class Subscribing:
         if not active:
             return OffsetSpec.none()
         await self._connections.get()
+        start = await self.resolve_start(stream, start)
         spec, _ = await self._offsets.spec(stream, start)
         return spec
 
     def chunks(
             self, make: Make, options: SubscribeOptions, messages: OffsetTracker | None = None,
-            holding: Holding | None = None,
+            holding: Holding | None = None, pace: Pace | None = None,
     ) -> AsyncGenerator[Chunk, None]:
         """
         The chunks of the subscriptions ``make`` builds (on the first
@@ -367,14 +502,21 @@ class Subscribing:
 
         One generator, the one the application iterates: the facade
         returns it as it is, rather than yielding each chunk again.
+
+        A window iterator's (:py:mod:`rbfly.streams.subscriptions.windows`)
+        gives ``pace``: the generator yields an empty chunk when its
+        deadline passes with no chunk to take, and leaves the commit at the
+        end to the window iterator (which knows the last window processed).
         """
         if holding is None:
             holding = Holding()
-        return self._consume(make, options, messages, messages is None, holding)
+        if pace is not None:
+            pace.start(options.timeout or None)
+        return self._consume(make, options, messages, messages is None, holding, pace)
 
     async def _consume(
             self, make: Make, options: SubscribeOptions, tracker: OffsetTracker | None,
-            by_chunk: bool, holding: Holding,
+            by_chunk: bool, holding: Holding, pace: Pace | None = None,
     ) -> AsyncGenerator[Chunk, None]:
         """
         Subscribe, and yield the chunks of the subscriptions as they come
@@ -395,10 +537,7 @@ class Subscribing:
                 options.name, options.store_every, options.store_interval,
             )
         subs = await make()
-        if options.single_active and options.name is not None:
-            group = HandOff(options.name, holding, tracker)
-            for sub in subs:
-                sub.group = group
+        _join(subs, options, holding, tracker)
         filter = options.filter
         wait = options.timeout if options.timeout > 0 else None
         last: Chunk | None = None
@@ -409,7 +548,13 @@ class Subscribing:
             active = [s for s in subs if not s.finished]
             turn = 0
             while active:
-                if single is not None:
+                if pace is not None:
+                    taken = await _paced(single, active, turn, pace)
+                    if taken is None:  # the window's deadline passed
+                        yield _TICK
+                        continue
+                    sub, chunk, turn = taken
+                elif single is not None:
                     sub = single
                     chunk = await sub.next_chunk(wait)
                 else:
@@ -430,24 +575,27 @@ class Subscribing:
                     holding.moved()
         finally:
             try:
-                if tracker is not None:
-                    if by_chunk and last:  # handed out last: processed too
-                        tracker.processed(last.stream, last[-1].stream_offset)
-                    tracker.close()
-                    await self._commit(tracker)
+                # (a window iterator commits itself: it knows the last
+                # window processed)
+                if tracker is not None and pace is None:
+                    await self._commit(tracker, last if by_chunk else None)
             finally:
                 holding.moved()
                 for sub in subs:
                     self._end(sub)
 
-    async def _commit(self, tracker: OffsetTracker) -> None:
+    async def _commit(self, tracker: OffsetTracker, last: Chunk | None) -> None:
         """
         Commit the offsets of the last messages processed as the
-        iteration ends: the next consumer of the name starts after them.
+        iteration ends (``last``: the chunk handed out last, processed
+        too): the next consumer of the name starts after them.
         A failure is logged: the messages since the offset stored before
         are read again (at-least-once), and an error here would hide the
         one that ended the iteration.
         """
+        if last:
+            tracker.processed(last.stream, last[-1].stream_offset)
+        tracker.close()
         try:
             await tracker.commit()
         except StreamsError as ex:

@@ -16,7 +16,7 @@ confirmations, waiting for room) stays in Python, in
 their Python attributes.
 """
 
-from cpython.list cimport PyList_GET_SIZE
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 
 from ...amqp._message cimport MessageCtx
 from ..aio._ready cimport ready
@@ -138,3 +138,82 @@ cdef class PipelineState:
             return ready(pid)
         # a full window, a full write buffer, an error or an own publishing id
         return self._send(message)
+
+    def send_many(self, messages):
+        """
+        Send messages without waiting for their confirmation: the bulk
+        form of :py:meth:`send`.
+
+        The messages are buffered (and sent a batch at a time, as
+        :py:meth:`send` does) in one C loop, with no awaitable per message;
+        the call waits only while the window is full (or the connection's
+        write buffer), going on as soon as a batch fits. A message with a
+        publishing id of its own goes through the way of :py:meth:`send`,
+        in order.
+
+        Await the result (or pass it to :py:func:`asyncio.create_task`) to
+        get the publishing id of the last message (the last id sent before
+        the call, for no message); :py:meth:`flush` waits for all of them.
+
+        :param messages: A list (any other iterable is made one first).
+        :return: Awaitable of the publishing id of the last message.
+        :raises EnqueueTimeout: When the window stays full for the
+            publisher's ``enqueue_timeout`` (the messages before the one
+            waiting are sent, up to the publisher's ``message_id``; the
+            others are not).
+        """
+        cdef list items = messages if type(messages) is list else list(messages)
+        cdef Py_ssize_t i
+        if PyList_GET_SIZE(items):
+            get_running_loop()  # first, as it raises outside of an event loop
+        i = self._take(items, 0)
+        if i == PyList_GET_SIZE(items):
+            return ready(self.message_id)
+        return self._send_rest(items, i)
+
+    cpdef Py_ssize_t _take(self, list messages, Py_ssize_t i) except -1:
+        """
+        Buffer messages from index ``i`` on while they take the fast way
+        of :py:meth:`send` (room in the window, no error, no id of their
+        own); return the index of the first one not taken.
+        """
+        cdef list buffer = self._buffer
+        cdef Py_ssize_t n = PyList_GET_SIZE(messages)
+        cdef Py_ssize_t nb = PyList_GET_SIZE(buffer)
+        cdef Py_ssize_t unconfirmed = len(self._unconfirmed)
+        cdef Py_ssize_t size
+        cdef object msg
+        cdef object pid = self.message_id
+        while i < n:
+            if self._error is not None or self._write_paused \
+                    or unconfirmed + nb >= self.window \
+                    or self._pending_bytes >= self.window_bytes:
+                break
+            msg = <object> PyList_GET_ITEM(messages, i)
+            if type(msg) is MessageCtx and (<MessageCtx> msg).stream_publish_id:
+                break
+            size = body_size(msg)
+            pid = pid + 1
+            if nb == 0:
+                self._buffer_first = pid
+            buffer.append(msg)
+            nb += 1
+            self._buffer_bytes += size
+            self._pending_bytes += size
+            i += 1
+            if nb >= self.batch_size or self._buffer_bytes >= self.batch_bytes:
+                self.message_id = pid
+                self._send_buffer()
+                buffer = self._buffer
+                nb = PyList_GET_SIZE(buffer)
+                unconfirmed = len(self._unconfirmed)
+        self.message_id = pid
+        if nb and not self._scheduled:
+            if self.linger > 0:
+                self._timer_handle = get_running_loop().call_later(
+                    self.linger, self._send_buffer,
+                )
+            else:
+                get_running_loop().call_soon(self._send_soon)
+            self._scheduled = True
+        return i

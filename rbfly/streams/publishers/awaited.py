@@ -55,6 +55,20 @@ class Publisher(PublisherTrait):
         """
         await self._publish([message])
 
+    async def send_many(
+            self, messages: tp.Iterable[AMQPBody | MessageCtx | SubEntryBatch],
+    ) -> None:
+        """
+        Send messages and wait for the broker's confirmation of all of
+        them: encoded in C into as few Publish frames as the connection's
+        frame size allows, with one wait for the whole batch (a loop of
+        :py:meth:`send` waits a round trip per message).
+
+        :raises MessageRejected: When the broker rejected a message (the
+            others are confirmed or rejected too by then).
+        """
+        await self._publish(list(messages))
+
 class PublisherBatchTrait(PublisherTrait):
     """
     Publisher collecting messages in a batch.
@@ -91,6 +105,14 @@ class PublisherBatchTrait(PublisherTrait):
                 SubEntryBatch(data[i:i + size], compression) for i in range(0, len(data), size)
             ]
         await self._publish(data)
+
+    async def send_many(self, messages: tp.Iterable[tp.Any]) -> None:
+        """
+        Add messages to the batch and :py:meth:`flush`: send the batch and
+        wait for the confirmation of all of it.
+        """
+        self._data.extend(messages)
+        await self.flush()
 
 class PublisherBatchFast(PublisherBatchTrait):
     """
@@ -138,6 +160,13 @@ class PublisherBin(PublisherTrait):
         Send a binary message and wait for the broker's confirmation.
         """
         await self._publish([message])
+
+    async def send_many(self, messages: tp.Iterable[bytes | SubEntryBatch]) -> None:
+        """
+        Send binary messages and wait for the broker's confirmation of all
+        of them (see :py:meth:`Publisher.send_many`).
+        """
+        await self._publish(list(messages))
 
 class PublisherBinBatch(PublisherBatchTrait):
     """

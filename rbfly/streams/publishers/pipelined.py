@@ -133,8 +133,22 @@ class PublisherPipelined(PipelineState, PublisherTrait):
         if options.enqueue_timeout is not None:
             self.enqueue_timeout = options.enqueue_timeout
 
-    # the C function, named here to be documented with the class
+    # the C functions, named here to be documented with the class
     send = PipelineState.send
+    send_many = PipelineState.send_many
+
+    async def _send_rest(self, messages: list[tp.Any], i: int) -> int:
+        """
+        The rest of :py:meth:`send_many` from index ``i``: a message the
+        C loop did not take goes the way of :py:meth:`send` (waiting for
+        room in the window, raising an error, taking its own id), and the
+        loop takes the following ones again.
+        """
+        n = len(messages)
+        while i < n:
+            await self._send(messages[i])
+            i = self._take(messages, i + 1)
+        return self.message_id
 
     def add_listener(
             self,

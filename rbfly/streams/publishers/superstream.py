@@ -262,6 +262,35 @@ class SuperStreamPublisher:
         ))
         return results[0]
 
+    async def send_many(self, messages: tp.Iterable[tp.Any]) -> dict[str, tp.Any]:
+        """
+        Send messages to their partitions, as the partition publishers'
+        ``send_many`` does: each partition's messages go in one call, in
+        their order, the partitions at once. A message going to several
+        partitions goes to each.
+
+        :return: The result of each partition's ``send_many`` by partition
+            (e.g. the publishing id of the last message of a
+            :py:class:`PublisherPipelined`; partitions without messages
+            are left out).
+        :raises rbfly.streams.error.NoRoute: When a message goes to no
+            partition (nothing is sent then).
+        """
+        groups: dict[PublisherTrait, list[tp.Any]] = {}
+        for message in messages:
+            key, publishers = self._cached(message)
+            if publishers is None:
+                publishers = await self._routed(key)
+            for publisher in publishers:
+                group = groups.get(publisher)
+                if group is None:
+                    group = groups[publisher] = []
+                group.append(message)
+        results = await asyncio.gather(*(
+            p.send_many(ms) for p, ms in groups.items()  # type: ignore[attr-defined]
+        ))
+        return {p.stream: r for p, r in zip(groups, results, strict=True)}
+
     def batch(self, message: tp.Any, *args: tp.Any, **kw: tp.Any) -> None:
         """
         Add a message to the batch of its partitions' publishers (with key

@@ -1,0 +1,297 @@
+"""
+Bulk APIs against the brokers: ``send_many`` on every publisher (order,
+no loss, no duplicates, publishing ids, a window smaller than the batch),
+and windows of messages (sizes, merging and splitting chunks, the wait,
+automatic offset tracking, flow strategies, a consumer group's hand-offs).
+"""
+
+import asyncio
+import collections
+import typing as tp
+import uuid
+
+import pytest
+
+from rbfly.amqp import MessageCtx
+from rbfly.streams import (
+    CreditWhenProcessed,
+    Offset,
+    Publisher,
+    PublisherBatchFast,
+    PublisherBatchLimit,
+    PublisherBin,
+    PublisherPipelined,
+    StreamsClient,
+    streams_client,
+)
+
+WAIT = 30  # seconds any step may take at most
+
+async def read(client: StreamsClient, stream: str, count: int, amqp: bool = True) -> list[object]:
+    """The first ``count`` bodies of a stream."""
+    received: list[object] = []
+    async with asyncio.timeout(WAIT):
+        windows = client.subscribe_windows(stream, offset=Offset.FIRST, amqp=amqp,
+                                           max_messages=count)
+        async with windows:
+            async for window in windows:
+                received.extend(m.body for m in window)
+                if len(received) >= count:
+                    break
+    return received
+
+async def test_pipelined_send_many(client: StreamsClient, stream: str) -> None:
+    """
+    A batch far bigger than the window: in order, each message once, ids
+    consecutive; a message with an id of its own continues the sequence;
+    the result is the last id.
+    """
+    async with client.publisher(stream, cls=PublisherPipelined, window=100) as publisher:
+        last = await publisher.send_many([b'%d' % i for i in range(5000)])
+        assert last == 5000
+        last = await publisher.send_many(iter([b'5000', MessageCtx(b'5001', stream_publish_id=6001),
+                                               b'5002']))
+        assert last == 6002
+        assert await publisher.send_many([]) == 6002
+        await publisher.flush()
+    bodies = await read(client, stream, 5003)
+    assert bodies == [b'%d' % i for i in range(5003)]
+
+async def test_pipelined_send_many_mixed(client: StreamsClient, stream: str) -> None:
+    """send and send_many of one publisher, interleaved in tasks: no loss, no duplicate."""
+    async with client.publisher(stream, cls=PublisherPipelined, window=500) as publisher:
+        async def many(k: int) -> None:
+            for j in range(10):
+                await publisher.send_many(['{}-{}-{}'.format(k, j, i) for i in range(300)])
+
+        async def one() -> None:
+            for i in range(1000):
+                await publisher.send('s-{}'.format(i))
+
+        await asyncio.gather(many(0), many(1), one())
+        await publisher.flush()
+    bodies = await read(client, stream, 7000)
+    assert len(bodies) == len(set(bodies)) == 7000
+    for k in (0, 1):  # each task's messages in its order
+        mine = [b for b in bodies if str(b).startswith('{}-'.format(k))]
+        assert mine == ['{}-{}-{}'.format(k, j, i) for j in range(10) for i in range(300)]
+    assert [b for b in bodies if str(b).startswith('s-')] == ['s-{}'.format(i) for i in range(1000)]
+
+@pytest.mark.parametrize('cls', [Publisher, PublisherBatchFast, PublisherBatchLimit])
+async def test_awaited_send_many(
+        client: StreamsClient, stream: str, cls: type[Publisher],
+) -> None:
+    """The awaited and batch publishers: confirmed when send_many returns."""
+    async with client.publisher(stream, cls=cls, name='bulk') as publisher:
+        await publisher.send_many('m{}'.format(i) for i in range(3000))
+        assert publisher.unconfirmed == 0
+        await publisher.send_many(['m3000'])
+    assert await client.query_publisher_sequence(stream, 'bulk') == 3001
+    assert await read(client, stream, 3001) == ['m{}'.format(i) for i in range(3001)]
+
+async def test_bin_send_many(client: StreamsClient, stream: str) -> None:
+    async with client.publisher(stream, cls=PublisherBin) as publisher:
+        await publisher.send_many([b'\x00%d' % i for i in range(100)])
+    assert await read(client, stream, 100, amqp=False) == [b'\x00%d' % i for i in range(100)]
+
+async def test_super_stream_send_many(url4: str) -> None:
+    """Each message to its partition, in order there."""
+    super_stream = 'rbfly-bulk-{}'.format(uuid.uuid4().hex[:8])
+    async with streams_client(url4) as client:
+        partitions = await client.create_super_stream(super_stream, 3)
+        try:
+            async with client.super_stream_publisher(
+                    super_stream, lambda m: m.split('-')[0], cls=PublisherPipelined,
+            ) as publisher:
+                result = await publisher.send_many(
+                    '{}-{}'.format(i % 7, i) for i in range(2100))
+                assert set(result) <= set(partitions)
+                await publisher.flush()
+            got: dict[str, list[str]] = {p: [] for p in partitions}
+            windows = client.subscribe_super_stream_windows(
+                super_stream, offset=Offset.FIRST, stop_at_end=True, max_messages=500)
+            async with asyncio.timeout(WAIT), windows:
+                async for window in windows:
+                    for m in window:
+                        got[tp.cast(str, m.stream)].append(tp.cast(str, m.body))
+            assert sum(len(v) for v in got.values()) == 2100
+            for p, bodies in got.items():
+                for key in {b.split('-')[0] for b in bodies}:
+                    assert [int(b.split('-')[1]) for b in bodies if b.startswith(key + '-')] \
+                        == list(range(int(key), 2100, 7)), p
+                    assert await publisher.partition(key + '-0') == p
+        finally:
+            await client.delete_super_stream(super_stream)
+
+async def publish_chunks(client: StreamsClient, stream: str, sizes: list[int]) -> None:
+    """Publish a chunk of each size (a confirmed batch each)."""
+    n = 0
+    async with client.publisher(stream, cls=PublisherBatchFast) as publisher:
+        for size in sizes:
+            await publisher.send_many(['{}'.format(n + i) for i in range(size)])
+            n += size
+
+async def test_windows_merge_and_split(client: StreamsClient, stream: str) -> None:
+    """
+    Chunks of 1 and 7 messages merged, a chunk of 2,500 split: windows of
+    exactly max_messages but the last, in order, with offsets.
+    """
+    sizes = [1] * 30 + [7] * 10 + [2500] + [3] * 5
+    await publish_chunks(client, stream, sizes)
+    total = sum(sizes)
+    windows = client.subscribe_windows(
+        stream, offset=Offset.FIRST, max_messages=64, max_wait=None, stop_at_end=True,
+    )
+    got: list[MessageCtx] = []
+    lengths = []
+    async with asyncio.timeout(WAIT), windows:
+        async for window in windows:
+            lengths.append(len(window))
+            got.extend(window)
+    assert windows.finished
+    assert [m.stream_offset for m in got] == list(range(total))
+    assert [m.body for m in got] == [str(i) for i in range(total)]
+    assert lengths == [64] * (total // 64) + [total % 64]
+
+async def test_windows_wait(client: StreamsClient, stream: str) -> None:
+    """
+    A window takes what arrived within max_wait; none arrived: an empty
+    window from getmany, the iterator waits on; new messages come in the
+    next window.
+    """
+    await publish_chunks(client, stream, [5])
+    windows = client.subscribe_windows(stream, offset=Offset.FIRST, max_messages=1000,
+                                       max_wait=0.05)
+    async with asyncio.timeout(WAIT), windows:
+        assert [m.body for m in await anext(windows)] == ['0', '1', '2', '3', '4']
+        assert await windows.getmany(max_wait=0.05) == []
+        assert await windows.getmany(max_wait=0) == []
+        waiting = asyncio.ensure_future(anext(windows))
+        await asyncio.sleep(0.2)  # several deadlines pass: the iterator waits on
+        assert not waiting.done()
+        await publish_chunks(client, stream, [3])
+        assert [m.stream_offset for m in await waiting] == [5, 6, 7]
+        assert len(await windows.getmany(max_messages=1, max_wait=0)) == 0
+
+async def test_windows_tracking(client: StreamsClient, stream: str) -> None:
+    """
+    Automatic tracking: a window is processed when the next one is asked
+    for, the last one handed out when the iteration ends; commit() stores
+    the window at hand.
+    """
+    await publish_chunks(client, stream, [100, 100])
+    windows = client.subscribe_windows(
+        stream, offset=Offset.FIRST, max_messages=30, max_wait=None, name='bulk-sink',
+        store_every=1, store_interval=60,
+    )
+    async with asyncio.timeout(WAIT):
+        first = await anext(windows)
+        await windows.commit()  # the window at hand
+        assert await client.query_offset(stream, 'bulk-sink') == first[-1].stream_offset == 29
+        second = await anext(windows)
+        await windows.commit()
+        assert await client.query_offset(stream, 'bulk-sink') == second[-1].stream_offset
+        await anext(windows)
+        third = await windows.getmany(max_messages=45)  # over a chunk's end
+        assert [m.stream_offset for m in third] == list(range(90, 135))
+        await windows.aclose()  # the last window handed out is processed
+        assert await client.query_offset(stream, 'bulk-sink') == 134
+    # resumes after it
+    windows = client.subscribe_windows(stream, offset=Offset.reference('bulk-sink'),
+                                       max_messages=1000, stop_at_end=True)
+    async with asyncio.timeout(WAIT), windows:
+        rest = [m.stream_offset async for w in windows for m in w]
+    assert rest == list(range(135, 200))
+
+async def test_windows_flow_strategy(client: StreamsClient, stream: str) -> None:
+    """A flow strategy holding credit until processed: windows over many chunks go on."""
+    await publish_chunks(client, stream, [10] * 50)
+    windows = client.subscribe_windows(
+        stream, offset=Offset.FIRST, max_messages=35, max_wait=None, stop_at_end=True,
+        flow=CreditWhenProcessed(credit=2, ratio=1.0),
+    )
+    async with asyncio.timeout(WAIT), windows:
+        got = [m.stream_offset async for w in windows for m in w]
+    assert got == list(range(500))
+
+GROUP = 'bulk-group'
+
+async def test_windows_consumer_group_handoff(url4: str) -> None:
+    """
+    A consumer group reading windows of a super stream: B joins while A
+    processes windows (partitions move from A while it holds windows of
+    them), then A leaves; each message processed once, in order per
+    partition.
+    """
+    super_stream = 'rbfly-bulk-group-{}'.format(uuid.uuid4().hex[:8])
+    total = 3000
+    processed: list[tuple[str, str, int]] = []
+    progress = {'A': 0, 'B': 0}
+    async with streams_client(url4) as admin:
+        await admin.create_super_stream(super_stream, 4)
+        try:
+            async with admin.super_stream_publisher(
+                    super_stream, str, cls=PublisherPipelined) as publisher:
+                await publisher.send_many(range(total))
+
+            async def member(label: str, stop: asyncio.Event) -> None:
+                async with streams_client(url4) as client:
+                    windows = client.subscribe_super_stream_windows(
+                        super_stream, name=GROUP, single_active=True, offset=Offset.FIRST,
+                        store_every=10, store_interval=0.2, max_messages=40, max_wait=0.05,
+                    )
+                    async with windows:
+                        while not stop.is_set():
+                            window = await windows.getmany()
+                            for m in window:
+                                processed.append((label, tp.cast(str, m.stream),
+                                                  m.stream_offset))
+                            progress[label] += len(window)
+                            step.set()
+                            await asyncio.sleep(0.01)  # processing
+
+            def done() -> bool:
+                return len({(s, o) for _, s, o in processed}) >= total
+
+            async def until(condition: tp.Callable[[], bool]) -> None:
+                while not condition():
+                    step.clear()
+                    await step.wait()
+
+            step = asyncio.Event()
+            stop_a, stop_b = asyncio.Event(), asyncio.Event()
+            async with asyncio.timeout(WAIT * 2):
+                a = asyncio.create_task(member('A', stop_a))
+                await until(lambda: progress['A'] >= 400)
+                b = asyncio.create_task(member('B', stop_b))
+                await until(lambda: progress['B'] >= 200 or done())
+                stop_a.set()
+                await a  # leaves: its partitions go to B
+                await until(done)
+                stop_b.set()
+                await b
+        finally:
+            await admin.delete_super_stream(super_stream)
+    assert progress['B'] > 0  # partitions were handed over to B
+    seen = collections.Counter((s, o) for _, s, o in processed)
+    assert not {k: n for k, n in seen.items() if n > 1}
+    assert len(seen) == total
+    for stream in {s for _, s, _ in processed}:
+        offsets = [o for _, s, o in processed if s == stream]
+        assert offsets == list(range(len(offsets)))
+
+async def test_windows_idle_timeout(client: StreamsClient, stream: str) -> None:
+    """
+    The subscription's ``timeout`` (no chunk for that long) still raises,
+    after the windows' deadlines passed empty; the messages before it are
+    handed out first.
+    """
+    await publish_chunks(client, stream, [3])
+    windows = client.subscribe_windows(stream, offset=Offset.FIRST, max_messages=10,
+                                       max_wait=0.02, timeout=0.3)
+    got: list[int] = []
+    async with asyncio.timeout(WAIT), windows:
+        with pytest.raises(TimeoutError):
+            async for window in windows:
+                got.extend(m.stream_offset for m in window)
+    assert got == [0, 1, 2]

@@ -1,0 +1,134 @@
+"""
+Windows of messages (:py:mod:`rbfly.streams.subscriptions.windows`) over
+a fake chunk generator: merging and splitting chunks, the deadline's
+empty chunks, what is reported processed and when, a hand-off's cut, the
+credit a chunk holds, the end and an error.
+"""
+
+import asyncio
+import typing as tp
+from collections.abc import AsyncGenerator
+
+import pytest
+
+from rbfly.amqp import MessageCtx
+from rbfly.streams import Offset
+from rbfly.streams.subscriptions.subscription import Chunk
+from rbfly.streams.subscriptions.windows import Pace, WindowHolding, Windows
+
+def chunk(stream: str, first: int, n: int) -> Chunk:
+    c = Chunk()
+    for i in range(first, first + n):
+        m = MessageCtx(i)
+        m.stream_offset = i
+        c.append(m)
+    c.stream = stream
+    c.first_offset = first
+    return c
+
+class Tracker:
+    def __init__(self) -> None:
+        self.processed_: list[tuple[str, int, int]] = []
+        self.closed = False
+        self.committed = 0
+
+    def processed(self, stream: str, offset: int, count: int = 1) -> None:
+        self.processed_.append((stream, offset, count))
+
+    def close(self) -> None:
+        self.closed = True
+
+    async def commit(self, stream: str | None = None) -> None:
+        self.committed += 1
+
+async def gen(items: list[Chunk | Exception]) -> AsyncGenerator[Chunk, None]:
+    for item in items:
+        if isinstance(item, Exception):
+            raise item
+        yield item
+
+def windows(
+        items: list[Chunk | Exception], n: int, tracker: Tracker | None = None,
+) -> tuple[Windows, WindowHolding]:
+    holding = WindowHolding()
+    w = Windows(gen(items), tp.cast(tp.Any, tracker), holding, Pace(), n, None)
+    return w, holding
+
+def offsets(window: list[MessageCtx]) -> list[int]:
+    return [m.stream_offset for m in window]
+
+async def test_merge_and_split() -> None:
+    w, _ = windows([chunk('s', 0, 3), chunk('s', 3, 3), chunk('s', 6, 10), chunk('s', 16, 1)], 4)
+    got = [offsets(x) async for x in w]
+    assert got == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10, 11], [12, 13, 14, 15], [16]]
+    assert w.finished
+
+async def test_tick_ends_window() -> None:
+    """An empty chunk (the deadline passed) hands out what was collected."""
+    w, _ = windows([chunk('s', 0, 2), Chunk(), chunk('s', 2, 2)], 100)
+    assert offsets(await w.getmany()) == [0, 1]
+    assert offsets(await w.getmany()) == [2, 3]
+
+async def test_processed_when_next_asked() -> None:
+    """A window is reported when the next is asked for, by stream; the last at the end."""
+    tracker = Tracker()
+    w, holding = windows([chunk('a', 0, 3), chunk('b', 0, 2), chunk('a', 3, 4)], 4, tracker)
+    first = await w.getmany()
+    assert offsets(first) == [0, 1, 2, 0] and tracker.processed_ == []
+    assert holding.held == {'a', 'b'}
+    second = await w.getmany()
+    assert tracker.processed_ == [('a', 2, 3), ('b', 0, 1)]
+    assert offsets(second) == [1, 3, 4, 5] and holding.held == {'a', 'b'}
+    await w.aclose()
+    assert tracker.processed_[2:] == [('b', 1, 1), ('a', 5, 3)]
+    assert tracker.closed and tracker.committed == 1 and holding.held == frozenset()
+
+async def test_cut() -> None:
+    """A hand-off drops the stream's messages not handed out; the window held stays."""
+    w, holding = windows([chunk('a', 0, 6), chunk('b', 0, 2)], 4)
+    assert offsets(await w.getmany()) == [0, 1, 2, 3]
+    holding.cut_off('a')  # 4, 5 are the next member's
+    assert offsets(await w.getmany()) == [0, 1]
+
+async def test_released_waits_for_next_window() -> None:
+    w, holding = windows([chunk('a', 0, 6)], 4)
+    await w.getmany()
+    waiting = asyncio.ensure_future(holding.released('a', 10))
+    await asyncio.sleep(0)
+    assert not waiting.done()
+    assert await holding.released('b', 10)  # not held
+    await w.getmany()
+    await w.getmany()
+    assert await waiting
+
+async def test_credit_released_with_its_message() -> None:
+    released = []
+    c = chunk('a', 0, 10)
+    c.release = lambda: released.append(1)
+    c.release_at = 7
+    w, _ = windows([c], 4)
+    await w.getmany()  # 0-3
+    await w.getmany()  # 4-7: 0-3 processed
+    assert released == []
+    await w.getmany()  # 8, 9: 4-7 processed, the 7th message among them
+    assert released == [1]
+
+async def test_error_after_window() -> None:
+    """An error comes after the messages received before it."""
+    w, _ = windows([chunk('s', 0, 2), ValueError('bad chunk')], 10)
+    assert offsets(await w.getmany()) == [0, 1]
+    with pytest.raises(ValueError, match='bad chunk'):
+        await w.getmany()
+
+def test_bad_bounds() -> None:
+    with pytest.raises(ValueError, match='max_messages'):
+        windows([], 0)
+    with pytest.raises(ValueError, match='max_wait'):
+        Windows(gen([]), None, WindowHolding(), Pace(), 1, -1)
+
+def test_from_end() -> None:
+    assert Offset.from_end(0).value == 0
+    assert str(Offset.from_end(7)) == 'offset=from_end(7)'
+    for bad in (-1, 2 ** 64, 1.5, True, '3'):
+        with pytest.raises(ValueError, match='count of messages'):
+            Offset.from_end(bad)  # type: ignore[arg-type]
