@@ -298,8 +298,9 @@ def test_publish_one_line_at_once(url43: str, name: str) -> None:
     try:
         publisher.stdin.write(b'first\n')
         publisher.stdin.flush()
-        tail = subprocess.run([*rbfly, 'tail', name, '-n', '1'], capture_output=True,
-                              timeout=60, check=True, cwd=ROOT)
+        # the first message, waited for (-n alone is the last message as of now)
+        tail = subprocess.run([*rbfly, 'tail', name, '--offset', '0', '-n', '1', '--follow'],
+                              capture_output=True, timeout=60, check=True, cwd=ROOT)
         assert tail.stdout == b'first\n'
         out, _ = publisher.communicate(b'second\n', timeout=60)
     finally:
