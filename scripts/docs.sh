@@ -5,9 +5,9 @@
 # rbfly.streams.__all__ and rbfly.amqp.__all__ has an entry.
 #
 # Needs no network: the Python names the pages link to come from a small
-# inventory written by doc/conf.py. Installs Sphinx (the `doc` extra) into
-# the venv when it is missing; the Cython extensions must be built
-# (scripts/setup.sh), since autodoc imports them.
+# inventory written by doc/conf.py. Installs Sphinx and the Furo theme (the
+# `doc` extra) into the venv when they are missing; the Cython extensions
+# must be built (scripts/setup.sh), since autodoc imports them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${RBFLY_VENV:-.venv}
@@ -15,9 +15,13 @@ case "$VENV" in /*) ;; *) VENV=$PWD/$VENV ;; esac
 py=$VENV/bin/python
 OUT=doc/_build/html
 
-if ! "$py" -c 'import sphinx' 2>/dev/null; then
-  echo "[docs] installing sphinx into $VENV" >&2
-  "$py" -m pip install -q 'sphinx>=7'
+# the theme is pinned (as in the `doc` extra of pyproject.toml): its CSS is
+# what tests/unit/test_docs_html.py and scripts/docs-shots.sh check
+FURO=2025.12.19
+if ! "$py" -c 'import sphinx, furo, sys; sys.exit(furo.__version__ != sys.argv[1])' "$FURO" \
+    2>/dev/null; then
+  echo "[docs] installing sphinx and furo $FURO into $VENV" >&2
+  "$py" -m pip install -q 'sphinx>=7' "furo==$FURO"
 fi
 # -E: read every page again, so no warning hides in a cached environment
 "$py" -m sphinx -E -q -n -W --keep-going -b html doc "$OUT"
