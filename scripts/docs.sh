@@ -2,7 +2,10 @@
 # docs.sh - build the documentation (doc/ -> doc/_build/html) with every
 # warning an error (-n: every cross-reference must resolve; -W), and check
 # that the reference documents every public name: each name of
-# rbfly.streams.__all__ and rbfly.amqp.__all__ has an entry.
+# rbfly.streams.__all__ and rbfly.amqp.__all__ has an entry; then check the
+# pages at 1280 px (scripts/docs_layout.py: with a headless Chromium, no
+# code block clipped, every figure readable and linked to its full size;
+# screenshots of the landing page and the quick start in _shots/).
 #
 # Needs no network: the Python names the pages link to come from a small
 # inventory written by doc/conf.py. Installs Sphinx and the Furo theme (the
@@ -57,3 +60,6 @@ if missing:
     sys.exit('[docs] not in the reference: {}'.format(', '.join(missing)))
 print('[docs] built {}; every public name documented'.format(sys.argv[1].rsplit('/', 1)[0]))
 PY
+# as a reader at 1280 px sees it: no clipped code block, figures readable
+# and linked to their full size (a headless Chromium, when installed)
+"$py" scripts/docs_layout.py "$OUT"

@@ -15,6 +15,7 @@ if tp.TYPE_CHECKING:
     from .backoff import Backoff
     from .client import StreamsClient, connection, streams_client
     from .compression import Compression
+    from .parts.options import ClientOptions
     from .error import (
         ConnectionLost,
         EnqueueTimeout,
@@ -88,6 +89,7 @@ _EXPORTS = {
     'Metrics': '.metrics',
     'StreamMetrics': '.metrics',
     'ClientCredentials': '.oauth2',
+    'ClientOptions': '.parts.options',
     'Token': '.oauth2',
     'OAuth2Error': '.error',
     'ConnectionState': '.events',
@@ -132,6 +134,7 @@ __all__ = [  # the names of _EXPORTS
     'Backoff',
     'BloomFilterExtract',
     'ClientCredentials',
+    'ClientOptions',
     'Compression',
     'ConfirmTimeout',
     'ConfirmationStatus',
