@@ -1,7 +1,8 @@
 """
 The code blocks of ``README.rst`` and ``doc/quickstart.rst``, run exactly
 as written, in the order a reader meets them, against RabbitMQ 3.10 (the
-broker ``doc/broker.rst`` installs) and 4.3.
+broker ``doc/broker.rst`` installs) and 4.3; the complete programs of the
+guide (``doc/usage.rst``) on RabbitMQ 4.3.
 
 - A ``python`` block is a program: it runs as a file of its own, in a
   subprocess of this Python, with this checkout's rbfly first on its path,
@@ -194,6 +195,23 @@ def test_readme_and_quickstart_43(url43: str, tmp_path: Path) -> None:
     """Every block, in order, on RabbitMQ 4.3."""
     _run_pages(url43, tmp_path)
 
+def test_guide_programs_43(url43: str, tmp_path: Path) -> None:
+    """
+    The complete programs of the guide (its blocks starting with
+    ``import``), in order, on RabbitMQ 4.3: the guide covers features of
+    3.11 and 3.13 too. Its other blocks are parts of programs (they use a
+    ``client`` they do not make), compiled by ``test_pages_blocks_static``.
+    """
+    programs = [
+        b for b in blocks(ROOT / 'doc' / 'usage.rst')
+        if b.language == 'python' and b.text.startswith('import ') and b.skip is None
+    ]
+    assert len(programs) >= 5, [str(b) for b in programs]
+    asyncio.run(_delete(url43, _streams_created(programs)))
+    env = _env(url43, tmp_path)
+    for block in programs:
+        _run_python(block, url43, env, tmp_path)
+
 def test_testing_page_snippet(tmp_path: Path) -> None:
     """
     The unit test of ``doc/testing.rst`` passes as a user's project runs
@@ -243,3 +261,30 @@ def test_pages_skips_few() -> None:
     skipped = [b for page in PAGES for b in blocks(page) if b.skip is not None]
     assert all(b.skip for b in skipped)
     assert len(skipped) <= 5, [str(b) for b in skipped]
+
+def test_programs_typecheck(tmp_path: Path) -> None:
+    """
+    The programs a reader copies pass ``mypy --strict``: the README's,
+    the quick start's and the guide's complete programs (the quick
+    start's consumer indexed a body of the ``AMQPBody`` union once).
+    """
+    api = pytest.importorskip('mypy.api')
+    pages = [*PAGES, ROOT / 'doc' / 'usage.rst']
+    programs = [
+        b for page in pages for b in blocks(page)
+        if b.language == 'python' and b.text.startswith('import ') and b.skip is None
+    ]
+    files = []
+    for i, block in enumerate(programs):
+        path = tmp_path / 'program_{}.py'.format(i)
+        path.write_text(block.text)
+        files.append(str(path))
+    out, err, status = api.run([
+        '--strict', '--python-version', '3.11', '--no-error-summary',
+        '--cache-dir', str(tmp_path / '.mypy_cache'), *files,
+    ])
+    named = out
+    for i, block in enumerate(programs):
+        named = named.replace(files[i], str(block))
+    assert status == 0, named + err
+
