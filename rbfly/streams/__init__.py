@@ -15,7 +15,6 @@ if tp.TYPE_CHECKING:
     from .backoff import Backoff
     from .client import StreamsClient, connection, streams_client
     from .compression import Compression
-    from .parts.options import ClientOptions
     from .error import (
         ConnectionLost,
         EnqueueTimeout,
@@ -32,6 +31,7 @@ if tp.TYPE_CHECKING:
     from .metrics import Metrics, StreamMetrics
     from .oauth2 import ClientCredentials, Token
     from .offset import Offset, OffsetType
+    from .parts.options import ClientOptions
     from .pipe import pipe
     from .protocol._publish import SubEntryBatch
     from .publishers.awaited import (
