@@ -27,7 +27,12 @@ autodoc_type_aliases = {
         'AMQPSequence', 'AMQPMap',
     )
 }
-html_theme = 'alabaster'
+# Furo: responsive (a column that grows with the window, code blocks that
+# scroll rather than overflow, a light and a dark scheme); pinned in the
+# `doc` extra and in scripts/docs.sh
+html_theme = 'furo'
+html_static_path = ['_static']
+html_css_files = ['rbfly.css']
 html_title = 'rbfly {}'.format(release)
 exclude_patterns = ['_build']
 nitpicky = True

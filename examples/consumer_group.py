@@ -110,7 +110,10 @@ class Work:
                 update.stream, update.stored_offset), flush=True)
 
 async def consume(client: StreamsClient, super_stream: str, work: Work) -> None:
-    """Process the messages of the partitions this worker is active on, until cancelled."""
+    """
+    Process the messages of the partitions this worker is active on, until
+    cancelled.
+    """
     messages = client.subscribe_super_stream(
         super_stream, name=GROUP, single_active=True,
         offset=Offset.FIRST,  # where a partition starts with no offset stored under GROUP
@@ -122,7 +125,8 @@ async def consume(client: StreamsClient, super_stream: str, work: Work) -> None:
     async with contextlib.aclosing(messages):
         async for body in messages:
             ctx = get_message_ctx()
-            work.process(tp.cast(str, ctx.stream), ctx.stream_offset, body)  # (a partition)
+            # ctx.stream: the partition of the message
+            work.process(tp.cast(str, ctx.stream), ctx.stream_offset, body)
 
 async def worker(args: argparse.Namespace, log: tp.TextIO | None) -> Work:
     stop = asyncio.Event()

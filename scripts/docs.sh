@@ -2,12 +2,15 @@
 # docs.sh - build the documentation (doc/ -> doc/_build/html) with every
 # warning an error (-n: every cross-reference must resolve; -W), and check
 # that the reference documents every public name: each name of
-# rbfly.streams.__all__ and rbfly.amqp.__all__ has an entry.
+# rbfly.streams.__all__ and rbfly.amqp.__all__ has an entry; then check the
+# pages at 1280 px (scripts/docs_layout.py: with a headless Chromium, no
+# code block clipped, every figure readable and linked to its full size;
+# screenshots of the landing page and the quick start in _shots/).
 #
 # Needs no network: the Python names the pages link to come from a small
-# inventory written by doc/conf.py. Installs Sphinx (the `doc` dependency group) into
-# the venv when it is missing; the Cython extensions must be built
-# (scripts/setup.sh), since autodoc imports them.
+# inventory written by doc/conf.py. Installs Sphinx and the Furo theme (the
+# `doc` dependency group) into the venv when they are missing; the Cython
+# extensions must be built (scripts/setup.sh), since autodoc imports them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${RBFLY_VENV:-.venv}
@@ -15,9 +18,13 @@ case "$VENV" in /*) ;; *) VENV=$PWD/$VENV ;; esac
 py=$VENV/bin/python
 OUT=doc/_build/html
 
-if ! "$py" -c 'import sphinx' 2>/dev/null; then
-  echo "[docs] installing sphinx into $VENV" >&2
-  "$py" -m pip install -q 'sphinx>=7'
+# the theme is pinned (as in the `doc` dependency group of pyproject.toml): its CSS is
+# what tests/unit/test_docs_html.py and scripts/docs-shots.sh check
+FURO=2025.12.19
+if ! "$py" -c 'import sphinx, furo, sys; sys.exit(furo.__version__ != sys.argv[1])' "$FURO" \
+    2>/dev/null; then
+  echo "[docs] installing sphinx and furo $FURO into $VENV" >&2
+  "$py" -m pip install -q 'sphinx>=7' "furo==$FURO"
 fi
 # -E: read every page again, so no warning hides in a cached environment
 "$py" -m sphinx -E -q -n -W --keep-going -b html doc "$OUT"
@@ -53,3 +60,16 @@ if missing:
     sys.exit('[docs] not in the reference: {}'.format(', '.join(missing)))
 print('[docs] built {}; every public name documented'.format(sys.argv[1].rsplit('/', 1)[0]))
 PY
+# as a reader at 1280 px sees it: no clipped code block, figures readable
+# and linked to their full size (a headless Chromium, when installed)
+# (installed as root when missing, under the brokers' apt lock: test.sh runs
+# docs.sh beside brokers.sh; under CI=true the check fails without it)
+if ! command -v chromium >/dev/null && [ "$(id -u)" = 0 ]; then
+  LOG_TAG=docs
+  # shellcheck source=lib/common.sh
+  . scripts/lib/common.sh
+  HOST_APT_LOCK=${BROKERS_DIR:-/var/cache/rbfly-brokers}/run/apt.lock
+  HOST_APT_LOG=${BROKERS_DIR:-/var/cache/rbfly-brokers}/log/host-apt.log
+  host_apt_install chromium
+fi
+"$py" scripts/docs_layout.py "$OUT"

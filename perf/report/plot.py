@@ -119,9 +119,16 @@ def _figure(panels: int, title: str, width: float = 4.2, height: float = 4.4) ->
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, panels, figsize=(width * panels, height), squeeze=False)
-    fig.suptitle(textwrap.fill(title, int(width * panels * 17)), fontsize=8)
-    return fig, axes[0]
+    # panels one above the other, each as wide as the documentation's
+    # column (6.2 in at 120 dpi: 744 px, drawn about 1:1 in the report at
+    # 1280 px), so that the legends read without enlarging the figure
+    column = 6.2
+    fig, axes = plt.subplots(
+        panels, 1, figsize=(column, height * width / column * panels * 0.8 + 0.4),
+        squeeze=False,
+    )
+    fig.suptitle(textwrap.fill(title, int(column * 17)), fontsize=8)
+    return fig, axes[:, 0]
 
 
 def _save(fig: Any, output: Path) -> Path:

@@ -31,6 +31,7 @@ if tp.TYPE_CHECKING:
     from .metrics import Metrics, StreamMetrics
     from .oauth2 import ClientCredentials, Token
     from .offset import Offset, OffsetType
+    from .parts.options import ClientOptions
     from .pipe import pipe
     from .protocol._publish import SubEntryBatch
     from .publishers.awaited import (
@@ -88,6 +89,7 @@ _EXPORTS = {
     'Metrics': '.metrics',
     'StreamMetrics': '.metrics',
     'ClientCredentials': '.oauth2',
+    'ClientOptions': '.parts.options',
     'Token': '.oauth2',
     'OAuth2Error': '.error',
     'ConnectionState': '.events',
@@ -132,6 +134,7 @@ __all__ = [  # the names of _EXPORTS
     'Backoff',
     'BloomFilterExtract',
     'ClientCredentials',
+    'ClientOptions',
     'Compression',
     'ConfirmTimeout',
     'ConfirmationStatus',

@@ -86,7 +86,7 @@ class StreamsClient:
         nodes of a cluster, tried in turn.
 
     The other parameters are the client's options, each described in
-    :py:class:`~rbfly.streams.parts.options.ClientOptions`, where they are
+    :py:class:`~rbfly.streams.ClientOptions`, where they are
     checked (out of range: ``ValueError``; of the wrong type: ``TypeError``).
     """
     def __init__(
