@@ -23,6 +23,7 @@ if tp.TYPE_CHECKING:
         NoRoute,
         NotRetried,
         OAuth2Error,
+        RecoveryStalled,
         ResponseError,
         StreamsError,
     )
@@ -69,6 +70,7 @@ _EXPORTS = {
     'MessageRejected': '.error',
     'NoRoute': '.error',
     'RequestTimeout': '.error',
+    'RecoveryStalled': '.error',
     'SuperStreamPublisher': '.publishers.superstream',
     'ResponseError': '.error',
     'StreamsError': '.error',
@@ -161,6 +163,7 @@ __all__ = [  # the names of _EXPORTS
     'PublisherBin',
     'PublisherBinBatch',
     'PublisherPipelined',
+    'RecoveryStalled',
     'RequestTimeout',
     'ResourceState',
     'ResponseError',

@@ -44,6 +44,7 @@ class Connection:
         self.publishers: dict[int, object] = {}
         self.subscriptions: dict[int, object] = {}
         self.closed = False
+        self.progressed = False  # a confirmation or a chunk came
 
     def lose(self, error: Exception) -> None:
         """The transport is gone: what ``StreamsProtocol.connection_lost`` does."""
@@ -296,6 +297,7 @@ async def test_recovery_waits_as_backoff_says(monkeypatch: pytest.MonkeyPatch) -
     m = h.manager
     first = await h.get()
     pub = h.publisher()
+    first.progressed = True  # (else its loss is a failed attempt too)
     monkeypatch.setattr(asyncio, 'sleep', sleep)
     first.lose(ConnectionLost('reset'))
     await m.wait_recovery()
@@ -364,6 +366,7 @@ async def test_lost_during_every_restore_is_given_up() -> None:
     h.restore_errors[pub] = [ConnectionLost('lost again {}'.format(i)) for i in range(3)]
     # a fourth restore (or more) would loop: make its connect stop the loop
     h.outcomes = [None, None, None, RuntimeError('reconnecting in a loop')]
+    first.progressed = True
     first.lose(ConnectionLost('reset'))
     await m.wait_recovery()
     assert h.connects == 3  # the first connection and 2 attempts
@@ -403,6 +406,7 @@ async def test_attempts_exhausted() -> None:
     pub = h.publisher()
     sub = h.subscription()
     confirmation = waiting_confirmation(pub)
+    first.progressed = True
     first.lose(ConnectionLost('reset'))
     await m.wait_recovery()
 
