@@ -169,25 +169,35 @@ class ConnectionManager(tp.Generic[P, S]):
         :py:class:`~rbfly.streams.error.RecoveryStalled`, after the
         backoff's stalls (or attempts).
         """
-        now = asyncio.get_running_loop().time()
-        age = now - self._opened_at
-        pace = self._pace
-        if protocol.progressed or age >= STABLE:
-            pace.progressed()
+        if protocol.progressed or self._age() >= STABLE:
+            self._pace.progressed()
             return
-        delay = pace.stall(now)
+        stalled = self._stall(error)
+        if stalled is not None:
+            self._fail(stalled)
+
+    def _age(self) -> float:
+        """Seconds since the connection was opened."""
+        return asyncio.get_running_loop().time() - self._opened_at
+
+    def _stall(self, error: Exception) -> RecoveryStalled | None:
+        """
+        A connection was lost before any progress: a failed attempt (the
+        pace sets when the next one may open), or the error to give up with.
+        """
+        age = self._age()
+        delay = self._pace.stall(asyncio.get_running_loop().time())
         if delay is not None:
             logger.info('connection lost %.2fs after it was opened, before any progress;'
                         ' next connection in %.2fs', age, delay)
-            return
+            return None
         stalled = RecoveryStalled(
             'giving up: {} connections in a row lost before any progress (no confirmation,'
             ' no chunk); the last {:.1f}s after it was opened: {}'.format(
-                pace.gave_up_after, age, error),
+                self._pace.gave_up_after, age, error),
         )
         stalled.__cause__ = error
-        self._report(ConnectionState.FAILED, None, stalled)
-        self._give_up(stalled)
+        return stalled
 
     def start_recovery(self) -> None:
         """
@@ -236,29 +246,44 @@ class ConnectionManager(tp.Generic[P, S]):
         lost before any (see :py:meth:`_pace_loss`). A connection that
         fails on what it receives once restored (a chunk the client
         refuses, say) was otherwise reconnected to at once, again and
-        again: 47,000 times in a minute, measured. A connection lost while
-        restoring is a failed attempt, as one that cannot be opened.
+        again: 47,000 times in a minute, measured. A connection that
+        cannot be opened is a failed attempt; one opened and lost while
+        restoring is a stall too (a broker that accepts connections and
+        drops them as the client declares its publishers is given up on
+        as one that drops them later).
         """
         loop = asyncio.get_running_loop()
         await self._hold()
         while not self._closing:
             try:
                 protocol = await self._open()
-                await self._restore_all(protocol)
             except (ConnectionLost, StreamsError, OSError) as ex:
                 delay = self._pace.failed(loop.time())
                 if delay is None:
-                    error = ConnectionLost('cannot reconnect: {}'.format(ex))
-                    self._report(ConnectionState.FAILED, None, error)
-                    self._give_up(error)
+                    self._fail(ConnectionLost('cannot reconnect: {}'.format(ex)))
                     return
                 logger.info('reconnection failed (%s); next attempt in %.2fs', ex, delay)
                 await asyncio.sleep(delay)
+                continue
+            try:
+                await self._restore_all(protocol)
+            except (ConnectionLost, StreamsError, OSError) as ex:
+                if protocol.progressed:
+                    self._pace.progressed()
+                elif (stalled := self._stall(ex)) is not None:
+                    self._fail(stalled)
+                    return
+                await self._hold()
                 continue
             logger.info('connection recovered: %d publishers, %d subscriptions',
                         len(self.publishers), len(self.subscriptions))
             self._report(ConnectionState.RECOVERED, protocol, None)
             return
+
+    def _fail(self, error: Exception) -> None:
+        """Give up: FAILED, and what the manager holds ends with ``error``."""
+        self._report(ConnectionState.FAILED, None, error)
+        self._give_up(error)
 
     async def _restore_all(self, protocol: StreamsProtocol) -> None:
         for publisher in list(self.publishers):

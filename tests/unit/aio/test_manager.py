@@ -19,7 +19,7 @@ import pytest
 from rbfly.streams.aio.manager import ConnectionManager
 from rbfly.streams.aio.records import hold
 from rbfly.streams.backoff import Backoff
-from rbfly.streams.error import ConnectionLost, StreamDoesNotExist
+from rbfly.streams.error import ConnectionLost, RecoveryStalled, StreamDoesNotExist
 from rbfly.streams.events import ConnectionState
 from rbfly.streams.metrics import Counters
 from rbfly.streams.offset import Offset
@@ -357,7 +357,8 @@ async def test_lost_again_during_restore() -> None:
 async def test_lost_during_every_restore_is_given_up() -> None:
     """
     A connection lost during every restore uses up the backoff's attempts
-    like a failed connection, and ends with FAILED.
+    like a failed connection, and ends with FAILED: RecoveryStalled, as
+    the broker accepted each connection and dropped it before progress.
     """
     h = Harness(Backoff(initial=0, maximum=0, jitter=0, attempts=2))
     m = h.manager
@@ -371,7 +372,8 @@ async def test_lost_during_every_restore_is_given_up() -> None:
     await m.wait_recovery()
     assert h.connects == 3  # the first connection and 2 attempts
     assert h.states()[-1][0] is ConnectionState.FAILED
-    assert isinstance(pub._error, ConnectionLost)
+    assert isinstance(pub._error, RecoveryStalled)
+    assert 'lost again 1' in str(pub._error)
 
 async def test_lost_hook_instead_of_recovery() -> None:
     """With an ``on_lost`` hook, a lost connection is handed over, not reopened."""

@@ -176,7 +176,7 @@ async def test_attempts_used_up_by_stalls(sleeps: Sleeps) -> None:
 async def test_lost_while_restoring_is_one_attempt(sleeps: Sleeps) -> None:
     """
     A connection lost before progress, then one lost while restoring: each
-    a failed attempt, each counted once (one delay each).
+    a stall, each counted once (one delay each).
     """
     h = Harness(BACKOFF)
     await h.get()
