@@ -14,6 +14,7 @@ least a delay after the one before (sleeping never ends early).
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import typing as tp
 from urllib.parse import urlsplit
@@ -129,7 +130,7 @@ def check_paced(proxy: Proxy, events: list[ConnectionEvent]) -> RecoveryStalled:
     """
     # the first connection, at once after the cut, then after each delay
     assert proxy.connections == 2 + len(DELAYS)
-    gaps = [b - a for a, b in zip(proxy.accepted[1:], proxy.accepted[2:], strict=False)]
+    gaps = [b - a for a, b in itertools.pairwise(proxy.accepted[1:])]
     assert all(gap >= delay for gap, delay in zip(gaps, DELAYS, strict=True)), gaps
     # lost: the cut, then each connection as the client declares again
     assert [e.state for e in events] == [ConnectionState.OPEN] \
