@@ -242,8 +242,12 @@ async def one_run(
     from rbfly.streams.backoff import Backoff
 
     proxy = await ProxyProcess.start(url, every)
+    events: list[tuple[float, str]] = []
     # the default delays, without chance, so that runs compare
-    client = streams_client(proxy.url(url), reconnect=Backoff(jitter=0))
+    client = streams_client(
+        proxy.url(url), reconnect=Backoff(jitter=0),
+        on_connection=lambda e: events.append((time.perf_counter(), e.state.value)),
+    )
     try:
         cpu = time.process_time()
         start = time.perf_counter()
@@ -256,6 +260,7 @@ async def one_run(
         await proxy.close()
     result = {
         'workload': workload, 'cut_every': every, 'messages': n, 'seconds': elapsed,
+        'recoveries_ms': recoveries(events),
         'rate': n / elapsed, 'cpu_us_per_msg': cpu / n * 1e6 if n else None,
         'cuts': stats['cuts'], 'reconnections': stats['connections'] - 1,
     }
@@ -264,6 +269,18 @@ async def one_run(
         rec=result['reconnections'],
     ))
     return result
+
+def recoveries(events: list[tuple[float, str]]) -> list[float]:
+    """Milliseconds from each lost connection to its recovery (the client's events)."""
+    found = []
+    lost = None
+    for when, state in events:
+        if state == 'lost' and lost is None:
+            lost = when
+        elif state == 'recovered' and lost is not None:
+            found.append((when - lost) * 1000)
+            lost = None
+    return found
 
 async def no_progress(url: str, stalls: int, stream: str) -> JsonDict:
     """
@@ -334,9 +351,12 @@ async def benchmark(args: argparse.Namespace) -> JsonDict:
             if 'consume' in args.workload:
                 log('filling {} with {:,} messages'.format(filled, args.count))
                 await fill(direct, filled, args.count)
-            for workload, _, every in itertools.product(
-                    args.workload, range(args.rounds), args.cuts):
-                results.append(await measure(direct, args, workload, every, filled))
+            for workload in args.workload:
+                # each round's cut intervals in turn, then one uncut run more
+                for n, every in [*itertools.product(range(args.rounds), args.cuts),
+                                 (args.rounds, 0.0)]:
+                    result = await measure(direct, args, workload, every, filled)
+                    results.append({'round': n, **result})
             stream = stream_name('recovery', 'stalled')
             await direct.create_stream(stream)
             try:
@@ -348,19 +368,37 @@ async def benchmark(args: argparse.Namespace) -> JsonDict:
     return {'results': results, 'summary': summarise(results), 'no_progress': stalled}
 
 def summarise(results: list[JsonDict]) -> list[JsonDict]:
-    """Medians of the rounds of each workload and cut interval, in the order run."""
+    """
+    Medians of the rounds of each workload and cut interval, in the order
+    run; a run's share of the uncut rate is of the mean of the uncut runs
+    before and after its round's (the load of the machine changes from
+    minute to minute; the runs of a round are close in time).
+    """
+    first = {(r['workload'], r['round']): r['rate'] for r in results if r['cut_every'] == 0}
+    uncut = {
+        (workload, n): (rate + first.get((workload, n + 1), rate)) / 2
+        for (workload, n), rate in first.items()
+    }
     keys = list(dict.fromkeys((r['workload'], r['cut_every']) for r in results))
     summary = []
     for workload, every in keys:
         runs = [r for r in results if (r['workload'], r['cut_every']) == (workload, every)]
+        if every == 0:  # the share of each uncut run is of the mean around it
+            runs = [r for r in runs if (workload, r['round'] + 1) in first]
         cpu = [r['cpu_us_per_msg'] for r in runs if r['cpu_us_per_msg'] is not None]
+        recovered = [t for r in runs for t in r['recoveries_ms']]
+        shares = [r['rate'] / uncut[workload, r['round']] for r in runs
+                  if uncut.get((workload, r['round']))]
         summary.append({
             'workload': workload, 'cut_every': every, 'rounds': len(runs),
             'messages': sum(r['messages'] for r in runs),
             'rate': median([r['rate'] for r in runs]),
+            'share': median(shares) if shares else None,
             'cpu_us_per_msg': median(cpu) if cpu else None,
             'cuts': sum(r['cuts'] for r in runs),
             'reconnections': sum(r['reconnections'] for r in runs),
+            'recovery_ms': median(recovered) if recovered else None,
+            'recovery_ms_max': max(recovered) if recovered else None,
         })
     return summary
 
@@ -368,25 +406,21 @@ def summarise(results: list[JsonDict]) -> list[JsonDict]:
 # the report
 #
 
-def share(doc: JsonDict, result: JsonDict) -> float | None:
-    """A run's rate as a share of its workload's uncut rate in the same run."""
-    uncut = [r['rate'] for r in doc['summary']
-             if r['workload'] == result['workload'] and r['cut_every'] == 0]
-    return result['rate'] / uncut[0] if uncut and uncut[0] else None
-
 def report(doc: JsonDict) -> str:
     rows = []
     for r in doc['summary']:
-        s = share(doc, r)
+        s = r['share']
         rows.append([
             r['workload'], 'never' if r['cut_every'] == 0 else '{:g} s'.format(r['cut_every']),
             '{:,}'.format(r['messages']), format_rate(r['rate']),
             '-' if s is None else '{:.0%}'.format(s), str(r['cuts']), str(r['reconnections']),
             '-' if r['cpu_us_per_msg'] is None else '{:.1f}'.format(r['cpu_us_per_msg']),
+            '-' if r['recovery_ms'] is None else '{:.0f} / {:.0f}'.format(
+                r['recovery_ms'], r['recovery_ms_max']),
         ])
     table = format_table(
-            ['workload', 'cut every', 'messages', 'msg/s', 'of uncut', 'cuts', 'reconnections',
-         'CPU us/msg'], rows,
+        ['workload', 'cut every', 'messages', 'msg/s', 'of uncut', 'cuts', 'reconnections',
+         'CPU us/msg', 'recovery ms (median / max)'], rows,
     )
     p = doc['no_progress']
     least = p['least_gap_of_delay']
@@ -412,7 +446,7 @@ def targets(doc: JsonDict) -> list[Target]:
                      if r['workload'] == workload and r['cut_every'] == every]
             checks.append(Target(
                 '{}, cut every {:g} s, of uncut'.format(workload, every), goal, 'x',
-                share(doc, found[0]) if found else None, 'issue 31',
+                found[0]['share'] if found else None, 'issue 31',
             ))
     p = doc['no_progress']
     checks.append(Target(
