@@ -478,7 +478,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         '--quick', action='store_true',
         help='cuts 0 1 0.3, {:g} s a run, {:,} messages: well under a minute (CI)'.format(
             QUICK_SECONDS, QUICK_CONSUME_COUNT))
-    parser.add_argument('--strict', action='store_true', help='a goal not met fails the run')
+    parser.add_argument(
+        '--strict', action='store_true',
+        help='fail when the no-progress case reconnects faster than its delays or never'
+        ' gives up (CI); the rate goals are reported, not enforced: they depend on the'
+        " machine's load")
     parser.add_argument('--proxy', help=argparse.SUPPRESS)
     parser.add_argument('--cut-every', type=float, default=0.0, help=argparse.SUPPRESS)
     cli.add_loop(parser)
@@ -506,7 +510,6 @@ def run(args: argparse.Namespace) -> cli.Outcome:
     find_broker(args.url)
     doc = run_async(lambda: benchmark(args), args.loop)
     checks = targets(doc)
-    missed = [t for t in checks if t.met is False]
     text = '\n'.join([
         'Through a proxy cutting every connection at an interval: {:g} s a run,'
         ' medians of {} rounds, {:,} messages in the consumed stream'.format(
@@ -519,10 +522,14 @@ def run(args: argparse.Namespace) -> cli.Outcome:
                    'cuts': args.cuts, 'workloads': args.workload, 'stalls': args.stalls},
         'env': env, **doc, 'targets': [t.as_json() for t in checks],
     })
-    failed = args.strict and (missed or doc['no_progress']['ended'] is None)
+    # --strict: the no-progress pace and its end, which do not depend on the
+    # machine's load; the shares of 2-second runs do (--quick once measured
+    # 48% at one cut a second, 118% in a longer run just after): reported
+    pace = checks[-1]
+    failed = args.strict and (pace.met is False or doc['no_progress']['ended'] is None)
     return cli.Outcome(
         text, documents, status=2 if failed else 0,
-        failure='goals not met: {}'.format(', '.join(t.what for t in missed)) if failed else None,
+        failure='no progress: reconnections not paced, or not given up' if failed else None,
     )
 
 BENCHMARK = cli.Benchmark(parse_args, run)

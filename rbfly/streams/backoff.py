@@ -31,7 +31,7 @@ class Backoff:
         about a minute: a broker that accepts connections and drops each
         of them, or a chunk the client refuses for good, ends the
         publishers and subscriptions involved with
-        :py:class:`~rbfly.streams.error.RecoveryStalled` instead of
+        :py:class:`~rbfly.streams.RecoveryStalled` instead of
         retrying every 30 seconds for ever. A broker that refuses
         connections (down, restarting) is waited for as ``attempts`` says.
     """
