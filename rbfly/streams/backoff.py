@@ -25,9 +25,10 @@ class Backoff:
     :param jitter: Fraction of each delay that is random (0: none, 1: the
         delay is uniform between 0 and its nominal value).
     :param attempts: Attempts before giving up (``None``: never give up).
-    :param stalls: Connections in a row lost before any progress (see
-        :py:class:`Pace`) before giving up (``None``: never give up). Each
-        waits the next delay; with the default delays, 10 of them take
+    :param stalls: Connections in a row lost before any progress (no
+        confirmation, no chunk on them, within 10 seconds of opening)
+        before giving up (``None``: never give up). Each waits the next
+        delay; with the default delays, 10 of them take
         about a minute: a broker that accepts connections and drops each
         of them, or a chunk the client refuses for good, ends the
         publishers and subscriptions involved with
