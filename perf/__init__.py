@@ -17,6 +17,9 @@ The benchmarks of rbfly, run from the work tree's root as
 ``perf.workloads``
     the workloads users run: message sizes, many publishers, latency,
     a slow application, compression
+``perf.recovery``
+    publishing and consuming through a proxy that cuts connections, and
+    the pace of reconnections when none makes progress
 ``perf.official``
     the Java client by its own perf tool against rbfly's Java harness
 ``perf.java_client``

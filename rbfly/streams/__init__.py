@@ -23,6 +23,7 @@ if tp.TYPE_CHECKING:
         NoRoute,
         NotRetried,
         OAuth2Error,
+        RecoveryStalled,
         ResponseError,
         StreamsError,
     )
@@ -70,6 +71,7 @@ _EXPORTS = {
     'MessageRejected': '.error',
     'NoRoute': '.error',
     'RequestTimeout': '.error',
+    'RecoveryStalled': '.error',
     'SuperStreamPublisher': '.publishers.superstream',
     'ResponseError': '.error',
     'StreamsError': '.error',
@@ -164,6 +166,7 @@ __all__ = [  # the names of _EXPORTS
     'PublisherBin',
     'PublisherBinBatch',
     'PublisherPipelined',
+    'RecoveryStalled',
     'RequestTimeout',
     'ResourceState',
     'ResponseError',

@@ -230,6 +230,17 @@ class ConnectionLost(StreamsError):
     """
 
 
+class RecoveryStalled(ConnectionLost):
+    """
+    The client gave up restoring publishers and subscriptions: each of the
+    last connections (as many as the reconnection backoff's ``stalls``)
+    was lost before any progress, no confirmation, no chunk (a broker or
+    proxy that drops every connection after its handshake, or a chunk the
+    client refuses for good). The text names the last loss, also the
+    exception's ``__cause__``.
+    """
+
+
 class HandshakeFrameTooLarge(StreamsError, ValueError):
     """
     A frame the client would send before the connection is open (its

@@ -18,6 +18,7 @@ class Proxy:
 
     :ivar port: Local port the proxy listens on (after :py:meth:`start`).
     :ivar connections: Number of connections accepted so far.
+    :ivar accepted: When each was accepted (the event loop's time).
     """
     def __init__(self, host: str, port: int, more: tuple[tuple[str, int], ...] = ()) -> None:
         self._targets = ((host, port), *more)
@@ -29,6 +30,8 @@ class Proxy:
         self._flowing = asyncio.Event()
         self._flowing.set()
         self._hold_key: int | None = None
+        self._drop_key: int | None = None
+        self.accepted: list[float] = []
         self.mangle: Callable[[bytes], bytes] | None = None
         """Applied to what the broker sends, e.g. to corrupt it (``None``: as is)."""
 
@@ -44,6 +47,7 @@ class Proxy:
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         target = self._targets[self.connections % len(self._targets)]
         self.connections += 1
+        self.accepted.append(asyncio.get_running_loop().time())
         try:
             up_reader, up_writer = await asyncio.open_connection(*target)
         except OSError:
@@ -52,14 +56,16 @@ class Proxy:
         pair = (writer, up_writer)
         self._pairs.add(pair)
         for src, dst, held in ((reader, up_writer, False), (up_reader, writer, True)):
-            task = asyncio.create_task(self._pipe(src, dst, held))
+            task = asyncio.create_task(self._pipe(src, dst, held, pair))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
     async def _pipe(
             self, src: asyncio.StreamReader, dst: asyncio.StreamWriter, held: bool,
+            pair: tuple[asyncio.StreamWriter, asyncio.StreamWriter],
     ) -> None:
         pending = b''  # the client's bytes of an incomplete frame
+        dropping = b''  # the same, looked at for the key of drop_on()
         with contextlib.suppress(OSError, asyncio.IncompleteReadError):
             while data := await src.read(65536):
                 if held:
@@ -68,6 +74,13 @@ class Proxy:
                         data = self.mangle(data)
                 elif self._hold_key is not None:
                     pending = self._watch(pending + data)
+                if not held and self._drop_key is not None:
+                    dropping, found = self._find(self._drop_key, dropping + data)
+                    if found:
+                        self._pairs.discard(pair)
+                        for writer in pair:
+                            writer.transport.abort()
+                        break
                 dst.write(data)
                 await dst.drain()
         dst.close()
@@ -119,6 +132,27 @@ class Proxy:
         once the client sent the command :py:meth:`hold_on` waits for).
         """
         return not self._flowing.is_set()
+
+    def drop_on(self, key: int | None) -> None:
+        """
+        Cut every connection, from now on, when the client sends a command
+        with this key (e.g. 0x0001, DeclarePublisher): the broker never
+        gets it (as a broker that accepts connections and drops each one
+        as the client declares what it had); ``None``: no more.
+        """
+        self._drop_key = key
+
+    @staticmethod
+    def _find(key: int, data: bytes) -> tuple[bytes, bool]:
+        """Look for a key in the client's frames: the incomplete rest, and whether found."""
+        while len(data) >= 6:
+            size = int.from_bytes(data[:4], 'big')
+            if int.from_bytes(data[4:6], 'big') & 0x7fff == key:
+                return b'', True
+            if len(data) < 4 + size:
+                break
+            data = data[4 + size:]
+        return data, False
 
     def release(self) -> None:
         """Deliver what was held, and forward again."""

@@ -153,6 +153,10 @@ class StreamsProtocol(asyncio.Protocol):
         self._coalescing = False
         self._held = 0
         self._woken = False
+        # the broker confirmed a message or delivered a chunk here: what
+        # the client declared on the connection works (its manager paces
+        # reconnections by it, see rbfly.streams.backoff.Pace)
+        self.progressed = False
 
     #
     # asyncio.Protocol
@@ -483,17 +487,19 @@ class StreamsProtocol(asyncio.Protocol):
     # events
     #
 
-    def _dispatch(self, event: object) -> None:  # noqa: C901, PLR0912
+    def _dispatch(self, event: object) -> None:  # noqa: C901, PLR0912, PLR0915
         t = type(event)
         if t is PublishConfirm:
             confirm = tp.cast(PublishConfirm, event)
             pub = self.publishers.get(confirm.publisher_id)
             if pub is not None:
+                self.progressed = True
                 self._coalesce(pub, confirm.publishing_ids)
         elif t is Deliver or t is DeliverV2:
             deliver = tp.cast(Deliver | DeliverV2, event)
             sub = self.subscriptions.get(deliver.subscription_id)
             if sub is not None:
+                self.progressed = True
                 committed = deliver.committed_chunk_id if t is DeliverV2 else None  # type: ignore[union-attr]
                 chunk = deliver.chunk
                 if self.read_pause and not self._history:

@@ -14,10 +14,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import typing as tp
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 
-from ..backoff import Backoff
-from ..error import ConnectionLost, StreamsError
+from ..backoff import Backoff, Pace
+from ..error import ConnectionLost, RecoveryStalled, StreamsError
 from ..events import ConnectionState
 from .records import Held, let_go
 
@@ -28,9 +28,12 @@ logger = logging.getLogger(__name__)
 
 STABLE = 10.0
 """
-Seconds a recovered connection must last for its loss to start a recovery
-with fresh delays; lost sooner, the loss is a failed attempt of the last
-recovery.
+Seconds after which a connection counts as having made progress even
+without a confirmation or a chunk: an idle publisher, or a subscription to
+a quiet stream, cut by a load balancer's idle timeout is not a broker that
+drops what the client restores. Losses that come sooner, before any
+progress, are paced by the backoff (see
+:py:class:`~rbfly.streams.backoff.Pace`).
 """
 
 P = tp.TypeVar('P', bound=Held)
@@ -60,6 +63,9 @@ class ConnectionManager(tp.Generic[P, S]):
         are placed anew, maybe on another node).
     :param notify: Called on each change of state (see
         :py:mod:`rbfly.streams.events`).
+    :param pace: The pace of reconnections, when shared with other
+        managers (the connections to one node, each opened anew after a
+        loss); by default the manager's own, of ``backoff``.
     """
     def __init__(
             self,
@@ -69,6 +75,7 @@ class ConnectionManager(tp.Generic[P, S]):
             restore_subscription: Callable[[StreamsProtocol, S], Awaitable[None]],
             on_lost: Callable[[ConnectionManager[P, S]], None] | None = None,
             notify: Notify | None = None,
+            pace: Pace | None = None,
     ) -> None:
         self._connect = connect
         self._backoff = backoff
@@ -82,10 +89,9 @@ class ConnectionManager(tp.Generic[P, S]):
         self._lock: asyncio.Lock | None = None
         self._recovery: asyncio.Task[None] | None = None
         self._closing = False
-        # the delays of the last recovery, and when it ended: a connection
-        # lost again soon after continues them (see _recover)
-        self._delays: Iterator[float] | None = None
-        self._recovered_at: float | None = None
+        self._pace = Pace(backoff) if pace is None else pace
+        # when the connection was opened (see STABLE)
+        self._opened_at = 0.0
 
     async def get(self) -> StreamsProtocol:
         """
@@ -113,6 +119,7 @@ class ConnectionManager(tp.Generic[P, S]):
             protocol = self.protocol
             if protocol is None or not protocol.is_open:
                 self._closing = False
+                await self._hold()
                 protocol = await self._open()
                 self._report(ConnectionState.OPEN, protocol, None)
         return protocol
@@ -124,10 +131,17 @@ class ConnectionManager(tp.Generic[P, S]):
         if self._notify is not None:
             self._notify(self, state, protocol, error)
 
+    async def _hold(self) -> None:
+        """Wait as the pace says before opening a connection."""
+        delay = self._pace.wait(asyncio.get_running_loop().time())
+        if delay > 0:
+            await asyncio.sleep(delay)
+
     async def _open(self) -> StreamsProtocol:
         protocol = await self._connect()
         protocol.on_lost = self._on_lost
         self.protocol = protocol
+        self._opened_at = asyncio.get_running_loop().time()
         return protocol
 
     def _on_lost(self, protocol: StreamsProtocol, error: Exception) -> None:
@@ -136,11 +150,54 @@ class ConnectionManager(tp.Generic[P, S]):
         self.protocol = None
         logger.warning('connection lost: %s', error)
         self._report(ConnectionState.LOST, protocol, error)
+        held = bool(self.publishers or self.subscriptions)
+        if held and not self._restoring():
+            self._pace_loss(protocol, error)
         if self._lost_hook is not None:
             self._closing = True
             self._lost_hook(self)
         elif self.publishers or self.subscriptions:
             self.start_recovery()
+
+    def _restoring(self) -> bool:
+        """Whether the recovery runs (it counts a loss while restoring)."""
+        return self._recovery is not None and not self._recovery.done()
+
+    def _pace_loss(self, protocol: StreamsProtocol, error: Exception) -> None:
+        """
+        Pace the next connection by the lost one's progress; give up, with
+        :py:class:`~rbfly.streams.error.RecoveryStalled`, after the
+        backoff's stalls (or attempts).
+        """
+        if protocol.progressed or self._age() >= STABLE:
+            self._pace.progressed()
+            return
+        stalled = self._stall(error)
+        if stalled is not None:
+            self._fail(stalled)
+
+    def _age(self) -> float:
+        """Seconds since the connection was opened."""
+        return asyncio.get_running_loop().time() - self._opened_at
+
+    def _stall(self, error: Exception) -> RecoveryStalled | None:
+        """
+        A connection was lost before any progress: a failed attempt (the
+        pace sets when the next one may open), or the error to give up with.
+        """
+        age = self._age()
+        delay = self._pace.stall(asyncio.get_running_loop().time())
+        if delay is not None:
+            logger.info('connection lost %.2fs after it was opened, before any progress;'
+                        ' next connection in %.2fs', age, delay)
+            return None
+        stalled = RecoveryStalled(
+            'giving up: {} connections in a row lost before any progress (no confirmation,'
+            ' no chunk); the last {:.1f}s after it was opened: {}'.format(
+                self._pace.gave_up_after, age, error),
+        )
+        stalled.__cause__ = error
+        return stalled
 
     def start_recovery(self) -> None:
         """
@@ -182,52 +239,51 @@ class ConnectionManager(tp.Generic[P, S]):
     async def _recover(self) -> None:
         """
         Reconnect and restore what the manager holds, waiting between
-        attempts as the backoff policy says; a connection lost again while
-        restoring counts as a failed attempt (a broker that accepts
-        connections and drops them is not reconnected to in a tight loop).
+        attempts as the backoff policy says.
 
-        So does a connection lost within :py:data:`STABLE` seconds of its
-        recovery: the delays continue from the last recovery's, and the
-        first attempt waits the next one. A connection that fails on what
-        it receives once restored (a chunk the client refuses, say) was
-        otherwise reconnected to at once, again and again: 47,000 times in
-        a minute, measured.
+        The first attempt waits as the pace says: at once after a
+        connection that made progress, the backoff's next delay after one
+        lost before any (see :py:meth:`_pace_loss`). A connection that
+        fails on what it receives once restored (a chunk the client
+        refuses, say) was otherwise reconnected to at once, again and
+        again: 47,000 times in a minute, measured. A connection that
+        cannot be opened is a failed attempt; one opened and lost while
+        restoring is a stall too (a broker that accepts connections and
+        drops them as the client declares its publishers is given up on
+        as one that drops them later).
         """
         loop = asyncio.get_running_loop()
-        delays = self._delays
-        recovered_at = self._recovered_at
-        if delays is None or recovered_at is None or loop.time() - recovered_at >= STABLE:
-            delays = self._delays = self._backoff.delays()
-        else:
-            delay = next(delays, None)
-            if delay is None:
-                error = ConnectionLost('cannot keep a connection: lost {:.1f}s after its'
-                                       ' recovery, again'.format(loop.time() - recovered_at))
-                self._report(ConnectionState.FAILED, None, error)
-                self._give_up(error)
-                return
-            logger.info('connection lost %.2fs after its recovery; reconnecting in %.2fs',
-                        loop.time() - recovered_at, delay)
-            await asyncio.sleep(delay)
+        await self._hold()
         while not self._closing:
             try:
                 protocol = await self._open()
-                await self._restore_all(protocol)
             except (ConnectionLost, StreamsError, OSError) as ex:
-                delay = next(delays, None)
+                delay = self._pace.failed(loop.time())
                 if delay is None:
-                    error = ConnectionLost('cannot reconnect: {}'.format(ex))
-                    self._report(ConnectionState.FAILED, None, error)
-                    self._give_up(error)
+                    self._fail(ConnectionLost('cannot reconnect: {}'.format(ex)))
                     return
                 logger.info('reconnection failed (%s); next attempt in %.2fs', ex, delay)
                 await asyncio.sleep(delay)
                 continue
+            try:
+                await self._restore_all(protocol)
+            except (ConnectionLost, StreamsError, OSError) as ex:
+                if protocol.progressed:
+                    self._pace.progressed()
+                elif (stalled := self._stall(ex)) is not None:
+                    self._fail(stalled)
+                    return
+                await self._hold()
+                continue
             logger.info('connection recovered: %d publishers, %d subscriptions',
                         len(self.publishers), len(self.subscriptions))
-            self._recovered_at = loop.time()
             self._report(ConnectionState.RECOVERED, protocol, None)
             return
+
+    def _fail(self, error: Exception) -> None:
+        """Give up: FAILED, and what the manager holds ends with ``error``."""
+        self._report(ConnectionState.FAILED, None, error)
+        self._give_up(error)
 
     async def _restore_all(self, protocol: StreamsProtocol) -> None:
         for publisher in list(self.publishers):

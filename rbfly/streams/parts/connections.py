@@ -22,6 +22,7 @@ from time import monotonic
 from ..aio.connection import StreamsProtocol
 from ..aio.manager import ConnectionManager
 from ..aio.records import Owner
+from ..backoff import Pace
 from ..error import ConnectionLost
 from ..events import ConnectionEvent, ConnectionState
 from ..metrics import Counters, Metrics, StreamMetrics, stream_metrics
@@ -82,6 +83,9 @@ class Connections:
         )
         # connections besides the client's own, by where they go
         self._nodes: dict[Where, list[Manager]] = {}
+        # the pace of the connections to each node: one lost before any
+        # progress delays the next one there, whichever manager opens it
+        self._paces: dict[Where, Pace] = {}
 
     def bind(self, hooks: RecoveryHooks) -> None:
         """
@@ -161,6 +165,7 @@ class Connections:
             functools.partial(self._connect_node, where), self._options.reconnect,
             self._restore_publisher, self._restore_subscription,
             on_lost=self._node_lost, notify=self._notify,
+            pace=self._paces.setdefault(where, Pace(self._options.reconnect)),
         )
         managers.append(manager)
         return manager

@@ -19,7 +19,7 @@ import pytest
 from rbfly.streams.aio.manager import ConnectionManager
 from rbfly.streams.aio.records import hold
 from rbfly.streams.backoff import Backoff
-from rbfly.streams.error import ConnectionLost, StreamDoesNotExist
+from rbfly.streams.error import ConnectionLost, RecoveryStalled, StreamDoesNotExist
 from rbfly.streams.events import ConnectionState
 from rbfly.streams.metrics import Counters
 from rbfly.streams.offset import Offset
@@ -44,6 +44,7 @@ class Connection:
         self.publishers: dict[int, object] = {}
         self.subscriptions: dict[int, object] = {}
         self.closed = False
+        self.progressed = False  # a confirmation or a chunk came
 
     def lose(self, error: Exception) -> None:
         """The transport is gone: what ``StreamsProtocol.connection_lost`` does."""
@@ -296,6 +297,7 @@ async def test_recovery_waits_as_backoff_says(monkeypatch: pytest.MonkeyPatch) -
     m = h.manager
     first = await h.get()
     pub = h.publisher()
+    first.progressed = True  # (else its loss is a failed attempt too)
     monkeypatch.setattr(asyncio, 'sleep', sleep)
     first.lose(ConnectionLost('reset'))
     await m.wait_recovery()
@@ -355,7 +357,8 @@ async def test_lost_again_during_restore() -> None:
 async def test_lost_during_every_restore_is_given_up() -> None:
     """
     A connection lost during every restore uses up the backoff's attempts
-    like a failed connection, and ends with FAILED.
+    like a failed connection, and ends with FAILED: RecoveryStalled, as
+    the broker accepted each connection and dropped it before progress.
     """
     h = Harness(Backoff(initial=0, maximum=0, jitter=0, attempts=2))
     m = h.manager
@@ -364,11 +367,13 @@ async def test_lost_during_every_restore_is_given_up() -> None:
     h.restore_errors[pub] = [ConnectionLost('lost again {}'.format(i)) for i in range(3)]
     # a fourth restore (or more) would loop: make its connect stop the loop
     h.outcomes = [None, None, None, RuntimeError('reconnecting in a loop')]
+    first.progressed = True
     first.lose(ConnectionLost('reset'))
     await m.wait_recovery()
     assert h.connects == 3  # the first connection and 2 attempts
     assert h.states()[-1][0] is ConnectionState.FAILED
-    assert isinstance(pub._error, ConnectionLost)
+    assert isinstance(pub._error, RecoveryStalled)
+    assert 'lost again 1' in str(pub._error)
 
 async def test_lost_hook_instead_of_recovery() -> None:
     """With an ``on_lost`` hook, a lost connection is handed over, not reopened."""
@@ -403,6 +408,7 @@ async def test_attempts_exhausted() -> None:
     pub = h.publisher()
     sub = h.subscription()
     confirmation = waiting_confirmation(pub)
+    first.progressed = True
     first.lose(ConnectionLost('reset'))
     await m.wait_recovery()
 
