@@ -53,6 +53,7 @@ from .parts.recovery import Recovery
 from .parts.streams import Streams
 from .parts.subscribing import (
     ConsumerUpdateCallback,
+    DecodeErrorAction,
     ResumeCallback,
     SubscribeOptions,
     Subscribing,
@@ -427,7 +428,7 @@ class StreamsClient:
             store_interval: float = 5, credit: int | None = None,
             buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
             on_state: StateListener | None = None, flow: FlowStrategy | None = None,
-            stop_at_end: bool = False,
+            stop_at_end: bool = False, on_decode_error: DecodeErrorAction = 'raise',
     ) -> Bodies:
         """
         Subscribe to a stream and iterate over its messages' bodies.
@@ -448,7 +449,7 @@ class StreamsClient:
             single_active=single_active, consumer_update=consumer_update,
             store_every=store_every, store_interval=store_interval, credit=credit,
             buffer_bytes=buffer_bytes, resume=resume, on_state=on_state, flow=flow,
-            stop_at_end=stop_at_end,
+            stop_at_end=stop_at_end, on_decode_error=on_decode_error,
         )
         holding = Holding()
         chunks = self._subscribing.subscribe(stream, options, tracker, holding)
@@ -465,7 +466,7 @@ class StreamsClient:
             store_interval: float = 5, credit: int | None = None,
             buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
             on_state: StateListener | None = None, flow: FlowStrategy | None = None,
-            stop_at_end: bool = False,
+            stop_at_end: bool = False, on_decode_error: DecodeErrorAction = 'raise',
     ) -> AsyncGenerator[Chunk, None]:
         """
         Subscribe to a stream and receive its messages a chunk at a time:
@@ -477,6 +478,14 @@ class StreamsClient:
         :param filter: Filter values (RabbitMQ 3.13+); only messages with
             these values are returned.
         :param amqp: Decode AMQP 1.0 messages; otherwise bodies are bytes.
+        :param on_decode_error: With ``amqp``, what to do with a message
+            that is not AMQP 1.0 (published as raw bytes, or by a client
+            of another format): ``'raise'``
+            :py:class:`~rbfly.error.MessageDecodeError` (naming the stream
+            and the message's offset) and end the subscription, ``'skip'``
+            it, or hand out its bytes as the body (``'raw'``); skipped and
+            raw messages are logged (a warning per chunk), and count as
+            processed for offset tracking as any other.
         :param timeout: Raise ``TimeoutError`` when no chunk arrives for
             this many seconds (0: wait forever).
         :param name: Consumer name, the group of a single active consumer.
@@ -531,7 +540,7 @@ class StreamsClient:
             single_active=single_active, consumer_update=consumer_update,
             store_every=store_every, store_interval=store_interval, credit=credit,
             buffer_bytes=buffer_bytes, resume=resume, on_state=on_state, flow=flow,
-            stop_at_end=stop_at_end,
+            stop_at_end=stop_at_end, on_decode_error=on_decode_error,
         )
         return self._subscribing.subscribe(stream, options)
 
@@ -744,7 +753,7 @@ class StreamsClient:
             store_interval: float = 5, credit: int | None = None,
             buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
             on_state: StateListener | None = None, flow: FlowStrategy | None = None,
-            stop_at_end: bool = False,
+            stop_at_end: bool = False, on_decode_error: DecodeErrorAction = 'raise',
     ) -> Bodies:
         """
         Subscribe to every partition of a super stream and iterate over
@@ -757,7 +766,7 @@ class StreamsClient:
             single_active=single_active, consumer_update=consumer_update,
             store_every=store_every, store_interval=store_interval, credit=credit,
             buffer_bytes=buffer_bytes, resume=resume, on_state=on_state, flow=flow,
-            stop_at_end=stop_at_end,
+            stop_at_end=stop_at_end, on_decode_error=on_decode_error,
         )
         make = functools.partial(self._super_streams.subscriptions, super_stream, options)
         holding = Holding()
@@ -771,7 +780,7 @@ class StreamsClient:
             store_interval: float = 5, credit: int | None = None,
             buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
             on_state: StateListener | None = None, flow: FlowStrategy | None = None,
-            stop_at_end: bool = False,
+            stop_at_end: bool = False, on_decode_error: DecodeErrorAction = 'raise',
     ) -> AsyncGenerator[Chunk, None]:
         """
         Subscribe to every partition of a super stream and receive their
@@ -792,7 +801,7 @@ class StreamsClient:
             single_active=single_active, consumer_update=consumer_update,
             store_every=store_every, store_interval=store_interval, credit=credit,
             buffer_bytes=buffer_bytes, resume=resume, on_state=on_state, flow=flow,
-            stop_at_end=stop_at_end,
+            stop_at_end=stop_at_end, on_decode_error=on_decode_error,
         )
         make = functools.partial(self._super_streams.subscriptions, super_stream, options)
         return self._subscribing.chunks(make, options)

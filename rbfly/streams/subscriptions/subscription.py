@@ -124,6 +124,9 @@ class Subscription:
         application gave it (what ``resume`` is told before a chunk came;
         required: ``offset_spec`` alone does not say it, e.g. for
         ``Offset.reference``).
+    :param on_decode_error: With ``amqp``, what to do with a message that
+        is not AMQP 1.0: ``'raise'``, ``'skip'`` or ``'raw'`` (see
+        :py:func:`rbfly.streams.protocol._chunk.decode_chunk`).
     :param flow: Flow strategy counting chunks (its ``credit`` replaces
         ``credit``; ``buffer_bytes`` does not apply), or ``None``: the
         byte-bounded policy (see :py:mod:`rbfly.streams.subscriptions.flow` and
@@ -150,11 +153,13 @@ class Subscription:
             activation: Activation | None = None,
             resume: Resume | None = None,
             resume_offset: Offset,
+            on_decode_error: str = 'raise',
     ) -> None:
         self.stream = stream
         self.offset_spec = offset_spec
         self.next_offset = start_offset
         self.amqp = amqp
+        self.on_decode_error = on_decode_error
         self.properties = properties
         # the connection it is subscribed on, its id there, and the
         # connection's owner that subscribes again after a loss (None while
@@ -395,7 +400,7 @@ class Subscription:
         try:
             info, messages = decode_chunk(
                 data, self.next_offset, self.amqp, self.crc_check, self.stream,
-                self.max_uncompressed,
+                self.max_uncompressed, self.on_decode_error,
             )
         except ChunkCrcError as ex:
             if not self.skip_bad_crc:
