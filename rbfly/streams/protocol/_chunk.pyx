@@ -50,6 +50,7 @@ import zlib
 cimport cython
 
 from .compression import decompress as codec_decompress
+from .compression import missing_codec
 
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
@@ -313,8 +314,8 @@ cdef class _Decoder:
                     uncompressed,
                 )
             except KeyError:
-                chunk_error('unsupported sub-batch compression {} (no codec registered, see'
-                            ' rbfly.streams.compression)'.format(compression), at)
+                chunk_error('unsupported sub-batch compression: {}'.format(
+                    missing_codec(compression)), at)
             except Exception as ex:  # noqa: BLE001 - a codec's own error
                 chunk_error('invalid sub-batch of compression {}: {}'.format(compression, ex), at)
             if type(data) is not bytes:
