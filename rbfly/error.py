@@ -140,10 +140,19 @@ class ChunkTooLarge(ChunkError):
         super().__init__(message, offset)
         self.limit = limit
 
+class NoMessageContext(RbFlyError, LookupError):
+    """
+    :py:func:`rbfly.streams.get_message_ctx` was called where no message
+    is being processed: outside the iteration of a subscription (and of
+    the tasks it created). A :py:class:`LookupError`, as raised before.
+    """
+
 class MessageTooLarge(RbFlyError, ValueError):
     """
     A message is too large to fit into a frame of the size negotiated with
-    the broker; raised before anything is sent.
+    the broker (the smaller of the broker's ``stream.frame_max`` and the
+    client's ``frame_max`` option; the message says the value); raised
+    before anything is sent.
     """
 
 __all__ = [
@@ -157,6 +166,7 @@ __all__ = [
     'FrameDecodeError',
     'MessageDecodeError',
     'MessageTooLarge',
+    'NoMessageContext',
     'ProtocolError',
     'RbFlyBufferError',
     'RbFlyError',
