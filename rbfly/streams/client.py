@@ -142,7 +142,7 @@ class StreamsClient:
             connection_info, sasl_mechanism, oauth2, token_refresh, tasks,
             lambda: self._connections.open_protocols(),  # noqa: PLW0108 - set below
         )
-        connector = Connector(options, self._credentials, counters)
+        connector = self._connector = Connector(options, self._credentials, counters)
         self._connections = connections = Connections(options, connector, counters, tasks)
         declarer = Declarer(tasks)
         placer = Placer(options, connections, declarer)
@@ -169,9 +169,17 @@ class StreamsClient:
         await self._connections.own.close()
 
     async def __aenter__(self) -> tp.Self:
+        self._connector.closed = False
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
+        """
+        Close the client for good: used after the block, it raises
+        :py:class:`~rbfly.streams.error.ClientClosed` instead of
+        connecting again (a connection nobody closes would leak its
+        socket); entering it again opens it.
+        """
+        self._connector.closed = True
         await self.disconnect()
 
     @property
