@@ -43,9 +43,11 @@ from .parts.options import (
     DEFAULT_READ_PAUSE,
     DEFAULT_REQUEST_TIMEOUT,
     DEFAULT_SPIN,
+    ClientOptionArgs,
     ClientOptions,
     OnConnection,
     Resolver,
+    check_option_names,
 )
 from .parts.placer import Placer
 from .parts.publishing import Publishing
@@ -815,7 +817,8 @@ class StreamsClient:
         return self._subscribing.chunks(make, options)
 
 def streams_client(
-        uri: str | tp.Sequence[str], /, ssl: _ssl.SSLContext | None = None, **options: tp.Any,
+        uri: str | tp.Sequence[str], /, ssl: _ssl.SSLContext | None = None,
+        **options: tp.Unpack[ClientOptionArgs],
 ) -> StreamsClient:
     """
     Create a RabbitMQ Streams client from a connection URI.
@@ -827,8 +830,11 @@ def streams_client(
     :param ssl: TLS context, for the ``rabbitmq-stream+tls`` scheme; with
         a client certificate and no user name in the URI, the client
         authenticates with SASL EXTERNAL.
-    :param options: Options of :py:class:`StreamsClient`.
+    :param options: Options of :py:class:`StreamsClient` (typed: see
+        :py:class:`~rbfly.streams.parts.options.ClientOptionArgs`).
+    :raises TypeError: For an unknown option, naming the closest one.
     """
+    check_option_names(options, 'streams_client')
     if isinstance(uri, str):
         return StreamsClient(parse_uri(uri, ssl), **options)
     if not isinstance(uri, tp.Sequence) or not all(isinstance(u, str) for u in uri):

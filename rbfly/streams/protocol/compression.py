@@ -52,7 +52,7 @@ _CODECS: dict[int, tuple[Compress, Decompress]] = {
     Compression.GZIP: (_gzip_compress, _gzip_decompress),
 }
 
-_PACKAGES = {
+_PACKAGES: dict[int, str] = {
     Compression.ZSTD: 'zstandard', Compression.LZ4: 'lz4', Compression.SNAPPY: 'cramjam',
 }
 """The package of each optional codec (the ``rbfly[compression]`` extra)."""
