@@ -26,5 +26,5 @@ def decode_chunk(
     check_crc: bool = True,
     stream: str | None = None,
     max_uncompressed: int = ...,
-    on_decode_error: str = 'raise',
+    on_decode_error: str | None = None,
 ) -> tuple[ChunkInfo, list[MessageCtx]]: ...

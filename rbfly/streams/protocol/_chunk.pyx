@@ -34,9 +34,10 @@ A record that is not AMQP 1.0 (published as raw bytes, or by a client of
 another format) raises :py:class:`rbfly.error.MessageDecodeError` naming
 the stream and the record's offset, or, as the subscription asks
 (``on_decode_error``), is skipped or handed out as its bytes. The fast
-path has no per-record ``try``: a chunk whose decoding failed is decoded
-again, record by record under ``try``, only to skip or keep the records
-that failed (a rare chunk; what the success path costs is unchanged).
+path (no ``on_decode_error``) has no ``try``, per record nor per chunk,
+and raises a bare :py:class:`rbfly.error.AMQPDecodeError`: its caller
+decodes that chunk again with an action, each record under ``try`` (a
+rare chunk; what the success path costs is unchanged).
 
 This module is the one owner of the header's layout: what else needs a
 chunk's type, offsets or timestamp before decoding it (a subscription
@@ -189,6 +190,7 @@ cdef class _Decoder:
     cdef double timestamp
     cdef int mode
     cdef bint keep_raw     # careful mode: keep an undecodable record as bytes
+    cdef bint raise_first  # careful mode: raise MessageDecodeError
     cdef object stream
     # careful mode: records that failed, and the first failure
     cdef Py_ssize_t failed
@@ -251,6 +253,9 @@ cdef class _Decoder:
         try:
             return dec_message(&r)
         except AMQPDecodeError as ex:
+            if self.raise_first:
+                raise MessageDecodeError(ex.reason, ex.offset, self.stream, self.offset) \
+                    from None
             if self.failed == 0:
                 self.failed_offset = self.offset
                 self.failure = '{} (at byte {} of it)'.format(ex.reason, ex.offset)
@@ -341,7 +346,7 @@ def decode_chunk(
         check_crc: bool = True,
         stream: str | None = None,
         max_uncompressed: int = DEFAULT_MAX_CHUNK_UNCOMPRESSED,
-        on_decode_error: str = 'raise',
+        on_decode_error: str | None = None,
 ) -> tuple[ChunkInfo, list[MessageCtx]]:
     """
     Decode a chunk into messages.
@@ -356,18 +361,22 @@ def decode_chunk(
     :param max_uncompressed: Bytes the chunk's compressed sub-batches may
         decompress to, in all (each also at most 64 MiB).
     :param on_decode_error: With ``amqp``, what to do with a record that
-        is not AMQP 1.0 (see :py:data:`ON_DECODE_ERROR`): ``'raise'``,
-        ``'skip'`` it (its offset counts, as any record's), or hand out
-        its ``'raw'`` bytes as the body; a warning names the stream and
-        the offsets of a chunk's records skipped or kept raw.
+        is not AMQP 1.0 (see :py:data:`ON_DECODE_ERROR`): ``'raise'``
+        :py:class:`~rbfly.error.MessageDecodeError`, ``'skip'`` it (its
+        offset counts, as any record's), or hand out its ``'raw'`` bytes
+        as the body; a warning names the stream and the offsets of a
+        chunk's records skipped or kept raw. ``None``, the fast path:
+        raise a bare :py:class:`~rbfly.error.AMQPDecodeError`, for the
+        caller to decode the chunk again with an action.
 
     :raises rbfly.error.ChunkError: When the chunk is malformed (a
         :py:class:`~rbfly.error.ChunkCrcError` when its CRC does not
         match, :py:class:`~rbfly.error.ChunkTooLarge` past
         ``max_uncompressed``).
-    :raises rbfly.error.MessageDecodeError: When a record is not a valid
-        AMQP message (and ``on_decode_error`` is ``'raise'``): it names
-        the stream and the record's offset.
+    :raises rbfly.error.AMQPDecodeError: When a record is not a valid
+        AMQP message: a :py:class:`~rbfly.error.MessageDecodeError` naming
+        the stream and the record's offset with ``on_decode_error``
+        ``'raise'``.
     """
     cdef Py_buffer view
     cdef Reader r
@@ -406,30 +415,24 @@ def decode_chunk(
         dec.stream = stream
         dec.budget = dec.limit = max_uncompressed
         data_end = r.end = HEADER_SIZE + data_len
-        try:
+        if on_decode_error is None or not amqp:
             dec.entries(&r, info)
-        except AMQPDecodeError as ex:
+        else:
             if on_decode_error not in ON_DECODE_ERROR:
                 raise ValueError('on_decode_error must be one of {}, got {!r}'.format(
-                    ', '.join(ON_DECODE_ERROR), on_decode_error)) from None
-            if on_decode_error == 'raise':
-                raise MessageDecodeError(ex.reason, ex.offset, stream, dec.offset) from None
-            # again, each record under try (the chunk passed its checks up
-            # to this record; a malformed chunk after it still raises)
-            r.pos = HEADER_SIZE
-            dec.messages = []
-            dec.offset = info.first_offset
-            dec.budget = max_uncompressed
+                    ', '.join(ON_DECODE_ERROR), on_decode_error))
+            # each record under try
             dec.mode = MODE_CAREFUL
             dec.keep_raw = on_decode_error == 'raw'
-            dec.failed = 0
+            dec.raise_first = on_decode_error == 'raise'
             dec.entries(&r, info)
-            logger.warning(
-                'stream %r: %d message(s) of the chunk at offset %d are not AMQP 1.0 (the'
-                ' first at offset %d: %s): %s', stream, dec.failed, info.first_offset,
-                dec.failed_offset, dec.failure,
-                'handed out as bytes' if dec.keep_raw else 'skipped',
-            )
+            if dec.failed:
+                logger.warning(
+                    'stream %r: %d message(s) of the chunk at offset %d are not AMQP 1.0'
+                    ' (the first at offset %d: %s): %s', stream, dec.failed,
+                    info.first_offset, dec.failed_offset, dec.failure,
+                    'handed out as bytes' if dec.keep_raw else 'skipped',
+                )
         if r.pos != data_end:
             chunk_error('chunk has {} bytes after its {} entries'.format(
                 data_end - r.pos, info.num_entries

@@ -41,7 +41,7 @@ from collections.abc import Awaitable, Callable
 from time import monotonic
 
 from ...amqp import MessageCtx
-from ...error import ChunkCrcError, ChunkError
+from ...error import AMQPDecodeError, ChunkCrcError, ChunkError
 from ..aio.records import detach
 from ..error import ConnectionLost
 from ..lifecycle import Lifecycle, ResourceState
@@ -400,12 +400,20 @@ class Subscription:
         try:
             info, messages = decode_chunk(
                 data, self.next_offset, self.amqp, self.crc_check, self.stream,
-                self.max_uncompressed, self.on_decode_error,
+                self.max_uncompressed,
             )
         except ChunkCrcError as ex:
             if not self.skip_bad_crc:
                 raise
             return self._skipped(data, ex)
+        except AMQPDecodeError:
+            # a message that is not AMQP: decoded again, each message
+            # under try, to raise an error naming it, skip it or keep its
+            # bytes (the fast path has no try per message)
+            info, messages = decode_chunk(
+                data, self.next_offset, self.amqp, self.crc_check, self.stream,
+                self.max_uncompressed, self.on_decode_error,
+            )
         counters = self._counters
         counters.chunks += 1
         counters.chunk_bytes += len(data)

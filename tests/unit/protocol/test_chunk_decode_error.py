@@ -23,7 +23,7 @@ def mixed(first: int = 201_000) -> bytes:
 def test_error_names_stream_offset_and_fix() -> None:
     """The error names the stream, the stream offset, the byte and the fix."""
     with pytest.raises(MessageDecodeError) as info:
-        decode_chunk(mixed(), stream='orders')
+        decode_chunk(mixed(), stream='orders', on_decode_error='raise')
     error = info.value
     assert isinstance(error, AMQPDecodeError)  # what was raised before
     assert (error.stream, error.stream_offset, error.offset) == ('orders', 201_001, 0)
@@ -34,7 +34,8 @@ def test_error_names_stream_offset_and_fix() -> None:
 def test_error_after_start_offset() -> None:
     """A record before the start offset is not decoded; the next bad one is named."""
     with pytest.raises(MessageDecodeError) as info:
-        decode_chunk(mixed(), start_offset=201_002, stream='orders')
+        decode_chunk(mixed(), start_offset=201_002, stream='orders',
+                     on_decode_error='raise')
     assert info.value.stream_offset == 201_003
 
 def test_skip(caplog: pytest.LogCaptureFixture) -> None:
@@ -78,6 +79,12 @@ def test_bad_option() -> None:
     """An unknown option is a ValueError naming the choices."""
     with pytest.raises(ValueError, match="one of raise, skip, raw, got 'ignore'"):
         decode_chunk(chunk([entry(BAD)], 1), on_decode_error='ignore')
+
+def test_fast_path_raises_bare_error() -> None:
+    """Without an action, the fast path raises the decoder's error (the caller decodes again)."""
+    with pytest.raises(AMQPDecodeError) as info:
+        decode_chunk(mixed(), stream='orders')
+    assert type(info.value) is AMQPDecodeError
 
 def test_raw_mode_ignores_option() -> None:
     """Without AMQP, nothing fails to decode."""
