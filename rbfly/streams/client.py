@@ -830,8 +830,9 @@ def streams_client(
     :param ssl: TLS context, for the ``rabbitmq-stream+tls`` scheme; with
         a client certificate and no user name in the URI, the client
         authenticates with SASL EXTERNAL.
-    :param options: Options of :py:class:`StreamsClient` (typed: see
-        :py:class:`~rbfly.streams.parts.options.ClientOptionArgs`).
+    :param options: Options of :py:class:`StreamsClient` (typed, as the
+        ``TypedDict`` ``ClientOptionArgs`` of
+        ``rbfly.streams.parts.options``).
     :raises TypeError: For an unknown option, naming the closest one.
     """
     check_option_names(options, 'streams_client')

@@ -234,7 +234,7 @@ async def test_connection_name(url: str) -> None:
             else:
                 pytest.fail('connection {!r} not listed by the broker'.format(name))
     with pytest.raises(TypeError, match='connection_name'):
-        streams_client(url, connection_name=b'x')
+        streams_client(url, connection_name=b'x')  # type: ignore[arg-type]
 
 async def test_sasl_anonymous(url4: str, url: str) -> None:
     """

@@ -33,7 +33,7 @@ def test_blocks_pass_mypy_strict(tmp_path: Path) -> None:
 def test_conversions() -> None:
     namespace: dict[str, object] = {}
     for code in blocks()[1:]:
-        exec(code, namespace)  # noqa: S102 - the documentation's own code
+        exec(code, namespace)  # the documentation's own code
     order_number = namespace['order_number']
     to_order = namespace['to_order']
     assert order_number({'order': 3, 'item': 'book'}) == 3  # type: ignore[operator]

@@ -70,7 +70,7 @@ DEF POOL_SIZE = 8
 POOLED_FRAME = POOLED_FRAME_SIZE
 
 
-FRAME_MAX_HINT = (
+cdef str FRAME_MAX_HINT = (
     ' (the frame size negotiated with the broker: the smaller of its'
     ' stream.frame_max and the client\'s frame_max option; raise both, or split'
     ' the message)'

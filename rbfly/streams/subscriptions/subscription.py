@@ -126,7 +126,7 @@ class Subscription:
         ``Offset.reference``).
     :param on_decode_error: With ``amqp``, what to do with a message that
         is not AMQP 1.0: ``'raise'``, ``'skip'`` or ``'raw'`` (see
-        :py:func:`rbfly.streams.protocol._chunk.decode_chunk`).
+        ``decode_chunk`` of :py:mod:`rbfly.streams.protocol`'s ``_chunk``).
     :param flow: Flow strategy counting chunks (its ``credit`` replaces
         ``credit``; ``buffer_bytes`` does not apply), or ``None``: the
         byte-bounded policy (see :py:mod:`rbfly.streams.subscriptions.flow` and
