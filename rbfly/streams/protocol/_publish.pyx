@@ -70,12 +70,12 @@ DEF POOL_SIZE = 8
 POOLED_FRAME = POOLED_FRAME_SIZE
 
 
+# what a message too large for a frame is told: where the limit comes from
 cdef str FRAME_MAX_HINT = (
     ' (the frame size negotiated with the broker: the smaller of its'
     ' stream.frame_max and the client\'s frame_max option; raise both, or split'
     ' the message)'
 )
-"""What a message too large for a frame is told: where the limit comes from."""
 
 cdef class SubEntryBatch:
     """
