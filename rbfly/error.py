@@ -40,12 +40,51 @@ class AMQPDecodeError(AMQPError, ValueError):
 
     :ivar offset: Offset, within the decoded buffer, of the byte where the
         problem was found.
+    :ivar reason: What is wrong, without the offset.
     """
     offset: int
+    reason: str
 
     def __init__(self, message: str, offset: int) -> None:
         super().__init__('{} (at offset {})'.format(message, offset))
         self.offset = offset
+        self.reason = message
+
+class MessageDecodeError(AMQPDecodeError):
+    """
+    A message of a stream is not an AMQP 1.0 message (a subscription
+    decoding AMQP met a message published as raw bytes, or by a client
+    of another format).
+
+    The message names the stream, the message's offset in it and the
+    way out: subscribe with ``amqp=False`` to receive raw bodies (``rbfly
+    tail --binary``), or with ``on_decode_error='skip'`` or ``'raw'`` to
+    skip such messages or receive them as bytes; or subscribe again from
+    ``stream_offset + 1``.
+
+    A subclass of :py:class:`AMQPDecodeError`, which subscriptions raised
+    before.
+
+    :ivar stream: Stream of the message.
+    :ivar stream_offset: Offset of the message in the stream.
+    :ivar offset: Byte position, within the message, of the problem.
+    """
+    stream: str | None
+    stream_offset: int
+
+    def __init__(self, reason: str, offset: int, stream: str | None, stream_offset: int) -> None:
+        ValueError.__init__(
+            self,
+            'message at offset {} of stream {!r} is not an AMQP 1.0 message: {} (at byte {}'
+            ' of the message); subscribe with amqp=False for raw bodies (rbfly tail'
+            ' --binary), or with on_decode_error=\'skip\' or \'raw\''.format(
+                stream_offset, stream, reason, offset,
+            ),
+        )
+        self.offset = offset
+        self.reason = reason
+        self.stream = stream
+        self.stream_offset = stream_offset
 
 AMQPDecoderError = AMQPDecodeError
 """Name used by RbFly 0.10; kept as an alias."""
@@ -101,10 +140,19 @@ class ChunkTooLarge(ChunkError):
         super().__init__(message, offset)
         self.limit = limit
 
+class NoMessageContext(RbFlyError, LookupError):
+    """
+    :py:func:`rbfly.streams.get_message_ctx` was called where no message
+    is being processed: outside the iteration of a subscription (and of
+    the tasks it created). A :py:class:`LookupError`, as raised before.
+    """
+
 class MessageTooLarge(RbFlyError, ValueError):
     """
     A message is too large to fit into a frame of the size negotiated with
-    the broker; raised before anything is sent.
+    the broker (the smaller of the broker's ``stream.frame_max`` and the
+    client's ``frame_max`` option; the message says the value); raised
+    before anything is sent.
     """
 
 __all__ = [
@@ -116,7 +164,9 @@ __all__ = [
     'ChunkError',
     'ChunkTooLarge',
     'FrameDecodeError',
+    'MessageDecodeError',
     'MessageTooLarge',
+    'NoMessageContext',
     'ProtocolError',
     'RbFlyBufferError',
     'RbFlyError',

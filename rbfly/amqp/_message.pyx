@@ -14,6 +14,7 @@ from libc.stdint cimport uint64_t
 
 cimport cython
 
+from ..error import NoMessageContext
 from ..types import Symbol
 
 cdef class AMQPHeader:
@@ -321,9 +322,17 @@ def get_message_ctx() -> MessageCtx:
     Get the context of the message being processed in the current asyncio
     task.
 
-    :raises LookupError: When no message is being processed.
+    :raises rbfly.error.NoMessageContext: When no message is being
+        processed (a :py:class:`LookupError`, as raised before).
     """
-    return CTX.get()
+    msg = CTX.get(None)
+    if msg is None:
+        raise NoMessageContext(
+            'no message is being processed: get_message_ctx() works only inside the'
+            ' iteration of a subscription (async for body in client.subscribe(...)), in'
+            ' its task or in a task created meanwhile'
+        )
+    return msg
 
 def msg_ctx(
         body: object,

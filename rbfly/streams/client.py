@@ -43,9 +43,11 @@ from .parts.options import (
     DEFAULT_READ_PAUSE,
     DEFAULT_REQUEST_TIMEOUT,
     DEFAULT_SPIN,
+    ClientOptionArgs,
     ClientOptions,
     OnConnection,
     Resolver,
+    check_option_names,
 )
 from .parts.placer import Placer
 from .parts.publishing import Publishing
@@ -53,6 +55,7 @@ from .parts.recovery import Recovery
 from .parts.streams import Streams
 from .parts.subscribing import (
     ConsumerUpdateCallback,
+    DecodeErrorAction,
     ResumeCallback,
     SubscribeOptions,
     Subscribing,
@@ -142,7 +145,7 @@ class StreamsClient:
             connection_info, sasl_mechanism, oauth2, token_refresh, tasks,
             lambda: self._connections.open_protocols(),  # noqa: PLW0108 - set below
         )
-        connector = Connector(options, self._credentials, counters)
+        connector = self._connector = Connector(options, self._credentials, counters)
         self._connections = connections = Connections(options, connector, counters, tasks)
         declarer = Declarer(tasks)
         placer = Placer(options, connections, declarer)
@@ -169,9 +172,17 @@ class StreamsClient:
         await self._connections.own.close()
 
     async def __aenter__(self) -> tp.Self:
+        self._connector.closed = False
         return self
 
     async def __aexit__(self, *exc_info: object) -> None:
+        """
+        Close the client for good: used after the block, it raises
+        :py:class:`~rbfly.streams.error.ClientClosed` instead of
+        connecting again (a connection nobody closes would leak its
+        socket); entering it again opens it.
+        """
+        self._connector.closed = True
         await self.disconnect()
 
     @property
@@ -444,7 +455,7 @@ class StreamsClient:
             store_interval: float = 5, credit: int | None = None,
             buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
             on_state: StateListener | None = None, flow: FlowStrategy | None = None,
-            stop_at_end: bool = False,
+            stop_at_end: bool = False, on_decode_error: DecodeErrorAction = 'raise',
     ) -> Bodies:
         """
         Subscribe to a stream and iterate over its messages' bodies.
@@ -465,7 +476,7 @@ class StreamsClient:
             single_active=single_active, consumer_update=consumer_update,
             store_every=store_every, store_interval=store_interval, credit=credit,
             buffer_bytes=buffer_bytes, resume=resume, on_state=on_state, flow=flow,
-            stop_at_end=stop_at_end,
+            stop_at_end=stop_at_end, on_decode_error=on_decode_error,
         )
         holding = Holding()
         chunks = self._subscribing.subscribe(stream, options, tracker, holding)
@@ -523,7 +534,7 @@ class StreamsClient:
             store_interval: float = 5, credit: int | None = None,
             buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
             on_state: StateListener | None = None, flow: FlowStrategy | None = None,
-            stop_at_end: bool = False,
+            stop_at_end: bool = False, on_decode_error: DecodeErrorAction = 'raise',
     ) -> AsyncGenerator[Chunk, None]:
         """
         Subscribe to a stream and receive its messages a chunk at a time:
@@ -535,6 +546,14 @@ class StreamsClient:
         :param filter: Filter values (RabbitMQ 3.13+); only messages with
             these values are returned.
         :param amqp: Decode AMQP 1.0 messages; otherwise bodies are bytes.
+        :param on_decode_error: With ``amqp``, what to do with a message
+            that is not AMQP 1.0 (published as raw bytes, or by a client
+            of another format): ``'raise'``
+            :py:class:`~rbfly.error.MessageDecodeError` (naming the stream
+            and the message's offset) and end the subscription, ``'skip'``
+            it, or hand out its bytes as the body (``'raw'``); skipped and
+            raw messages are logged (a warning per chunk), and count as
+            processed for offset tracking as any other.
         :param timeout: Raise ``TimeoutError`` when no chunk arrives for
             this many seconds (0: wait forever).
         :param name: Consumer name, the group of a single active consumer.
@@ -589,7 +608,7 @@ class StreamsClient:
             single_active=single_active, consumer_update=consumer_update,
             store_every=store_every, store_interval=store_interval, credit=credit,
             buffer_bytes=buffer_bytes, resume=resume, on_state=on_state, flow=flow,
-            stop_at_end=stop_at_end,
+            stop_at_end=stop_at_end, on_decode_error=on_decode_error,
         )
         return self._subscribing.subscribe(stream, options)
 
@@ -802,7 +821,7 @@ class StreamsClient:
             store_interval: float = 5, credit: int | None = None,
             buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
             on_state: StateListener | None = None, flow: FlowStrategy | None = None,
-            stop_at_end: bool = False,
+            stop_at_end: bool = False, on_decode_error: DecodeErrorAction = 'raise',
     ) -> Bodies:
         """
         Subscribe to every partition of a super stream and iterate over
@@ -815,7 +834,7 @@ class StreamsClient:
             single_active=single_active, consumer_update=consumer_update,
             store_every=store_every, store_interval=store_interval, credit=credit,
             buffer_bytes=buffer_bytes, resume=resume, on_state=on_state, flow=flow,
-            stop_at_end=stop_at_end,
+            stop_at_end=stop_at_end, on_decode_error=on_decode_error,
         )
         make = functools.partial(self._super_streams.subscriptions, super_stream, options)
         holding = Holding()
@@ -861,7 +880,7 @@ class StreamsClient:
             store_interval: float = 5, credit: int | None = None,
             buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
             on_state: StateListener | None = None, flow: FlowStrategy | None = None,
-            stop_at_end: bool = False,
+            stop_at_end: bool = False, on_decode_error: DecodeErrorAction = 'raise',
     ) -> AsyncGenerator[Chunk, None]:
         """
         Subscribe to every partition of a super stream and receive their
@@ -882,13 +901,14 @@ class StreamsClient:
             single_active=single_active, consumer_update=consumer_update,
             store_every=store_every, store_interval=store_interval, credit=credit,
             buffer_bytes=buffer_bytes, resume=resume, on_state=on_state, flow=flow,
-            stop_at_end=stop_at_end,
+            stop_at_end=stop_at_end, on_decode_error=on_decode_error,
         )
         make = functools.partial(self._super_streams.subscriptions, super_stream, options)
         return self._subscribing.chunks(make, options)
 
 def streams_client(
-        uri: str | tp.Sequence[str], /, ssl: _ssl.SSLContext | None = None, **options: tp.Any,
+        uri: str | tp.Sequence[str], /, ssl: _ssl.SSLContext | None = None,
+        **options: tp.Unpack[ClientOptionArgs],
 ) -> StreamsClient:
     """
     Create a RabbitMQ Streams client from a connection URI.
@@ -900,8 +920,12 @@ def streams_client(
     :param ssl: TLS context, for the ``rabbitmq-stream+tls`` scheme; with
         a client certificate and no user name in the URI, the client
         authenticates with SASL EXTERNAL.
-    :param options: Options of :py:class:`StreamsClient`.
+    :param options: Options of :py:class:`StreamsClient` (typed, as the
+        ``TypedDict`` ``ClientOptionArgs`` of
+        ``rbfly.streams.parts.options``).
+    :raises TypeError: For an unknown option, naming the closest one.
     """
+    check_option_names(options, 'streams_client')
     if isinstance(uri, str):
         return StreamsClient(parse_uri(uri, ssl), **options)
     if not isinstance(uri, tp.Sequence) or not all(isinstance(u, str) for u in uri):

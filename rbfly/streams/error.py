@@ -241,6 +241,17 @@ class RecoveryStalled(ConnectionLost):
     """
 
 
+class ClientClosed(StreamsError, RuntimeError):
+    """
+    The client was used after the end of its ``async with`` block, which
+    closed it for good (a client that stayed open would connect again, and
+    its socket would leak). Use it inside the block, or enter it again;
+    :py:meth:`~rbfly.streams.StreamsClient.disconnect` instead closes its
+    connections and keeps it usable (it connects again on its next call,
+    as in RbFly 0.10).
+    """
+
+
 class HandshakeFrameTooLarge(StreamsError, ValueError):
     """
     A frame the client would send before the connection is open (its
@@ -423,6 +434,7 @@ __all__ = [
     'AccessRefused',
     'AuthenticationError',
     'AuthenticationFailure',
+    'ClientClosed',
     'ConfirmTimeout',
     'ConnectionLost',
     'EnqueueTimeout',

@@ -123,7 +123,7 @@ CASES: dict[str, Case] = {
                        ValueError, 'scheme'),
     'url port': Case(lambda c, s: sync(lambda: streams_client('rabbitmq-stream://h:99999/')),
                      ValueError, '(?i)port'),
-    'unknown option': Case(lambda c, s: sync(lambda: streams_client(URL, colour='red')),
+    'unknown option': Case(lambda c, s: sync(lambda: streams_client(URL, colour='red')),  # type: ignore[call-arg]
                            TypeError, 'colour'),
     'connect_timeout negative': Case(
         lambda c, s: sync(lambda: streams_client(URL, connect_timeout=-1)),
@@ -132,9 +132,9 @@ CASES: dict[str, Case] = {
                      ValueError, 'credit'),
     'heartbeat negative': Case(lambda c, s: sync(lambda: streams_client(URL, heartbeat=-5)),
                                ValueError, 'heartbeat'),
-    'crc_failure': Case(lambda c, s: sync(lambda: streams_client(URL, crc_failure='maybe')),
+    'crc_failure': Case(lambda c, s: sync(lambda: streams_client(URL, crc_failure='maybe')),  # type: ignore[arg-type]
                         ValueError, 'crc_failure'),
-    'buffer_bytes type': Case(lambda c, s: sync(lambda: streams_client(URL, buffer_bytes='1MB')),
+    'buffer_bytes type': Case(lambda c, s: sync(lambda: streams_client(URL, buffer_bytes='1MB')),  # type: ignore[arg-type]
                               ValueError, 'buffer_bytes'),
     # stream names and arguments
     'stream name empty': Case(lambda c, s: c.create_stream(''), ValueError, 'stream'),

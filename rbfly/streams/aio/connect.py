@@ -15,7 +15,26 @@ import typing as tp
 from ...error import ProtocolError
 from ..error import ConnectionLost
 from ..protocol.connection import ConnectionCore
+from ..protocol.errors import ForeignProtocol
 from .connection import StreamsProtocol
+
+OTHER_PORTS = {
+    5672: 'the AMQP 0-9-1 and 1.0 port',
+    5671: 'the AMQP 0-9-1 and 1.0 TLS port',
+    15672: "the management plugin's HTTP port",
+    15671: "the management plugin's HTTPS port",
+    15692: "the Prometheus plugin's HTTP port",
+    1883: 'the MQTT port',
+    8883: 'the MQTT TLS port',
+    61613: 'the STOMP port',
+    25672: 'the port of clustering and the CLI tools',
+    4369: "epmd's port",
+}
+"""
+RabbitMQ's other default ports: a server that closes a connection there
+without answering is named (RabbitMQ Streams listens on 5552, 5551 with
+TLS).
+"""
 
 async def open_connection(
         host: str,
@@ -60,12 +79,23 @@ async def open_connection(
         raise ConnectionLost('connecting to {} timed out after {}s'.format(
             where, timeout
         )) from ex
+    except ForeignProtocol as ex:
+        _abort(protocol)
+        raise ConnectionLost('{} does not speak the stream protocol: {}'.format(
+            where, ex)) from ex
     except ProtocolError as ex:
         _abort(protocol)
         hint = '' if ssl is not None else ' (a TLS port? use rabbitmq-stream+tls://)'
         raise ConnectionLost('{} does not speak the stream protocol{}: {}'.format(
             where, hint, ex
         )) from ex
+    except ConnectionLost as ex:
+        _abort(protocol)
+        other = OTHER_PORTS.get(port)
+        if other is None:
+            raise
+        raise ConnectionLost('{}: {}; port {} is {} of RabbitMQ'.format(
+            where, ex, port, other)) from ex
     except (OSError, ValueError) as ex:
         # ValueError: a host name the resolver refuses (a NUL character, an
         # empty label or one too long), as Metadata may carry

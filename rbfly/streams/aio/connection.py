@@ -171,11 +171,12 @@ class StreamsProtocol(asyncio.Protocol):
         try:
             events = self.core.receive_data(data, self.loop.time())
         except ProtocolError as ex:  # malformed frame: the stream is lost
-            logger.error('protocol error, dropping connection: %s', ex)
             if not self.opened.done():
-                self.opened.set_exception(ex)  # open_connection() names it
+                # open_connection() raises it, naming the address: no log
+                self.opened.set_exception(ex)
                 self._abort(ex)
             else:
+                logger.error('protocol error, dropping connection: %s', ex)
                 # what waits on the connection gets ConnectionLost (and
                 # the client reconnects), with the broker's error as cause
                 lost = ConnectionLost('malformed data from the broker: {}'.format(ex))
@@ -253,7 +254,8 @@ class StreamsProtocol(asyncio.Protocol):
         if self.opened.done():
             what = 'connection to broker lost'
         elif step == 'peer-properties' and not partial:
-            what = 'the server closed the connection without answering (a stream port?)'
+            what = 'the server closed the connection without answering (is it a RabbitMQ' \
+                ' Streams port? the stream plugin listens on 5552)'
         elif step == 'peer-properties':
             what = 'the server closed the connection'
         else:

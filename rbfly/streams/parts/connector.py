@@ -19,7 +19,7 @@ import typing as tp
 
 from ..aio.connect import open_connection
 from ..aio.connection import StreamsProtocol
-from ..error import AuthenticationFailure, ConnectionLost, RequestTimeout
+from ..error import AuthenticationFailure, ClientClosed, ConnectionLost, RequestTimeout
 from ..metrics import Counters
 from ..protocol.commands import CommandVersion, ExchangeCommandVersions, MetadataUpdate
 from ..protocol.connection import ConnectionCore
@@ -70,6 +70,17 @@ class Connector:
         self._credentials = credentials
         self._counters = counters
         self._last = -1  # index of the broker connected to last
+        # the client's async with block ended: it opens nothing more
+        # (until entered again)
+        self.closed = False
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise ClientClosed(
+                'the client was closed at the end of its async with block: use it inside'
+                ' the block, or enter it again (disconnect() instead keeps a client'
+                ' usable: it connects again on its next call)'
+            )
 
     async def connect(self, on_update: OnUpdate) -> StreamsProtocol:
         """
@@ -149,6 +160,7 @@ class Connector:
             not answer.
         :raises AuthenticationFailure: When the broker refuses the login.
         """
+        self._check_open()
         options = self._options
         credentials = self._credentials
         login = await credentials.login(info)

@@ -11,7 +11,9 @@ uses it: nowhere else.
 from __future__ import annotations
 
 import dataclasses as dtc
+import difflib
 import typing as tp
+from collections.abc import Mapping
 
 from ..aio.records import Kind
 from ..backoff import Backoff
@@ -340,7 +342,62 @@ def _check_seconds(name: str, value: object, note: str = '') -> None:
     if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
         raise ValueError('{} must be positive seconds{}, got {!r}'.format(name, note, value))
 
+class ClientOptionArgs(tp.TypedDict, total=False):
+    """
+    The options of :py:func:`~rbfly.streams.streams_client`, as keyword
+    arguments: the fields of :py:class:`ClientOptions` (see each there),
+    typed, so that a misspelt option fails type checking and an editor
+    completes the names (a test keeps the two lists equal).
+    """
+    frame_max: int
+    heartbeat: int
+    credit: int
+    buffer_bytes: int
+    spin: float
+    read_pause: float
+    connect_timeout: float
+    request_timeout: float | None
+    connection_name: str | None
+    client_properties: tp.Mapping[str, str] | None
+    receive_buffer: int | None
+    send_buffer: int | None
+    publishers_per_connection: int
+    subscriptions_per_connection: int
+    on_connection: OnConnection | None
+    address_resolver: Resolver | None
+    sasl_mechanism: str | None
+    crc_check: bool
+    crc_failure: tp.Literal['fail', 'skip']
+    max_chunk_uncompressed: int
+    oauth2: TokenProvider | None
+    token_refresh: float
+    replicas_only: bool
+    publishers_on_leader: bool
+    reconnect: Backoff
+
+OPTION_NAMES = frozenset(f.name for f in dtc.fields(ClientOptions))
+"""The names of the client's options."""
+
+def check_option_names(options: Mapping[str, object], where: str) -> None:
+    """
+    Refuse an option the client does not have, suggesting the closest
+    name (a misspelt option would otherwise be a bare ``unexpected
+    keyword argument``, or be lost in a dictionary of options).
+
+    :param where: The function given the options, for the message.
+    :raises TypeError: For an unknown option.
+    """
+    unknown = sorted(options.keys() - OPTION_NAMES)
+    if not unknown:
+        return
+    name = unknown[0]
+    close = difflib.get_close_matches(name, OPTION_NAMES, 1)
+    hint = '; did you mean {!r}?'.format(close[0]) if close else \
+        ' (the options are those of rbfly.streams.parts.options.ClientOptions)'
+    raise TypeError('{}() got an unknown option {!r}{}'.format(where, name, hint))
+
 __all__ = [
     'DEFAULT_BACKOFF', 'DEFAULT_BUFFER_BYTES', 'DEFAULT_CREDIT', 'DEFAULT_REQUEST_TIMEOUT',
-    'DEFAULT_SPIN', 'ClientOptions', 'Kind', 'OnConnection', 'Resolver',
+    'DEFAULT_SPIN', 'OPTION_NAMES', 'ClientOptionArgs', 'ClientOptions', 'Kind', 'OnConnection',
+    'Resolver', 'check_option_names',
 ]

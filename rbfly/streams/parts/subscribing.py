@@ -20,6 +20,7 @@ from ..lifecycle import ResourceState, StateListener
 from ..metrics import Counters
 from ..names import check_name
 from ..offset import Offset, OffsetType
+from ..protocol._chunk import ON_DECODE_ERROR
 from ..protocol.commands import OffsetSpec, ResolveOffsetSpec, StreamStats
 from ..protocol.constants import OffsetSpecType
 from ..subscriptions.flow import FlowStrategy, check_flow
@@ -58,6 +59,13 @@ when none was received. Returns the offset to resume from instead (e.g.
 one kept by the application), or ``None`` to keep it.
 """
 
+DecodeErrorAction: tp.TypeAlias = tp.Literal['raise', 'skip', 'raw']
+"""
+What a subscription decoding AMQP does with a message that is not AMQP
+1.0: raise :py:class:`rbfly.error.MessageDecodeError`, skip it, or hand
+out its bytes as the body.
+"""
+
 Flow: tp.TypeAlias = tuple[int, int, FlowStrategy | None]
 """A subscription's credit, buffer size and flow strategy."""
 
@@ -84,9 +92,16 @@ class SubscribeOptions:
     on_state: StateListener | None = None
     flow: FlowStrategy | None = None
     stop_at_end: bool = False
+    on_decode_error: DecodeErrorAction = 'raise'
 
 Make: tp.TypeAlias = Callable[[], Awaitable[list[Subscription]]]
 """Builds the subscriptions of a read (one, or a super stream's partitions)."""
+
+def check_decode_error(action: str) -> None:
+    """A subscription's ``on_decode_error``."""
+    if action not in ON_DECODE_ERROR:
+        raise ValueError('on_decode_error must be one of {}, got {!r}'.format(
+            ', '.join(repr(a) for a in ON_DECODE_ERROR), action))
 
 def check_timeout(timeout: float) -> None:
     """A subscription's idle timeout: seconds, 0 for none."""
@@ -315,6 +330,7 @@ class Subscribing:
             self._counters, client.crc_check, flow[2],
             client.crc_failure == 'skip', client.max_chunk_uncompressed,
             activation=activation, resume=options.resume, resume_offset=offset,
+            on_decode_error=options.on_decode_error,
         )
         if options.on_state is not None:
             sub.lifecycle.listen(options.on_state)
@@ -529,6 +545,7 @@ class Subscribing:
         consumers' hand-offs (:py:mod:`rbfly.streams.subscriptions.handoff`).
         """
         check_timeout(options.timeout)
+        check_decode_error(options.on_decode_error)
         # the options' values are checked before asking the broker anything
         # (new() applies them to each subscription)
         self.flow(options.credit, options.buffer_bytes, options.flow)
@@ -613,6 +630,7 @@ class Subscribing:
             detach(sub)
 
 __all__ = [
-    'ConsumerUpdateCallback', 'ResumeCallback', 'SubscribeOptions', 'Subscribing',
+    'ConsumerUpdateCallback', 'DecodeErrorAction', 'ResumeCallback', 'SubscribeOptions',
+    'Subscribing',
     'filter_properties',
 ]

@@ -15,6 +15,7 @@ class ChunkInfo:
     def next_offset(self) -> int: ...
 
 DEFAULT_MAX_CHUNK_UNCOMPRESSED: int
+ON_DECODE_ERROR: tuple[str, ...]
 
 def read_header(chunk: bytes | bytearray | memoryview) -> ChunkInfo: ...
 
@@ -25,4 +26,5 @@ def decode_chunk(
     check_crc: bool = True,
     stream: str | None = None,
     max_uncompressed: int = ...,
+    on_decode_error: str | None = None,
 ) -> tuple[ChunkInfo, list[MessageCtx]]: ...

@@ -30,17 +30,28 @@ The decoder never copies the chunk: it parses it in place with a
 bounds-checked reader, checks the CRC, skips records before the requested
 offset and decodes each record into a :py:class:`rbfly.amqp.MessageCtx`.
 
+A record that is not AMQP 1.0 (published as raw bytes, or by a client of
+another format) raises :py:class:`rbfly.error.MessageDecodeError` naming
+the stream and the record's offset, or, as the subscription asks
+(``on_decode_error``), is skipped or handed out as its bytes. The fast
+path (no ``on_decode_error``) has no ``try``, per record nor per chunk,
+and raises a bare :py:class:`rbfly.error.AMQPDecodeError`: its caller
+decodes that chunk again with an action, each record under ``try`` (a
+rare chunk; what the success path costs is unchanged).
+
 This module is the one owner of the header's layout: what else needs a
 chunk's type, offsets or timestamp before decoding it (a subscription
 noting where the next one starts, the connection pausing its reads on a
 chunk of history) asks :py:func:`read_header`, never the bytes.
 """
 
+import logging
 import zlib
 
 cimport cython
 
 from .compression import decompress as codec_decompress
+from .compression import missing_codec
 
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_Release, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
@@ -51,7 +62,16 @@ from ..._wire._buffer cimport Reader, r_take, rbfly_load_u16, rbfly_load_u32, rb
 from ...amqp._message cimport MessageCtx, untrack_received
 from ...amqp._sections cimport dec_message
 
-from ...error import AMQPDecodeError, ChunkCrcError, ChunkError, ChunkTooLarge
+from ...error import (
+    AMQPDecodeError,
+    ChunkCrcError,
+    ChunkError,
+    ChunkTooLarge,
+    MessageDecodeError,
+)
+
+# the subscriptions' logger (doc/logging.rst): skipped records are theirs
+logger = logging.getLogger('rbfly.streams.subscriber')
 
 cdef enum:
     HEADER_SIZE = 48
@@ -59,6 +79,18 @@ cdef enum:
     CHUNK_USER = 0
     COMPRESSION_NONE = 0
     COMPRESSION_GZIP = 1
+    # how records are decoded: as AMQP 1.0 (an error ends the chunk), as
+    # raw bytes, or as AMQP 1.0 each under ``try`` (on_decode_error)
+    MODE_AMQP = 0
+    MODE_RAW = 1
+    MODE_CAREFUL = 2
+
+ON_DECODE_ERROR = ('raise', 'skip', 'raw')
+"""
+What a subscription decoding AMQP does with a message that is not AMQP
+1.0: raise :py:class:`rbfly.error.MessageDecodeError`, skip it, or hand
+out its bytes as the body.
+"""
 
 # decompression bomb guard, as in the Java client (64 MiB per sub-batch)
 cdef Py_ssize_t MAX_UNCOMPRESSED = 64 * 1024 * 1024
@@ -156,8 +188,14 @@ cdef class _Decoder:
     cdef uint64_t offset
     cdef uint64_t start
     cdef double timestamp
-    cdef bint amqp
+    cdef int mode
+    cdef bint keep_raw     # careful mode: keep an undecodable record as bytes
+    cdef bint raise_first  # careful mode: raise MessageDecodeError
     cdef object stream
+    # careful mode: records that failed, and the first failure
+    cdef Py_ssize_t failed
+    cdef uint64_t failed_offset
+    cdef object failure
     # uncompressed bytes the chunk's compressed sub-batches may still take
     cdef Py_ssize_t budget
     cdef Py_ssize_t limit
@@ -179,21 +217,69 @@ cdef class _Decoder:
         cdef MessageCtx msg
         cdef Reader r
         if self.offset >= self.start:
-            if self.amqp:
+            if self.mode == MODE_AMQP:
                 r.data = data
                 r.pos = 0
                 r.end = size
                 r.error = <PyObject*> AMQPDecodeError
                 msg = dec_message(&r)
-            else:
+            elif self.mode == MODE_RAW:
                 msg = MessageCtx.__new__(MessageCtx)
                 msg._body = PyBytes_FromStringAndSize(<const char*> data, size)
+            else:
+                msg = self.careful(data, size)
+                if msg is None:  # skipped
+                    self.offset += 1
+                    return 0
             msg.stream_offset = self.offset
             msg.stream_timestamp = self.timestamp
             msg._stream = self.stream
             untrack_received(msg)
             self.messages.append(msg)
         self.offset += 1
+        return 0
+
+    cdef MessageCtx careful(self, const unsigned char *data, Py_ssize_t size):
+        """
+        Decode a record as AMQP 1.0; when it is not, return ``None`` (skip
+        it) or a message of its bytes.
+        """
+        cdef MessageCtx msg
+        cdef Reader r
+        r.data = data
+        r.pos = 0
+        r.end = size
+        r.error = <PyObject*> AMQPDecodeError
+        try:
+            return dec_message(&r)
+        except AMQPDecodeError as ex:
+            if self.raise_first:
+                raise MessageDecodeError(ex.reason, ex.offset, self.stream, self.offset) \
+                    from None
+            if self.failed == 0:
+                self.failed_offset = self.offset
+                self.failure = '{} (at byte {} of it)'.format(ex.reason, ex.offset)
+            self.failed += 1
+        if not self.keep_raw:
+            return None
+        msg = MessageCtx.__new__(MessageCtx)
+        msg._body = PyBytes_FromStringAndSize(<const char*> data, size)
+        return msg
+
+    cdef int entries(self, Reader *r, ChunkInfo info) except -1:
+        """Decode the chunk's entries, from the reader at its data on."""
+        cdef Py_ssize_t at
+        cdef uint8_t flags
+        cdef uint32_t size
+        for _ in range(info.num_entries):
+            at = r.pos
+            flags = r_take(r, 1)[0]
+            if flags & 0x80:
+                self.sub_batch(r, flags, at)
+            else:
+                r.pos -= 1
+                size = rbfly_load_u32(r_take(r, 4))
+                self.record(r_take(r, size), size)
         return 0
 
     cdef int sub_batch(self, Reader *r, uint8_t flags, Py_ssize_t at) except -1:
@@ -233,8 +319,8 @@ cdef class _Decoder:
                     uncompressed,
                 )
             except KeyError:
-                chunk_error('unsupported sub-batch compression {} (no codec registered, see'
-                            ' rbfly.streams.compression)'.format(compression), at)
+                chunk_error('unsupported sub-batch compression: {}'.format(
+                    missing_codec(compression)), at)
             except Exception as ex:  # noqa: BLE001 - a codec's own error
                 chunk_error('invalid sub-batch of compression {}: {}'.format(compression, ex), at)
             if type(data) is not bytes:
@@ -260,6 +346,7 @@ def decode_chunk(
         check_crc: bool = True,
         stream: str | None = None,
         max_uncompressed: int = DEFAULT_MAX_CHUNK_UNCOMPRESSED,
+        on_decode_error: str | None = None,
 ) -> tuple[ChunkInfo, list[MessageCtx]]:
     """
     Decode a chunk into messages.
@@ -273,22 +360,31 @@ def decode_chunk(
     :param stream: Stream name set on each message (``MessageCtx.stream``).
     :param max_uncompressed: Bytes the chunk's compressed sub-batches may
         decompress to, in all (each also at most 64 MiB).
+    :param on_decode_error: With ``amqp``, what to do with a record that
+        is not AMQP 1.0 (see :py:data:`ON_DECODE_ERROR`): ``'raise'``
+        :py:class:`~rbfly.error.MessageDecodeError`, ``'skip'`` it (its
+        offset counts, as any record's), or hand out its ``'raw'`` bytes
+        as the body; a warning names the stream and the offsets of a
+        chunk's records skipped or kept raw. ``None``, the fast path:
+        raise a bare :py:class:`~rbfly.error.AMQPDecodeError`, for the
+        caller to decode the chunk again with an action.
 
     :raises rbfly.error.ChunkError: When the chunk is malformed (a
         :py:class:`~rbfly.error.ChunkCrcError` when its CRC does not
         match, :py:class:`~rbfly.error.ChunkTooLarge` past
         ``max_uncompressed``).
-    :raises rbfly.error.AMQPDecodeError: When a record is not a valid AMQP
-        message.
+    :raises rbfly.error.AMQPDecodeError: When a record is not a valid
+        AMQP message: a :py:class:`~rbfly.error.MessageDecodeError` naming
+        the stream and the record's offset with ``on_decode_error``
+        ``'raise'``.
     """
     cdef Py_buffer view
     cdef Reader r
     cdef const unsigned char *p
     cdef ChunkInfo info = ChunkInfo.__new__(ChunkInfo)
     cdef _Decoder dec = _Decoder.__new__(_Decoder)
-    cdef uint32_t data_len, size, crc
-    cdef Py_ssize_t at, data_end
-    cdef uint8_t flags
+    cdef uint32_t data_len, crc
+    cdef Py_ssize_t data_end
 
     PyObject_GetBuffer(chunk, &view, PyBUF_SIMPLE)
     try:
@@ -315,19 +411,28 @@ def decode_chunk(
         dec.offset = info.first_offset
         dec.start = start_offset
         dec.timestamp = info.timestamp
-        dec.amqp = amqp
+        dec.mode = MODE_AMQP if amqp else MODE_RAW
         dec.stream = stream
         dec.budget = dec.limit = max_uncompressed
         data_end = r.end = HEADER_SIZE + data_len
-        for _ in range(info.num_entries):
-            at = r.pos
-            flags = r_take(&r, 1)[0]
-            if flags & 0x80:
-                dec.sub_batch(&r, flags, at)
-            else:
-                r.pos -= 1
-                size = rbfly_load_u32(r_take(&r, 4))
-                dec.record(r_take(&r, size), size)
+        if on_decode_error is None or not amqp:
+            dec.entries(&r, info)
+        else:
+            if on_decode_error not in ON_DECODE_ERROR:
+                raise ValueError('on_decode_error must be one of {}, got {!r}'.format(
+                    ', '.join(ON_DECODE_ERROR), on_decode_error))
+            # each record under try
+            dec.mode = MODE_CAREFUL
+            dec.keep_raw = on_decode_error == 'raw'
+            dec.raise_first = on_decode_error == 'raise'
+            dec.entries(&r, info)
+            if dec.failed:
+                logger.warning(
+                    'stream %r: %d message(s) of the chunk at offset %d are not AMQP 1.0'
+                    ' (the first at offset %d: %s): %s', stream, dec.failed,
+                    info.first_offset, dec.failed_offset, dec.failure,
+                    'handed out as bytes' if dec.keep_raw else 'skipped',
+                )
         if r.pos != data_end:
             chunk_error('chunk has {} bytes after its {} entries'.format(
                 data_end - r.pos, info.num_entries

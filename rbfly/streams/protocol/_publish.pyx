@@ -70,6 +70,13 @@ DEF POOL_SIZE = 8
 POOLED_FRAME = POOLED_FRAME_SIZE
 
 
+# what a message too large for a frame is told: where the limit comes from
+cdef str FRAME_MAX_HINT = (
+    ' (the frame size negotiated with the broker: the smaller of its'
+    ' stream.frame_max and the client\'s frame_max option; raise both, or split'
+    ' the message)'
+)
+
 cdef class SubEntryBatch:
     """
     Messages published as one sub-entry batch: one entry of the stream,
@@ -264,7 +271,7 @@ cdef class PublishEncoder:
                 if count == 0:
                     raise MessageTooLarge(
                         'message of {} bytes does not fit into a frame of at most'
-                        ' {} bytes'.format(body_size(msg), limit)
+                        ' {} bytes{}'.format(body_size(msg), limit, FRAME_MAX_HINT)
                     )
                 w.pos = before
                 break
@@ -294,9 +301,9 @@ cdef class PublishEncoder:
                 if count == 0:
                     raise MessageTooLarge(
                         '{} of {} bytes does not fit into a frame of at most'
-                        ' {} bytes'.format(
+                        ' {} bytes{}'.format(
                             'sub-entry batch' if sub else 'message',
-                            w.pos - before - (8 if sub else 12), limit,
+                            w.pos - before - (8 if sub else 12), limit, FRAME_MAX_HINT,
                         )
                     )
                 w.pos = before

@@ -52,6 +52,24 @@ _CODECS: dict[int, tuple[Compress, Decompress]] = {
     Compression.GZIP: (_gzip_compress, _gzip_decompress),
 }
 
+_PACKAGES: dict[int, str] = {
+    Compression.ZSTD: 'zstandard', Compression.LZ4: 'lz4', Compression.SNAPPY: 'cramjam',
+}
+"""The package of each optional codec (the ``rbfly[compression]`` extra)."""
+
+def missing_codec(code: int) -> str:
+    """
+    Why a compression has no codec, and what to install (or register).
+    """
+    package = _PACKAGES.get(code)
+    if package is None:
+        return 'no codec registered for compression {}: register one with' \
+            ' rbfly.streams.compression.register_codec'.format(code)
+    return 'compression {} ({}) needs the {} package, which is not installed: install' \
+        ' rbfly[compression] (pip install "rbfly[compression]"), or register a codec with' \
+        ' rbfly.streams.compression.register_codec'.format(
+            code, Compression(code).name.lower(), package)
+
 def _optional_codecs() -> None:
     """Register zstd and lz4 when their libraries are installed."""
     try:
@@ -170,10 +188,7 @@ def compression_code(compression: int | str) -> int:
             compression,
         ))
     if code != Compression.NONE and code not in _CODECS:
-        raise FeatureNotSupported(
-            'no codec registered for compression {} (see rbfly.streams.compression'
-            '.register_codec)'.format(code)
-        )
+        raise FeatureNotSupported(missing_codec(code))
     return int(code)
 
 def register_codec(compression: int | str, compress: Compress, decompress: Decompress) -> None:
@@ -213,5 +228,6 @@ __all__ = [
     'compress',
     'compression_code',
     'decompress',
+    'missing_codec',
     'register_codec',
 ]

@@ -30,7 +30,7 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ...error import ProtocolError
+from ...error import FrameDecodeError, ProtocolError
 from ..error import (
     HandshakeFrameTooLarge,
     ResponseError,
@@ -69,6 +69,7 @@ from .constants import (
     PRE_OPEN_FRAME_MAX,
     ResponseCode,
 )
+from .errors import foreign_protocol
 
 logger = logging.getLogger(__name__)
 
@@ -227,6 +228,9 @@ class ConnectionCore:
         self._check_handshake_frames()
         self._state = CoreState.IDLE
         self._reader = FrameReader(PRE_OPEN_FRAME_MAX)  # until the connection is open
+        # the server's first bytes, to name the protocol of a server that
+        # does not speak this one (see foreign_protocol)
+        self._head = b''
         self._out: list[bytes | memoryview] = []
         self._correlation_id = 0
         self._server_properties: Mapping[str, str] = {}
@@ -432,39 +436,46 @@ class ConnectionCore:
         self._reader.feed(data)
         events: list[Event] = []
         opened = self._state in _RUNNING
-        for frame in self._reader:
-            command: Command
-            correlation_id: int | None = None
-            hot = decode_hot(frame)  # Deliver, PublishConfirm, Heartbeat
-            if hot is not None:
-                command = hot
-            else:
-                decoded = decode_frame(frame)
-                command = decoded.command
-                correlation_id = decoded.correlation_id
-            if opened:
-                if type(command) is Heartbeat:
-                    continue
-                if type(command) is Close:
-                    events.append(self._closed_by_broker(command, correlation_id, now))
-                    continue
-                if type(command) is ConsumerUpdate and correlation_id is not None:
-                    events.append(ConsumerUpdateRequested(
-                        correlation_id, command.subscription_id, command.active,
-                    ))
-                    continue
-                if type(command) is CloseResponse and self._state is CoreState.CLOSING:
-                    self._set_state(CoreState.CLOSED)
-                    events.append(ConnectionClosed(ResponseCode.OK, 'OK', False))
-                    continue
-                events.append(command)
-            elif self.state is CoreState.CLOSED:  # set by an earlier frame
-                break
-            else:
-                event = self._handshake(command, correlation_id, now)
-                if event is not None:
-                    events.append(event)
-                opened = self._state in _RUNNING
+        if not opened and len(self._head) < 8:
+            self._head += data[:8 - len(self._head)]
+        try:
+            for frame in self._reader:
+                command: Command
+                correlation_id: int | None = None
+                hot = decode_hot(frame)  # Deliver, PublishConfirm, Heartbeat
+                if hot is not None:
+                    command = hot
+                else:
+                    decoded = decode_frame(frame)
+                    command = decoded.command
+                    correlation_id = decoded.correlation_id
+                if opened:
+                    if type(command) is Heartbeat:
+                        continue
+                    if type(command) is Close:
+                        events.append(self._closed_by_broker(command, correlation_id, now))
+                        continue
+                    if type(command) is ConsumerUpdate and correlation_id is not None:
+                        events.append(ConsumerUpdateRequested(
+                            correlation_id, command.subscription_id, command.active,
+                        ))
+                        continue
+                    if type(command) is CloseResponse and self._state is CoreState.CLOSING:
+                        self._set_state(CoreState.CLOSED)
+                        events.append(ConnectionClosed(ResponseCode.OK, 'OK', False))
+                        continue
+                    events.append(command)
+                elif self.state is CoreState.CLOSED:  # set by an earlier frame
+                    break
+                else:
+                    event = self._handshake(command, correlation_id, now)
+                    if event is not None:
+                        events.append(event)
+                    opened = self._state in _RUNNING
+        except FrameDecodeError as ex:
+            if opened or (foreign := foreign_protocol(self._head)) is None:
+                raise
+            raise foreign from ex
         return events
 
     def _closed_by_broker(

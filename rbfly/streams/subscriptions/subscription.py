@@ -41,7 +41,7 @@ from collections.abc import Awaitable, Callable
 from time import monotonic
 
 from ...amqp import MessageCtx
-from ...error import ChunkCrcError, ChunkError
+from ...error import AMQPDecodeError, ChunkCrcError, ChunkError
 from ..aio.records import detach
 from ..error import ConnectionLost
 from ..lifecycle import Lifecycle, ResourceState
@@ -124,6 +124,9 @@ class Subscription:
         application gave it (what ``resume`` is told before a chunk came;
         required: ``offset_spec`` alone does not say it, e.g. for
         ``Offset.reference``).
+    :param on_decode_error: With ``amqp``, what to do with a message that
+        is not AMQP 1.0: ``'raise'``, ``'skip'`` or ``'raw'`` (see
+        ``decode_chunk`` of :py:mod:`rbfly.streams.protocol`'s ``_chunk``).
     :param flow: Flow strategy counting chunks (its ``credit`` replaces
         ``credit``; ``buffer_bytes`` does not apply), or ``None``: the
         byte-bounded policy (see :py:mod:`rbfly.streams.subscriptions.flow` and
@@ -150,11 +153,13 @@ class Subscription:
             activation: Activation | None = None,
             resume: Resume | None = None,
             resume_offset: Offset,
+            on_decode_error: str = 'raise',
     ) -> None:
         self.stream = stream
         self.offset_spec = offset_spec
         self.next_offset = start_offset
         self.amqp = amqp
+        self.on_decode_error = on_decode_error
         self.properties = properties
         # the connection it is subscribed on, its id there, and the
         # connection's owner that subscribes again after a loss (None while
@@ -401,6 +406,14 @@ class Subscription:
             if not self.skip_bad_crc:
                 raise
             return self._skipped(data, ex)
+        except AMQPDecodeError:
+            # a message that is not AMQP: decoded again, each message
+            # under try, to raise an error naming it, skip it or keep its
+            # bytes (the fast path has no try per message)
+            info, messages = decode_chunk(
+                data, self.next_offset, self.amqp, self.crc_check, self.stream,
+                self.max_uncompressed, self.on_decode_error,
+            )
         counters = self._counters
         counters.chunks += 1
         counters.chunk_bytes += len(data)

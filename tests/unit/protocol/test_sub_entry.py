@@ -218,3 +218,19 @@ def test_snappy_bounded_by_declared_size() -> None:
     assert len(stored) < 10_000_000
     with pytest.raises(ChunkError, match='more than the declared size'):
         decode_chunk(chunk([stored], 100), amqp=False)
+
+@pytest.mark.parametrize('name, code, package', [
+    ('zstd', 4, 'zstandard'), ('lz4', 3, 'lz4'), ('snappy', 2, 'cramjam'),
+])
+def test_missing_optional_codec_names_the_extra(name: str, code: int, package: str) -> None:
+    """Without its package, an optional codec's error names the package and the extra."""
+    compression_module._CODECS.pop(code, None)
+    with pytest.raises(FeatureNotSupported) as info:
+        SubEntryBatch(['a'], name)
+    text = str(info.value)
+    assert 'compression {} ({})'.format(code, name) in text
+    assert package in text and 'rbfly[compression]' in text
+    body = entry(b'x')
+    stored = struct.pack('>BHII', 0x80 | (code << 4), 1, len(body), len(body)) + body
+    with pytest.raises(ChunkError, match=r'rbfly\[compression\]'):
+        decode_chunk(chunk([stored], 1))

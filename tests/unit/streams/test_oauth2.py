@@ -158,7 +158,7 @@ async def test_client_options() -> None:
 
     url = 'rabbitmq-stream://localhost/'
     with pytest.raises(TypeError, match='oauth2 must be a token provider'):
-        streams_client(url, oauth2='token')
+        streams_client(url, oauth2='token')  # type: ignore[arg-type]
     with pytest.raises(ValueError, match='with SASL PLAIN, not EXTERNAL'):
         streams_client(url, oauth2=provider, sasl_mechanism='EXTERNAL')
     with pytest.raises(ValueError, match='token_refresh must be between 0 and 1'):
