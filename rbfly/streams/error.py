@@ -453,6 +453,7 @@ __all__ = [
     'ProtocolError',
     'PublisherDoesNotExist',
     'PublisherError',
+    'RecoveryStalled',
     'RequestTimeout',
     'ResponseError',
     'SaslAuthenticationFailureLoopback',
