@@ -70,6 +70,12 @@ if scripts/java-perf.sh --prepare >/dev/null 2>&1; then java=(java); fi
 "$VENV/bin/python" -m perf.concurrent --quick --strict --url "$RBFLY_URL" \
   --json "$quick/concurrent.json" >/dev/null 2>"$quick/concurrent.log" \
   || { cat "$quick/concurrent.log" >&2; exit 1; }
+# recovery under repeated faults: a proxy cutting connections, and one
+# dropping each (--strict fails on the no-progress pacing only, which load
+# does not move; the rate shares are printed)
+"$VENV/bin/python" -m perf.recovery --quick --strict --url "$RBFLY_URL" \
+  --json "$quick/recovery.json" >/dev/null 2>"$quick/recovery.log" \
+  || { cat "$quick/recovery.log" >&2; exit 1; }
 # the Java client's own perf tool against the harness (seconds each), and
 # at a fixed rate as the workloads run it, where its jars resolve
 # (stream-client 0.13.0 and the tool's dependencies)
