@@ -53,6 +53,7 @@ class Protocol:
         self.node = node
         self.address = node
         self.is_open = True
+        self.progressed = False  # no confirmation nor chunk yet (the manager paces by it)
         self.on_lost: tp.Callable[[Protocol, Exception], None] | None = None
         self.connection_properties = {
             'advertised_host': node[0], 'advertised_port': str(node[1]),
