@@ -117,7 +117,7 @@ def publisher_options(
         raise ValueError('compression is an option of sub-entry batches (sub_entry_size)')
     codec = None
     if serializer is not None:
-        if not cls._amqp:  # noqa: SLF001 - the class's own flag
+        if not cls._amqp:
             raise ValueError('a serializer sets the content type of AMQP messages;'
                              ' {} sends raw bytes'.format(cls.__name__))
         codec = as_codec(serializer)
