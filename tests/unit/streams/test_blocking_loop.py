@@ -53,7 +53,7 @@ def test_timeout_cancels() -> None:
         return True
 
     try:
-        with pytest.raises(RequestTimeout, match='hanging did not complete in 0.1s'):
+        with pytest.raises(RequestTimeout, match=r'hanging did not complete in 0\.1s'):
             runner.run(hang(), 0.1, 'hanging')
         assert runner.run(was_cancelled(), 10, 'check')
     finally:
