@@ -428,6 +428,32 @@ class StreamsClient:
 
     # -- subscriptions --
 
+    @tp.overload
+    def subscribe(
+            self, stream: str, *, offset: Offset = Offset.NEXT,
+            filter: MessageFilter | None = None, timeout: float = 0, amqp: bool = True,
+            name: str | None = None, single_active: bool = False,
+            consumer_update: ConsumerUpdateCallback | None = None, store_every: int = 0,
+            store_interval: float = 5, credit: int | None = None,
+            buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
+            on_state: StateListener | None = None, flow: FlowStrategy | None = None,
+            stop_at_end: bool = False, serializer: None = None,
+            on_mismatch: OnMismatch = 'raise',
+    ) -> Bodies: ...
+
+    @tp.overload
+    def subscribe(
+            self, stream: str, *, offset: Offset = Offset.NEXT,
+            filter: MessageFilter | None = None, timeout: float = 0, amqp: bool = True,
+            name: str | None = None, single_active: bool = False,
+            consumer_update: ConsumerUpdateCallback | None = None, store_every: int = 0,
+            store_interval: float = 5, credit: int | None = None,
+            buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
+            on_state: StateListener | None = None, flow: FlowStrategy | None = None,
+            stop_at_end: bool = False, serializer: Serializer | Codec,
+            on_mismatch: OnMismatch = 'raise',
+    ) -> Decoded: ...
+
     def subscribe(
             self, stream: str, *, offset: Offset = Offset.NEXT,
             filter: MessageFilter | None = None, timeout: float = 0, amqp: bool = True,
@@ -438,7 +464,7 @@ class StreamsClient:
             on_state: StateListener | None = None, flow: FlowStrategy | None = None,
             stop_at_end: bool = False, serializer: Serializer | Codec | None = None,
             on_mismatch: OnMismatch = 'raise',
-    ) -> Bodies:
+    ) -> Bodies | Decoded:
         """
         Subscribe to a stream and iterate over its messages' bodies.
 
@@ -477,7 +503,7 @@ class StreamsClient:
         # when the next one is asked for, the last one at the end
         bodies = Bodies(chunks, tracker, holding)
         if codec is not None:
-            return tp.cast(Bodies, Decoded(bodies, codec, stream))
+            return Decoded(bodies, codec, stream)
         return bodies
 
     def subscribe_chunks(
@@ -759,6 +785,32 @@ class StreamsClient:
                 super_stream, routing_key, routing, name, cls, options) as publisher:
             yield publisher
 
+    @tp.overload
+    def subscribe_super_stream(
+            self, super_stream: str, *, offset: Offset = Offset.NEXT,
+            filter: MessageFilter | None = None, timeout: float = 0, amqp: bool = True,
+            name: str | None = None, single_active: bool = False,
+            consumer_update: ConsumerUpdateCallback | None = None, store_every: int = 0,
+            store_interval: float = 5, credit: int | None = None,
+            buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
+            on_state: StateListener | None = None, flow: FlowStrategy | None = None,
+            stop_at_end: bool = False, serializer: None = None,
+            on_mismatch: OnMismatch = 'raise',
+    ) -> Bodies: ...
+
+    @tp.overload
+    def subscribe_super_stream(
+            self, super_stream: str, *, offset: Offset = Offset.NEXT,
+            filter: MessageFilter | None = None, timeout: float = 0, amqp: bool = True,
+            name: str | None = None, single_active: bool = False,
+            consumer_update: ConsumerUpdateCallback | None = None, store_every: int = 0,
+            store_interval: float = 5, credit: int | None = None,
+            buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
+            on_state: StateListener | None = None, flow: FlowStrategy | None = None,
+            stop_at_end: bool = False, serializer: Serializer | Codec,
+            on_mismatch: OnMismatch = 'raise',
+    ) -> Decoded: ...
+
     def subscribe_super_stream(
             self, super_stream: str, *, offset: Offset = Offset.NEXT,
             filter: MessageFilter | None = None, timeout: float = 0, amqp: bool = True,
@@ -769,7 +821,7 @@ class StreamsClient:
             on_state: StateListener | None = None, flow: FlowStrategy | None = None,
             stop_at_end: bool = False, serializer: Serializer | Codec | None = None,
             on_mismatch: OnMismatch = 'raise',
-    ) -> Bodies:
+    ) -> Bodies | Decoded:
         """
         Subscribe to every partition of a super stream and iterate over
         their messages' bodies (see :py:meth:`subscribe_super_stream_chunks`;
@@ -789,7 +841,7 @@ class StreamsClient:
         holding = Holding()
         bodies = Bodies(self._subscribing.chunks(make, options, tracker, holding), tracker, holding)
         if codec is not None:
-            return tp.cast(Bodies, Decoded(bodies, codec, super_stream))
+            return Decoded(bodies, codec, super_stream)
         return bodies
 
     def subscribe_super_stream_chunks(
