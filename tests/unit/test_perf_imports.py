@@ -28,7 +28,7 @@ PERF = ROOT / 'perf'
 SHARED = ('common', 'report')
 BENCHMARKS = (
     'codec', 'concurrent', 'consume', 'floor', 'instructions', 'java_client', 'official',
-    'publish', 'workloads',
+    'publish', 'serializers', 'workloads',
 )
 THIRD_PARTY = ('rbfly', 'rstream', 'aiokafka', 'msgpack', 'matplotlib', 'proton', 'uvloop')
 
