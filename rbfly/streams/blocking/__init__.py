@@ -4,13 +4,13 @@ WSGI applications, Celery tasks, notebooks): :py:func:`blocking_client`
 runs the async client on an event loop in a daemon thread of its own and
 waits for each call (see :doc:`/blocking`).
 
-- :py:mod:`~rbfly.streams.blocking.loop`: the loop thread, and the check
+- ``loop``: the loop thread, and the check
   that refuses a blocking call from a running event loop;
-- :py:mod:`~rbfly.streams.blocking.client`: the client (stream and super
+- ``client``: the client (stream and super
   stream admin, offsets);
-- :py:mod:`~rbfly.streams.blocking.publisher`: its publishers (``send``
+- ``publisher``: its publishers (``send``
   waits for the confirmation; ``send_async`` returns a future);
-- :py:mod:`~rbfly.streams.blocking.subscription`: its subscriptions
+- ``subscription``: its subscriptions
   (iterators of :py:class:`Record`).
 """
 

@@ -1,7 +1,7 @@
 """
 The event loop of a blocking client: an asyncio loop running in a daemon
 thread of its own (one per client), and the one way blocking code hands
-it work (:py:meth:`LoopThread.submit`, :py:meth:`LoopThread.run`).
+it work (``LoopThread.submit``, ``LoopThread.run``).
 
 A blocking call from a thread running an event loop would block that
 loop (and, from the client's own loop thread, wait for itself forever):
