@@ -37,6 +37,7 @@ from rbfly.streams.blocking.loop import LoopThread
 from rbfly.streams.error import (
     NoOffset,
     PreconditionFailed,
+    PublisherError,
     StreamAlreadyExists,
     StreamDoesNotExist,
 )
@@ -256,6 +257,37 @@ def test_send_async_callback(blocking: BlockingClient, stream: str) -> None:
         pub.flush()
     assert sorted(settled) == [1, 2, 3, 4, 5]
 
+def test_close_sends_what_was_accepted(blocking: BlockingClient, stream: str) -> None:
+    """Closing a publisher right after send_async: every message accepted is confirmed."""
+    pub = blocking.publisher(stream)
+    futures = [pub.send_async(i) for i in range(500)]
+    pub.close()
+    assert [f.result(0) for f in futures] == list(range(1, 501))
+    with pytest.raises(PublisherError):
+        pub.send_async('late')
+    assert [b for _, b in read(blocking, stream, 500)] == list(range(500))
+
+def test_client_closed_first(any_url: str, stream: str) -> None:
+    """A client closed before its publisher and subscription: they end with it, quietly."""
+    client = blocking_client(any_url, timeout=30)
+    try:
+        client.create_stream(stream)
+        pub = client.publisher(stream)
+        futures = [pub.send_async(i) for i in range(100)]
+        records = client.subscribe(stream, offset=Offset.FIRST, timeout=10)
+        assert next(records).body == 0
+    finally:
+        with blocking_client(any_url) as other:
+            client.close()
+            other.delete_stream(stream)
+    assert [f.result(0) for f in futures] == list(range(1, 101))
+    with pytest.raises(ClientClosed):
+        pub.send('late')
+    pub.close()
+    records.close()
+    with pytest.raises(StopIteration):
+        next(records)
+
 def test_closed(any_url: str) -> None:
     """A closed client refuses calls; closing again does nothing."""
     client = blocking_client(any_url)
@@ -389,7 +421,9 @@ def test_interpreter_exit(any_url: str, stream: str) -> None:
     env = dict(os.environ, PYTHONPATH=os.getcwd())
     try:
         result = subprocess.run(
-            [sys.executable, '-X', 'dev', '-W', 'always', '-c', script, any_url, stream],
+            # ResourceWarning shown (unclosed loops, sockets, transports);
+            # not -X dev, whose slow-callback reports a loaded machine makes
+            [sys.executable, '-W', 'always::ResourceWarning', '-c', script, any_url, stream],
             capture_output=True, text=True, timeout=60, env=env, check=False,
         )
     finally:

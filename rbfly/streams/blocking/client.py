@@ -279,15 +279,15 @@ class BlockingClient:
             stream,
         ))
         token = object()
-        self._open.add(token, held.aclose)
         try:
-            return BlockingPublisher(
+            publisher = BlockingPublisher(
                 self._runner, held, self._timeout, functools.partial(self._open.discard, token),
             )
         except BaseException:
-            self._open.discard(token)
             held.close(failed=True)
             raise
+        self._open.add(token, publisher.aclose)
+        return publisher
 
     def super_stream_publisher(
             self, super_stream: str, routing_key: RoutingKey, *,

@@ -13,7 +13,7 @@ import contextlib
 import typing as tp
 
 from ..error import RequestTimeout
-from .loop import LoopThread, wait
+from .loop import ClientClosed, LoopThread, wait
 
 T = tp.TypeVar('T')
 
@@ -80,13 +80,18 @@ class Held(tp.Generic[T]):
         Leave the context (``failed``: as on an error, not waiting for
         what it would wait for), and wait until it is left.
         """
-        if self._task.done():
-            self._task.result()
+        if self._task.done():  # left already (the client closed)
+            if not self._task.cancelled():
+                self._task.result()
             return
         self._failed = failed
         release = self._release
         assert release is not None
-        self._runner.call(release.set)
+        try:
+            self._runner.call(release.set)
+        except ClientClosed:
+            return  # the client's closing left it
+
         wait(self._task, self._timeout, 'closing ' + self._what)
 
 __all__ = ['Held']

@@ -106,9 +106,14 @@ class LoopThread:
         return asyncio.run_coroutine_threadsafe(coro, self.loop)
 
     def call(self, callback: Callable[..., object], *args: object) -> None:
-        """Call a function on the loop, soon (from any thread)."""
-        if not self._closed:
-            self.loop.call_soon_threadsafe(callback, *args)
+        """
+        Call a function on the loop, soon (from any thread).
+
+        :raises ClientClosed: When the loop is closed.
+        """
+        if self._closed:
+            raise ClientClosed('the blocking client is closed')
+        self.loop.call_soon_threadsafe(callback, *args)
 
     def run(self, coro: Coroutine[tp.Any, tp.Any, T], timeout: float | None, what: str) -> T:
         """

@@ -26,7 +26,7 @@ from ..lifecycle import ResourceState, StateChange
 from ..publishers.pipelined import PublisherPipelined
 from ..publishers.superstream import SuperStreamPublisher
 from .holder import Held
-from .loop import LoopThread, check_no_loop
+from .loop import ClientClosed, LoopThread, check_no_loop
 
 Callback: tp.TypeAlias = Callable[[concurrent.futures.Future[int]], object]
 """Called with a message's future once it is settled (on the client's loop thread)."""
@@ -155,6 +155,9 @@ class BlockingPublisher:
                 return
             self._closed = True
         try:
+            if not self._runner.closed:
+                # what was accepted before is handed to the publisher first
+                self._runner.run(self._drained(), self._bound(None), 'closing ' + repr(self))
             self._held.close(failed)
         except Exception as ex:
             # a rejection the listener delivered to a message's future
@@ -197,6 +200,8 @@ class BlockingPublisher:
             concurrent.futures.Future() for _ in messages
         ]
         with self._lock:
+            if self._runner.closed:
+                raise ClientClosed('the blocking client is closed')
             if self._closed:
                 raise PublisherError('publisher for stream {!r} is closed'.format(self.stream))
             self._queue.extend(zip(messages, futures, strict=True))
@@ -222,6 +227,19 @@ class BlockingPublisher:
                 self._errors.append(error)
 
     # -- the loop's side --
+
+    async def _drained(self) -> None:
+        """Wait until the queue is handed to the publisher (no more comes: closed)."""
+        pump = self._pump
+        if pump is not None and not pump.done():
+            await asyncio.wait([pump])
+
+    async def aclose(self) -> None:
+        """Close, on the loop (the client closing)."""
+        with self._lock:
+            self._closed = True
+        await self._drained()
+        await self._held.aclose()
 
     def _wake(self) -> None:
         if self._pump is None or self._pump.done():
