@@ -25,7 +25,13 @@ from urllib.parse import urlsplit
 import pytest
 
 from rbfly.amqp import MessageCtx
-from rbfly.streams import ConfirmTimeout, ConnectionLost, Offset, RequestTimeout
+from rbfly.streams import (
+    ConfirmTimeout,
+    ConnectionLost,
+    CreditWhenProcessed,
+    Offset,
+    RequestTimeout,
+)
 from rbfly.streams.blocking import (
     BlockingCallInLoop,
     BlockingClient,
@@ -151,6 +157,14 @@ def test_stored_offsets(blocking: BlockingClient, stream: str) -> None:
     assert got == [(2, 'c')]
     blocking.write_offset(stream, 'app', 2, wait=True)
     assert blocking.query_offset(stream, 'app') == 2
+
+def test_flow_strategy(blocking: BlockingClient, stream: str) -> None:
+    """A flow strategy counting processed chunks: credit released as records are taken."""
+    with blocking.publisher(stream) as pub:
+        for i in range(6):  # a chunk each, more than the credit
+            pub.send(i)
+    got = read(blocking, stream, 6, flow=CreditWhenProcessed(ratio=1.0, credit=2))
+    assert got == [(i, i) for i in range(6)]
 
 def test_subscription_commit(blocking: BlockingClient, stream: str) -> None:
     """A tracking subscription commits the offset of the last record taken."""
@@ -330,14 +344,21 @@ def test_serializer(blocking: BlockingClient, stream: str) -> None:
         pub.send_batch([[1, 2], 'text'])
     with blocking.publisher(stream) as plain:
         plain.send('plain')
-    got = read(blocking, stream, 4, serializer=json, on_mismatch='raw')
-    assert got == [(0, {'id': 1}), (1, [1, 2]), (2, 'text'), (3, 'plain')]
-    with blocking.subscribe(stream, offset=Offset.offset(3), serializer=json,
-                            timeout=10) as records:
-        with pytest.raises(ContentTypeMismatch) as info:
-            records.next()
-    assert (info.value.stream, info.value.offset) == (stream, 3)
-    assert (info.value.expected, info.value.found) == ('application/json', None)
+    expected = [(0, {'id': 1}), (1, [1, 2]), (2, 'text'), (3, 'plain')]
+    # a chunk at a time, decoded in this thread; and a message at a time
+    # (with offset tracking), decoded on the loop
+    assert read(blocking, stream, 4, serializer=json, on_mismatch='raw') == expected
+    assert read(blocking, stream, 4, serializer=json, on_mismatch='raw', name='tracked',
+                store_every=1000) == expected
+    trackings: list[dict[str, tp.Any]] = [{}, {'name': 'tracked', 'store_every': 1000}]
+    for tracking in trackings:
+        with blocking.subscribe(stream, offset=Offset.offset(2), serializer=json,
+                                timeout=10, **tracking) as records:
+            assert records.next().body == 'text'
+            with pytest.raises(ContentTypeMismatch) as info:
+                records.next()
+        assert (info.value.stream, info.value.offset) == (stream, 3)
+        assert (info.value.expected, info.value.found) == ('application/json', None)
 
 @pytest.fixture
 def silent() -> Iterator[int]:

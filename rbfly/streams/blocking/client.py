@@ -37,7 +37,7 @@ from ..parts.offsets import COMMIT_TIMEOUT
 from ..publishers.awaited import PublisherBatchFast
 from ..publishers.pipelined import PublisherPipelined
 from ..publishers.superstream import RoutingKey, RoutingStrategy
-from ..serializers import Codec, OnMismatch, Serializer
+from ..serializers import Codec, OnMismatch, Serializer, as_codec
 from ..types import StreamInfo
 from .holder import Held
 from .loop import LoopThread, check_no_loop
@@ -343,11 +343,17 @@ class BlockingClient:
             ``store_every``, ``filter``, ``stop_at_end``, ...).
         """
         check_no_loop('BlockingClient.subscribe')
-        make = functools.partial(
-            self._client.subscribe, stream, offset=offset, serializer=serializer,
-            on_mismatch=on_mismatch, **options,
-        )
-        return self._subscription(make, stream, timeout)
+        client = self._client
+        if _by_chunk(options):
+            make: Callable[[], tp.Any] = functools.partial(
+                client.subscribe_chunks, stream, offset=offset, **options,
+            )
+        else:
+            make = functools.partial(
+                client.subscribe, stream, offset=offset, serializer=serializer,
+                on_mismatch=on_mismatch, **options,
+            )
+        return self._subscription(make, stream, timeout, options, serializer, on_mismatch)
 
     def subscribe_super_stream(
             self, super_stream: str, *, offset: Offset = Offset.NEXT,
@@ -359,22 +365,41 @@ class BlockingClient:
         :py:meth:`subscribe`; a record's ``stream`` is its partition).
         """
         check_no_loop('BlockingClient.subscribe_super_stream')
-        make = functools.partial(
-            self._client.subscribe_super_stream, super_stream, offset=offset,
-            serializer=serializer, on_mismatch=on_mismatch, **options,
-        )
-        return self._subscription(make, super_stream, timeout)
+        client = self._client
+        if _by_chunk(options):
+            make: Callable[[], tp.Any] = functools.partial(
+                client.subscribe_super_stream_chunks, super_stream, offset=offset, **options,
+            )
+        else:
+            make = functools.partial(
+                client.subscribe_super_stream, super_stream, offset=offset,
+                serializer=serializer, on_mismatch=on_mismatch, **options,
+            )
+        return self._subscription(make, super_stream, timeout, options, serializer, on_mismatch)
 
     def _subscription(
             self, make: Callable[[], tp.Any], stream: str, timeout: float | None,
+            options: dict[str, tp.Any], serializer: Serializer | Codec | None,
+            on_mismatch: OnMismatch,
     ) -> BlockingSubscription:
+        chunks = _by_chunk(options)
+        codec = as_codec(serializer, on_mismatch) if chunks and serializer is not None else None
         token = object()
         subscription = BlockingSubscription(
             self._runner, make, stream, timeout, self._timeout,
-            functools.partial(self._open.discard, token),
+            functools.partial(self._open.discard, token), chunks=chunks, codec=codec,
         )
         self._open.add(token, subscription.aclose)
         return subscription
+
+def _by_chunk(options: dict[str, tp.Any]) -> bool:
+    """
+    Whether a subscription takes a chunk at a time (see
+    :py:mod:`~rbfly.streams.blocking.subscription`): not with offset
+    tracking, nor with a flow strategy, which count what the application
+    was handed.
+    """
+    return not options.get('store_every') and options.get('flow') is None
 
 async def _make(make: Callable[[], StreamsClient]) -> StreamsClient:
     return make()

@@ -3,11 +3,19 @@ A blocking subscription: an iterator over the records of a stream's
 messages, taken one at a time from the async API's subscription on the
 client's loop.
 
-A record is taken when the application asks for it, never ahead: the
-async subscription's offset tracking (``store_every``) then stores only
-offsets of records the application was handed and asked past, as it does
-in async code. A wait that times out leaves the take pending: the next
-call gets its record, none is lost.
+With offset tracking (``store_every``) or a flow strategy, a record is
+taken from the async subscription's bodies when the application asks for
+it, never ahead: tracking then stores only offsets of records the
+application was handed and asked past, and a flow strategy releases
+credit as the application goes, as in async code. Without them, a chunk
+is taken at a time (the chunk-level API), and its records are handed out
+in the calling thread: one round trip to the loop a chunk, not a message
+(measured in :doc:`/blocking`). A
+serializer then decodes in the calling thread, a message at a time, so a
+mismatch is raised at its record.
+
+A wait that times out leaves the take pending: the next call gets its
+record, none is lost.
 """
 
 from __future__ import annotations
@@ -17,11 +25,14 @@ import concurrent.futures
 import dataclasses as dtc
 import threading
 import typing as tp
+from collections import deque
 from collections.abc import AsyncGenerator, Callable, Iterator
 
 from ...amqp import MessageCtx, get_message_ctx
+from ..serializers import Codec
 from ..subscriptions._bodies import Bodies
 from ..subscriptions.decoded import Decoded
+from ..subscriptions.subscription import Chunk
 from .loop import LoopThread, check_no_loop
 
 T = tp.TypeVar('T')
@@ -56,9 +67,11 @@ class BlockingSubscription(Iterator[Record[tp.Any]]):
     turn); :py:meth:`close` may come from any.
     """
     def __init__(
-            self, runner: LoopThread, make: Callable[[], Bodies | Decoded], stream: str,
+            self, runner: LoopThread,
+            make: Callable[[], Bodies | Decoded | AsyncGenerator[Chunk, None]], stream: str,
             timeout: float | None, call_timeout: float | None,
-            forget: Callable[[], None] = lambda: None,
+            forget: Callable[[], None] = lambda: None, *, chunks: bool = False,
+            codec: Codec | None = None,
     ) -> None:
         self._runner = runner
         self._forget = forget
@@ -66,10 +79,15 @@ class BlockingSubscription(Iterator[Record[tp.Any]]):
         self._timeout = timeout
         self._call_timeout = call_timeout
         self._lock = threading.Lock()
-        self._pending: concurrent.futures.Future[Record[tp.Any] | None] | None = None
+        # taken and not handed out yet (the rest of a chunk), and the take
+        # in progress on the loop
+        self._ready: deque[Record[tp.Any]] = deque()
+        self._chunks = chunks
+        self._codec = codec
+        self._pending: concurrent.futures.Future[list[Record[tp.Any]] | None] | None = None
         self._task: asyncio.Task[tp.Any] | None = None
         self._closed = False
-        self._iterator: AsyncGenerator[tp.Any, None] = runner.run(
+        self._iterator: tp.Any = runner.run(
             self._make(make), call_timeout, 'subscribing to {!r}'.format(stream),
         )
 
@@ -77,7 +95,7 @@ class BlockingSubscription(Iterator[Record[tp.Any]]):
         return 'BlockingSubscription(stream={!r})'.format(self.stream)
 
     @staticmethod
-    async def _make(make: Callable[[], Bodies | Decoded]) -> Bodies | Decoded:
+    async def _make(make: Callable[[], tp.Any]) -> tp.Any:
         return make()
 
     def __iter__(self) -> tp.Self:
@@ -101,39 +119,61 @@ class BlockingSubscription(Iterator[Record[tp.Any]]):
         with self._lock:
             if self._closed:
                 raise StopIteration
-            pending = self._pending
-            if pending is None:
-                pending = self._pending = self._runner.submit(self._take())
-            try:
-                record = pending.result(wait)
-            except concurrent.futures.CancelledError:
-                self._pending = None
-                raise StopIteration from None
-            except concurrent.futures.TimeoutError:
-                if not pending.done():
-                    raise TimeoutError('no message from {!r} in {}s'.format(
-                        self.stream, wait,
-                    )) from None
-                self._pending = None
-                raise
-            except BaseException:
-                self._pending = None
-                raise
-            self._pending = None
-        if record is None:
-            raise StopIteration
-        return record
+            if not self._ready:
+                self._fill(wait)
+            record = self._ready.popleft()
+        codec = self._codec
+        if codec is None:
+            return record
+        # (a mismatch raised here has its record handed out: the next call
+        # goes on with the next one)
+        msg = record.message
+        return Record(record.stream, record.offset, record.timestamp,
+                      codec.decode(msg, record.stream), msg)
 
-    async def _take(self) -> Record[tp.Any] | None:
+    def _fill(self, wait: float | None) -> None:
+        """Take records from the loop (under the lock)."""
+        pending = self._pending
+        if pending is None:
+            pending = self._pending = self._runner.submit(self._take())
+        try:
+            records = pending.result(wait)
+        except concurrent.futures.CancelledError:
+            self._pending = None
+            raise StopIteration from None
+        except concurrent.futures.TimeoutError:
+            if not pending.done():
+                raise TimeoutError('no message from {!r} in {}s'.format(
+                    self.stream, wait,
+                )) from None
+            self._pending = None
+            raise
+        except BaseException:
+            self._pending = None
+            raise
+        self._pending = None
+        if records is None:
+            raise StopIteration
+        self._ready.extend(records)
+
+    async def _take(self) -> list[Record[tp.Any]] | None:
         self._task = asyncio.current_task()
         try:
+            if self._chunks:
+                chunk: Chunk = await anext(self._iterator)
+                while not chunk:  # all its messages filtered out
+                    chunk = await anext(self._iterator)
+                stream = chunk.stream
+                return [
+                    Record(stream, m.stream_offset, m.stream_timestamp, m.body, m) for m in chunk
+                ]
             body = await anext(self._iterator)
         except StopAsyncIteration:
             return None
         msg = get_message_ctx()
-        return Record(
+        return [Record(
             msg.stream or self.stream, msg.stream_offset, msg.stream_timestamp, body, msg,
-        )
+        )]
 
     def commit(self) -> None:
         """
@@ -142,6 +182,9 @@ class BlockingSubscription(Iterator[Record[tp.Any]]):
         not while another thread waits in :py:meth:`next`).
         """
         check_no_loop('BlockingSubscription.commit')
+        if self._chunks:
+            raise TypeError('commit() needs automatic offset tracking: subscribe with a name'
+                            ' and store_every, or call client.commit_offset()')
         commit = tp.cast(Bodies | Decoded, self._iterator).commit
         self._runner.run(commit(), self._call_timeout, 'committing the offset of {!r}'.format(
             self.stream,
