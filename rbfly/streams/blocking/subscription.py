@@ -26,7 +26,7 @@ import dataclasses as dtc
 import threading
 import typing as tp
 from collections import deque
-from collections.abc import AsyncGenerator, Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from ...amqp import MessageCtx, get_message_ctx
 from ..serializers import Codec
@@ -67,8 +67,7 @@ class BlockingSubscription(Iterator[Record[tp.Any]]):
     turn); :py:meth:`close` may come from any.
     """
     def __init__(
-            self, runner: LoopThread,
-            make: Callable[[], Bodies | Decoded | AsyncGenerator[Chunk, None]], stream: str,
+            self, runner: LoopThread, make: Callable[[], tp.Any], stream: str,
             timeout: float | None, call_timeout: float | None,
             forget: Callable[[], None] = lambda: None, *, chunks: bool = False,
             codec: Codec | None = None,
