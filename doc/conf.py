@@ -47,6 +47,8 @@ nitpick_ignore = [
         'rbfly.streams.protocol._publish.PublishEncoder',
         'PublisherOptions', 'rbfly.streams.subscriptions.flow.Releasable', 'Activation', 'Resume',
         'OffsetTracker', 'WindowHolding', 'Pace',  # a window iterator's parts (made by the client)
+
+        'LoopThread', 'Held', 'rbfly.streams.blocking.subscription.T',  # the blocking facade's
     )
 ] + [
     ('py:func', 'rbfly.streams.aio.records.attach'),
@@ -74,6 +76,10 @@ PYTHON_NAMES = {
             'collections.abc.Sequence',
         ],
         'library/contextlib.html#$': ['contextlib.AbstractAsyncContextManager'],
+        'library/concurrent.futures.html#concurrent.futures.Future': [
+            'concurrent.futures.Future', 'concurrent.futures._base.Future',
+        ],
+        'library/types.html#$': ['types.TracebackType'],
         'library/datetime.html#$': ['datetime.datetime', 'datetime.timedelta'],
         'library/ssl.html#ssl.SSLContext': ['ssl.SSLContext', '_ssl.SSLContext'],
         'library/uuid.html#uuid.UUID': ['uuid.UUID'],
@@ -101,9 +107,12 @@ PYTHON_NAMES = {
         ],
         'library/functions.html#$': ['len', 'hash'],
         'library/logging.html#$': ['logging.getLogger', 'logging.basicConfig'],
+        'library/json.html#$': ['json.dumps'],
     },
     'py:module': {
-        'library/$.html#module-$': ['asyncio', 'logging', 'ssl', 'uuid', 'datetime'],
+        'library/$.html#module-$': [
+            'asyncio', 'logging', 'ssl', 'uuid', 'datetime', 'atexit', 'json',
+        ],
     },
 }
 

@@ -66,7 +66,9 @@ from .protocol._chunk import DEFAULT_MAX_CHUNK_UNCOMPRESSED
 from .protocol.constants import DEFAULT_FRAME_MAX, DEFAULT_HEARTBEAT
 from .publishers.awaited import Publisher, PublisherTrait
 from .publishers.superstream import RoutingKey, RoutingStrategy, SuperStreamPublisher
+from .serializers import Codec, OnMismatch, Serializer, as_codec
 from .subscriptions._bodies import Bodies
+from .subscriptions.decoded import Decoded
 from .subscriptions.flow import FlowStrategy
 from .subscriptions.handoff import Holding
 from .subscriptions.subscription import Chunk
@@ -351,6 +353,7 @@ class StreamsClient:
             filter_extract: BloomFilterExtract | None = None,
             confirm_timeout: float | None = None, dedup: bool = True,
             retry_on_recovery: bool = True, on_state: StateListener | None = None,
+            serializer: Serializer | Codec | None = None,
     ) -> contextlib.AbstractAsyncContextManager[Publisher]: ...
 
     @tp.overload
@@ -362,6 +365,7 @@ class StreamsClient:
             dedup: bool = True, enqueue_timeout: float | None = None,
             linger: float | None = None, retry_on_recovery: bool = True,
             on_state: StateListener | None = None, window_bytes: int | None = None,
+            serializer: Serializer | Codec | None = None,
     ) -> contextlib.AbstractAsyncContextManager[T]: ...
 
     def publisher(
@@ -372,7 +376,7 @@ class StreamsClient:
             confirm_timeout: float | None = None, dedup: bool = True,
             enqueue_timeout: float | None = None, linger: float | None = None,
             retry_on_recovery: bool = True, on_state: StateListener | None = None,
-            window_bytes: int | None = None,
+            window_bytes: int | None = None, serializer: Serializer | Codec | None = None,
     ) -> contextlib.AbstractAsyncContextManager[PublisherTrait]:
         """
         Create a publisher for a stream (an async context manager).
@@ -426,13 +430,18 @@ class StreamsClient:
             :py:class:`~rbfly.streams.StateChange` at each change of the
             publisher's state (opening, open, recovering, closed, each with
             its reason; see :py:mod:`rbfly.streams.lifecycle`).
+        :param serializer: Send objects: each is serialized (e.g.
+            :py:class:`~rbfly.streams.serializers.JSONSerializer`, or any
+            object with ``dumps`` and ``loads``) and its content type set
+            in its AMQP properties (see :doc:`/serializers`; AMQP
+            publishers only).
         """
         return self._publishing.create(
             stream, name=name, filter_extract=filter_extract, cls=cls, window=window,
             sub_entry_size=sub_entry_size, compression=compression,
             confirm_timeout=confirm_timeout, dedup=dedup, enqueue_timeout=enqueue_timeout,
             linger=linger, retry_on_recovery=retry_on_recovery, on_state=on_state,
-            window_bytes=window_bytes,
+            window_bytes=window_bytes, serializer=serializer,
         )
 
     async def query_publisher_sequence(self, stream: str, name: str) -> int:
@@ -447,6 +456,7 @@ class StreamsClient:
 
     # -- subscriptions --
 
+    @tp.overload
     def subscribe(
             self, stream: str, *, offset: Offset = Offset.NEXT,
             filter: MessageFilter | None = None, timeout: float = 0, amqp: bool = True,
@@ -456,7 +466,36 @@ class StreamsClient:
             buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
             on_state: StateListener | None = None, flow: FlowStrategy | None = None,
             stop_at_end: bool = False, on_decode_error: DecodeErrorAction = 'raise',
-    ) -> Bodies:
+            serializer: None = None,
+            on_mismatch: OnMismatch = 'raise',
+    ) -> Bodies: ...
+
+    @tp.overload
+    def subscribe(
+            self, stream: str, *, offset: Offset = Offset.NEXT,
+            filter: MessageFilter | None = None, timeout: float = 0, amqp: bool = True,
+            name: str | None = None, single_active: bool = False,
+            consumer_update: ConsumerUpdateCallback | None = None, store_every: int = 0,
+            store_interval: float = 5, credit: int | None = None,
+            buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
+            on_state: StateListener | None = None, flow: FlowStrategy | None = None,
+            stop_at_end: bool = False, on_decode_error: DecodeErrorAction = 'raise',
+            serializer: Serializer | Codec,
+            on_mismatch: OnMismatch = 'raise',
+    ) -> Decoded: ...
+
+    def subscribe(
+            self, stream: str, *, offset: Offset = Offset.NEXT,
+            filter: MessageFilter | None = None, timeout: float = 0, amqp: bool = True,
+            name: str | None = None, single_active: bool = False,
+            consumer_update: ConsumerUpdateCallback | None = None, store_every: int = 0,
+            store_interval: float = 5, credit: int | None = None,
+            buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
+            on_state: StateListener | None = None, flow: FlowStrategy | None = None,
+            stop_at_end: bool = False, on_decode_error: DecodeErrorAction = 'raise',
+            serializer: Serializer | Codec | None = None,
+            on_mismatch: OnMismatch = 'raise',
+    ) -> Bodies | Decoded:
         """
         Subscribe to a stream and iterate over its messages' bodies.
 
@@ -469,7 +508,17 @@ class StreamsClient:
 
         The iterator is an async generator, and also commits on demand
         (:py:meth:`~rbfly.streams.subscriptions._bodies.Bodies.commit`).
+
+        :param serializer: Iterate over objects: each message's body is
+            deserialized, once its content type is checked (see
+            :doc:`/serializers`); the iterator is then a
+            :py:class:`~rbfly.streams.subscriptions.decoded.Decoded`.
+        :param on_mismatch: With a serializer: ``'raise'``
+            :py:class:`~rbfly.streams.serializers.ContentTypeMismatch` for
+            a message of another content type, or hand over its ``'raw'``
+            body.
         """
+        codec = None if serializer is None else as_codec(serializer, on_mismatch)
         tracker = self._offsets.tracker(name, store_every, store_interval)
         options = SubscribeOptions(
             offset=offset, filter=filter, timeout=timeout, amqp=amqp, name=name,
@@ -483,7 +532,10 @@ class StreamsClient:
         # the bodies of the messages, each set as the current message
         # context (compiled); with a tracker, a message counts as processed
         # when the next one is asked for, the last one at the end
-        return Bodies(chunks, tracker, holding)
+        bodies = Bodies(chunks, tracker, holding)
+        if codec is not None:
+            return Decoded(bodies, codec, stream)
+        return bodies
 
     def subscribe_windows(
             self, stream: str, *, max_messages: int = 1000, max_wait: float | None = 0.1,
@@ -813,6 +865,7 @@ class StreamsClient:
                 super_stream, routing_key, routing, name, cls, options) as publisher:
             yield publisher
 
+    @tp.overload
     def subscribe_super_stream(
             self, super_stream: str, *, offset: Offset = Offset.NEXT,
             filter: MessageFilter | None = None, timeout: float = 0, amqp: bool = True,
@@ -822,12 +875,43 @@ class StreamsClient:
             buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
             on_state: StateListener | None = None, flow: FlowStrategy | None = None,
             stop_at_end: bool = False, on_decode_error: DecodeErrorAction = 'raise',
-    ) -> Bodies:
+            serializer: None = None,
+            on_mismatch: OnMismatch = 'raise',
+    ) -> Bodies: ...
+
+    @tp.overload
+    def subscribe_super_stream(
+            self, super_stream: str, *, offset: Offset = Offset.NEXT,
+            filter: MessageFilter | None = None, timeout: float = 0, amqp: bool = True,
+            name: str | None = None, single_active: bool = False,
+            consumer_update: ConsumerUpdateCallback | None = None, store_every: int = 0,
+            store_interval: float = 5, credit: int | None = None,
+            buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
+            on_state: StateListener | None = None, flow: FlowStrategy | None = None,
+            stop_at_end: bool = False, on_decode_error: DecodeErrorAction = 'raise',
+            serializer: Serializer | Codec,
+            on_mismatch: OnMismatch = 'raise',
+    ) -> Decoded: ...
+
+    def subscribe_super_stream(
+            self, super_stream: str, *, offset: Offset = Offset.NEXT,
+            filter: MessageFilter | None = None, timeout: float = 0, amqp: bool = True,
+            name: str | None = None, single_active: bool = False,
+            consumer_update: ConsumerUpdateCallback | None = None, store_every: int = 0,
+            store_interval: float = 5, credit: int | None = None,
+            buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
+            on_state: StateListener | None = None, flow: FlowStrategy | None = None,
+            stop_at_end: bool = False, on_decode_error: DecodeErrorAction = 'raise',
+            serializer: Serializer | Codec | None = None,
+            on_mismatch: OnMismatch = 'raise',
+    ) -> Bodies | Decoded:
         """
         Subscribe to every partition of a super stream and iterate over
         their messages' bodies (see :py:meth:`subscribe_super_stream_chunks`;
-        messages of one partition come in order).
+        messages of one partition come in order; ``serializer`` and
+        ``on_mismatch`` as for :py:meth:`subscribe`).
         """
+        codec = None if serializer is None else as_codec(serializer, on_mismatch)
         tracker = self._offsets.tracker(name, store_every, store_interval)
         options = SubscribeOptions(
             offset=offset, filter=filter, timeout=timeout, amqp=amqp, name=name,
@@ -838,7 +922,10 @@ class StreamsClient:
         )
         make = functools.partial(self._super_streams.subscriptions, super_stream, options)
         holding = Holding()
-        return Bodies(self._subscribing.chunks(make, options, tracker, holding), tracker, holding)
+        bodies = Bodies(self._subscribing.chunks(make, options, tracker, holding), tracker, holding)
+        if codec is not None:
+            return Decoded(bodies, codec, super_stream)
+        return bodies
 
     def subscribe_super_stream_windows(
             self, super_stream: str, *, max_messages: int = 1000, max_wait: float | None = 0.1,

@@ -13,7 +13,10 @@ asyncio and on uvloop, as the examples choose their event loop themselves.
 
 import asyncio
 import collections
+import concurrent.futures
 import contextlib
+import importlib.util
+import json
 import os
 import re
 import signal
@@ -21,13 +24,17 @@ import subprocess
 import sys
 import threading
 import typing as tp
+import urllib.error
+import urllib.request
 import uuid
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
+from wsgiref.simple_server import WSGIRequestHandler, make_server
 
 import pytest
 
 from rbfly.streams import Offset, PublisherBatchFast, streams_client
+from rbfly.streams.blocking import blocking_client
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / 'examples'
@@ -74,6 +81,62 @@ def test_publish_pipelined(url: str) -> None:
 def test_bulk_sink(url: str) -> None:
     out = _example('bulk_sink.py', RBFLY_URL=url)
     assert 'second run: 7 windows; 10000 rows in all' in out
+
+def test_blocking_script(url: str) -> None:
+    """examples/blocking_wsgi.py as a plain script: the blocking client, no event loop."""
+    stream = 'rbfly-example-{}'.format(uuid.uuid4().hex[:8])
+    out = _example('blocking_wsgi.py', RBFLY_URL=url, RBFLY_STREAM=stream)
+    assert 'ok: 100 orders published and read back, total 4950' in out
+
+def test_blocking_wsgi(url: str) -> None:
+    """
+    The WSGI application of examples/blocking_wsgi.py served by wsgiref in
+    a thread (a thread per request): orders posted from several threads at
+    once are each confirmed once, and read back.
+    """
+    spec = importlib.util.spec_from_file_location('blocking_wsgi', EXAMPLES / 'blocking_wsgi.py')
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+
+    class Quiet(WSGIRequestHandler):
+        def log_message(self, *args: tp.Any) -> None:
+            pass
+
+    stream = 'rbfly-example-{}'.format(uuid.uuid4().hex[:8])
+    with blocking_client(url, timeout=30) as client:
+        client.create_stream(stream)
+        app = example.OrdersApp(client, stream)
+        server = make_server('127.0.0.1', 0, app, server_class=example.ThreadingWSGIServer,
+                             handler_class=Quiet)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        base = 'http://127.0.0.1:{}/orders'.format(server.server_port)
+
+        def post(i: int) -> int:
+            body = json.dumps({'order': i}).encode()
+            with urllib.request.urlopen(base, body, timeout=TIMEOUT) as response:
+                assert response.status == 201
+                return int(json.load(response)['publishing_id'])
+
+        try:
+            with concurrent.futures.ThreadPoolExecutor(8) as pool:
+                ids = list(pool.map(post, range(40)))
+            assert sorted(ids) == list(range(1, 41))
+            with urllib.request.urlopen(base + '?offset=0&count=40', timeout=TIMEOUT) as response:
+                orders = json.load(response)
+            assert [o['offset'] for o in orders] == list(range(40))
+            assert sorted(o['order']['order'] for o in orders) == list(range(40))
+            with pytest.raises(urllib.error.HTTPError) as info:
+                urllib.request.urlopen(base, b'{not json', timeout=TIMEOUT)
+            assert info.value.code == 400
+            info.value.close()
+        finally:
+            server.shutdown()
+            server.server_close()
+            thread.join(TIMEOUT)
+            app.close()
+            client.delete_stream(stream)
 
 def test_consume_resume(url: str) -> None:
     out = _example('consume_resume.py', RBFLY_URL=url)

@@ -4,6 +4,7 @@ modules import each other, directly or around a circle.
 
 ::
 
+    rbfly.streams.blocking             the blocking facade (over the client)
     rbfly.streams.client, extras       the facade; public extras (pipe, tracing,
                                        otel, compression)
       rbfly.streams.parts              the client's parts
@@ -12,7 +13,8 @@ modules import each other, directly or around a circle.
           rbfly.streams.aio            asyncio adapter
             rbfly.streams.protocol     sans-IO core: frames, Publish, chunks
               vocabulary               errors, codes, offsets, types, events,
-                                       options' values; wire and AMQP codecs
+                                       options' values; wire and AMQP codecs,
+                                       serializers
 
 A rule lists what a layer's modules may import from rbfly. Every import
 counts: at the top of a module, in its functions, and under ``if
@@ -41,7 +43,7 @@ VOCABULARY = (
     'rbfly.streams.codes', 'rbfly.streams.error', 'rbfly.streams.types',
     'rbfly.streams.offset', 'rbfly.streams.names', 'rbfly.streams.events',
     'rbfly.streams.backoff', 'rbfly.streams.lifecycle', 'rbfly.streams.metrics',
-    'rbfly.streams.url', 'rbfly.streams.decorator',
+    'rbfly.streams.url', 'rbfly.streams.decorator', 'rbfly.streams.serializers',
 )
 
 CORE = ('rbfly.streams.protocol', *VOCABULARY)
@@ -74,6 +76,8 @@ RULES: dict[str, tuple[str, ...]] = {
     'rbfly.streams.client': FACADE,
     OAUTH2: VOCABULARY,
     **{name: (name, *ABOVE_PARTS) for name in EXTRAS},
+    # the blocking facade: the async facade run on a loop thread
+    'rbfly.streams.blocking': ('rbfly.streams.blocking', *FACADE),
 }
 
 def module_name(path: Path, root: Path = ROOT) -> str:

@@ -28,7 +28,7 @@ PERF = ROOT / 'perf'
 SHARED = ('common', 'report')
 BENCHMARKS = (
     'codec', 'concurrent', 'consume', 'floor', 'instructions', 'java_client', 'official',
-    'publish', 'recovery', 'workloads',
+    'publish', 'recovery', 'serializers', 'workloads',
 )
 THIRD_PARTY = ('rbfly', 'rstream', 'aiokafka', 'msgpack', 'matplotlib', 'proton', 'uvloop')
 

@@ -25,6 +25,7 @@ from ..publishers.awaited import PublisherBatchTrait
 from ..publishers.base import PublisherTrait
 from ..publishers.options import PublisherOptions
 from ..publishers.pipelined import PublisherPipelined
+from ..serializers import Codec, Serializer, as_codec
 from ..types import BloomFilterExtract
 from .connections import Connections
 from .declare import Declarer
@@ -67,6 +68,7 @@ def publisher_options(
         confirm_timeout: float | None, dedup: bool,
         enqueue_timeout: float | None = None, linger: float | None = None,
         retry_on_recovery: bool = True, window_bytes: int | None = None,
+        serializer: Serializer | Codec | None = None,
 ) -> PublisherOptions:
     """
     Check the options of a publisher; return them as the record its
@@ -113,11 +115,17 @@ def publisher_options(
         code = compression_code(compression)
     elif compression != 'none':
         raise ValueError('compression is an option of sub-entry batches (sub_entry_size)')
+    codec = None
+    if serializer is not None:
+        if not cls._amqp:
+            raise ValueError('a serializer sets the content type of AMQP messages;'
+                             ' {} sends raw bytes'.format(cls.__name__))
+        codec = as_codec(serializer)
     return PublisherOptions(
         confirm_timeout=confirm_timeout, retry_on_recovery=None if retry_on_recovery else False,
         window=window,
         window_bytes=window_bytes, enqueue_timeout=enqueue_timeout, linger=linger,
-        sub_entry_size=sub_entry_size, compression=code,
+        sub_entry_size=sub_entry_size, compression=code, serializer=codec,
     )
 
 class Publishing:
@@ -155,7 +163,7 @@ class Publishing:
             confirm_timeout: float | None = None, dedup: bool = True,
             enqueue_timeout: float | None = None, linger: float | None = None,
             retry_on_recovery: bool = True, on_state: StateListener | None = None,
-            window_bytes: int | None = None,
+            window_bytes: int | None = None, serializer: Serializer | Codec | None = None,
     ) -> contextlib.AbstractAsyncContextManager[PublisherTrait]:
         """
         A publisher of a stream (see :py:meth:`rbfly.streams.StreamsClient.publisher`).
@@ -163,7 +171,7 @@ class Publishing:
         check_name('stream', stream)
         options = publisher_options(
             cls, name, filter_extract, window, sub_entry_size, compression, confirm_timeout,
-            dedup, enqueue_timeout, linger, retry_on_recovery, window_bytes,
+            dedup, enqueue_timeout, linger, retry_on_recovery, window_bytes, serializer,
         )
         if on_state is not None and not callable(on_state):
             raise TypeError('on_state must be callable, got {!r}'.format(on_state))

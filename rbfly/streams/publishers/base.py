@@ -211,6 +211,8 @@ class PublisherTrait:
             self.confirm_timeout = options.confirm_timeout
         if options.retry_on_recovery is not None:
             self.retry_on_recovery = options.retry_on_recovery
+        if options.serializer is not None:  # composed on the instance: see Codec.bind
+            options.serializer.bind(self)
 
     @property
     def state(self) -> ResourceState:

@@ -8,6 +8,10 @@ the publisher's constructor.
 from __future__ import annotations
 
 import dataclasses as dtc
+import typing as tp
+
+if tp.TYPE_CHECKING:
+    from ..serializers import Codec
 
 @dtc.dataclass(frozen=True, slots=True)
 class PublisherOptions:
@@ -30,6 +34,8 @@ class PublisherOptions:
         publisher).
     :ivar sub_entry_size: Messages per sub-entry batch (batch publishers).
     :ivar compression: Compression code of the sub-entry batches.
+    :ivar serializer: The codec encoding the application's objects
+        (``None``: messages are sent as given).
     """
     confirm_timeout: float | None = None
     retry_on_recovery: bool | None = None
@@ -39,6 +45,7 @@ class PublisherOptions:
     linger: float | None = None
     sub_entry_size: int | None = None
     compression: int = 0
+    serializer: Codec | None = None
 
 DEFAULT_OPTIONS = PublisherOptions()
 """The options of a publisher given none."""

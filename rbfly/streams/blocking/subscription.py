@@ -1,0 +1,222 @@
+"""
+A blocking subscription: an iterator over the records of a stream's
+messages, taken one at a time from the async API's subscription on the
+client's loop.
+
+With offset tracking (``store_every``) or a flow strategy, a record is
+taken from the async subscription's bodies when the application asks for
+it, never ahead: tracking then stores only offsets of records the
+application was handed and asked past, and a flow strategy releases
+credit as the application goes, as in async code. Without them, a chunk
+is taken at a time (the chunk-level API), and its records are handed out
+in the calling thread: one round trip to the loop a chunk, not a message
+(measured in :doc:`/blocking`). A
+serializer then decodes in the calling thread, a message at a time, so a
+mismatch is raised at its record.
+
+A wait that times out leaves the take pending: the next call gets its
+record, none is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import dataclasses as dtc
+import threading
+import typing as tp
+from collections import deque
+from collections.abc import Callable, Iterator
+
+from ...amqp import MessageCtx, get_message_ctx
+from ..serializers import Codec
+from ..subscriptions._bodies import Bodies
+from ..subscriptions.decoded import Decoded
+from ..subscriptions.subscription import Chunk
+from .loop import LoopThread, check_no_loop
+
+T = tp.TypeVar('T')
+
+_WAIT: tp.Final = object()
+
+@dtc.dataclass(frozen=True, slots=True)
+class Record(tp.Generic[T]):
+    """
+    A message received by a blocking subscription.
+
+    :ivar stream: Its stream (the partition, for a super stream).
+    :ivar offset: Its offset in the stream.
+    :ivar timestamp: When the broker stored it (seconds since the epoch).
+    :ivar body: Its body (decoded, with a serializer).
+    :ivar message: The message with all its AMQP sections.
+    """
+    stream: str
+    offset: int
+    timestamp: float
+    body: T
+    message: MessageCtx
+
+class BlockingSubscription(Iterator[Record[tp.Any]]):
+    """
+    The records of a subscription (see :py:meth:`BlockingClient.subscribe
+    <rbfly.streams.blocking.BlockingClient.subscribe>`): iterate, or call
+    :py:meth:`next` with a timeout; :py:meth:`close` (or leaving its
+    ``with`` block) unsubscribes.
+
+    Iterate from one thread at a time (calls from several are served in
+    turn); :py:meth:`close` may come from any.
+    """
+    def __init__(
+            self, runner: LoopThread, make: Callable[[], tp.Any], stream: str,
+            timeout: float | None, call_timeout: float | None,
+            forget: Callable[[], None] = lambda: None, *, chunks: bool = False,
+            codec: Codec | None = None,
+    ) -> None:
+        self._runner = runner
+        self._forget = forget
+        self.stream = stream
+        self._timeout = timeout
+        self._call_timeout = call_timeout
+        self._lock = threading.Lock()
+        # taken and not handed out yet (the rest of a chunk), and the take
+        # in progress on the loop
+        self._ready: deque[Record[tp.Any]] = deque()
+        self._chunks = chunks
+        self._codec = codec
+        self._pending: concurrent.futures.Future[list[Record[tp.Any]] | None] | None = None
+        self._task: asyncio.Task[tp.Any] | None = None
+        self._closed = False
+        self._iterator: tp.Any = runner.run(
+            self._make(make), call_timeout, 'subscribing to {!r}'.format(stream),
+        )
+
+    def __repr__(self) -> str:
+        return 'BlockingSubscription(stream={!r})'.format(self.stream)
+
+    @staticmethod
+    async def _make(make: Callable[[], tp.Any]) -> tp.Any:
+        return make()
+
+    def __iter__(self) -> tp.Self:
+        return self
+
+    def __next__(self) -> Record[tp.Any]:
+        return self.next()
+
+    def next(self, timeout: float | object | None = _WAIT) -> Record[tp.Any]:
+        """
+        The next record: wait ``timeout`` seconds at most (by default the
+        subscription's ``timeout``; ``None``: as long as it takes).
+
+        :raises TimeoutError: When no message came in time (the
+            subscription goes on: the next call may get it).
+        :raises StopIteration: When the subscription ended (closed, or
+            ``stop_at_end`` reached the end).
+        """
+        check_no_loop('BlockingSubscription.next')
+        wait = self._timeout if timeout is _WAIT else tp.cast(float | None, timeout)
+        with self._lock:
+            if self._closed:
+                raise StopIteration
+            if not self._ready:
+                self._fill(wait)
+            record = self._ready.popleft()
+        codec = self._codec
+        if codec is None:
+            return record
+        # (a mismatch raised here has its record handed out: the next call
+        # goes on with the next one)
+        msg = record.message
+        return Record(record.stream, record.offset, record.timestamp,
+                      codec.decode(msg, record.stream), msg)
+
+    def _fill(self, wait: float | None) -> None:
+        """Take records from the loop (under the lock)."""
+        pending = self._pending
+        if pending is None:
+            pending = self._pending = self._runner.submit(self._take())
+        try:
+            records = pending.result(wait)
+        except concurrent.futures.CancelledError:
+            self._pending = None
+            raise StopIteration from None
+        except concurrent.futures.TimeoutError:
+            if not pending.done():
+                raise TimeoutError('no message from {!r} in {}s'.format(
+                    self.stream, wait,
+                )) from None
+            self._pending = None
+            raise
+        except BaseException:
+            self._pending = None
+            raise
+        self._pending = None
+        if records is None:
+            raise StopIteration
+        self._ready.extend(records)
+
+    async def _take(self) -> list[Record[tp.Any]] | None:
+        self._task = asyncio.current_task()
+        try:
+            if self._chunks:
+                chunk: Chunk = await anext(self._iterator)
+                while not chunk:  # all its messages filtered out
+                    chunk = await anext(self._iterator)
+                stream = chunk.stream
+                return [
+                    Record(stream, m.stream_offset, m.stream_timestamp, m.body, m) for m in chunk
+                ]
+            body = await anext(self._iterator)
+        except StopAsyncIteration:
+            return None
+        msg = get_message_ctx()
+        return [Record(
+            msg.stream or self.stream, msg.stream_offset, msg.stream_timestamp, body, msg,
+        )]
+
+    def commit(self) -> None:
+        """
+        Store the offset of the last record taken under the subscription's
+        name and wait until the broker reports it stored (between records:
+        not while another thread waits in :py:meth:`next`).
+        """
+        check_no_loop('BlockingSubscription.commit')
+        if self._chunks:
+            raise TypeError('commit() needs automatic offset tracking: subscribe with a name'
+                            ' and store_every, or call client.commit_offset()')
+        commit = tp.cast(Bodies | Decoded, self._iterator).commit
+        self._runner.run(commit(), self._call_timeout, 'committing the offset of {!r}'.format(
+            self.stream,
+        ))
+
+    def close(self) -> None:
+        """Unsubscribe (a thread waiting in :py:meth:`next` gets ``StopIteration``)."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._runner.closed:
+            return
+        check_no_loop('BlockingSubscription.close')
+        try:
+            self._runner.run(self.aclose(), self._call_timeout, 'unsubscribing from {!r}'.format(
+                self.stream,
+            ))
+        finally:
+            self._forget()
+
+    async def aclose(self) -> None:
+        """Unsubscribe, on the client's loop (the client closing)."""
+        self._closed = True
+        task = self._task
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.wait([task])
+        await self._iterator.aclose()
+
+    def __enter__(self) -> tp.Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+__all__ = ['BlockingSubscription', 'Record']
