@@ -29,8 +29,8 @@ async def read(
 ) -> list[tuple[int, object]]:
     received: list[tuple[int, object]] = []
     async with asyncio.timeout(30):
-        async for body in client.subscribe(
-                stream, offset=Offset.FIRST, **options):  # type: ignore[arg-type]
+        async for body in client.subscribe(  # type: ignore[call-overload]
+                stream, offset=Offset.FIRST, **options):
             received.append((get_message_ctx().stream_offset, body))
             if len(received) == count:
                 break
@@ -92,5 +92,6 @@ async def test_skip_keeps_tracking(client: StreamsClient, stream: str) -> None:
 async def test_bad_option(client: StreamsClient, stream: str) -> None:
     """An unknown action is refused before subscribing."""
     with pytest.raises(ValueError, match="on_decode_error must be one of 'raise'"):
-        async for _ in client.subscribe(stream, on_decode_error='ignore'):  # type: ignore[arg-type]
+        async for _ in client.subscribe(  # type: ignore[call-overload]
+                stream, on_decode_error='ignore'):
             pass
