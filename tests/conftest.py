@@ -11,6 +11,13 @@ from collections.abc import Callable, Mapping
 
 import pytest
 import uvloop
+from hypothesis import settings
+
+# no per-example time limit for property tests: a deadline is a timed
+# assertion, and on a loaded machine a correct decoder misses it (200 ms,
+# test_fuzz_mutated, once at a load of 12); the examples' count bounds them
+settings.register_profile('rbfly', deadline=None)
+settings.load_profile('rbfly')
 
 def pytest_asyncio_loop_factories(
         config: pytest.Config, item: pytest.Item,
