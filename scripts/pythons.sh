@@ -13,9 +13,8 @@
 # 3.12), and the core of tests/integration (CORE below) on the asyncio loop
 # (the unit tests run on uvloop too); where zstandard and lz4 have no wheels
 # (3.15), the tests of their codecs are left out. The chroots share the
-# host's network:
-# the brokers are reached on its loopback. A broker restart test skips (it
-# needs scripts/brokers.sh, on the host). Measured on the 2-core machine
+# host's network: the brokers are reached on its loopback. A broker restart
+# test skips (it needs scripts/brokers.sh, on the host). Measured on the 2-core machine
 # with the wheels given: the three versions at once in 90 s (27 s CPU each).
 #
 # Usage: scripts/pythons.sh [--wheels DIR] [prepare]
