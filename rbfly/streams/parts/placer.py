@@ -7,7 +7,10 @@ next member's node when one cannot be reached.
 While the placer declares a publisher or subscription on a node's
 connection, it alone decides what happens when that connection is lost:
 it tries the next member; the recovery, told of the loss, leaves it alone
-(:py:meth:`Placer.placing`). Both acting placed it twice.
+(:py:meth:`Placer.placing`), and so does the connection's manager when it
+gives up on the node (its connections lost before any progress). Both
+acting placed it twice, or declared on the next member a subscription
+the give-up had ended (left on the broker, nobody to unsubscribe it).
 """
 
 from __future__ import annotations

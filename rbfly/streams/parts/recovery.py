@@ -149,13 +149,22 @@ class Recovery:
         detach(sub)
         self.relocate_subscription(sub)
 
+    def placing(self, item: object) -> bool:
+        """
+        Whether the placer is declaring a publisher or subscription on a
+        node's connection now: it alone handles that connection's loss
+        (neither :py:meth:`node_lost` nor the connection's giving up
+        touches it).
+        """
+        return self._placer.placing(item)
+
     def node_lost(self, manager: Manager) -> None:
         """
         A connection to a node was lost: place what it held anew, but for
         what the placer is declaring there now (it tries the next member
         itself: placing it here too subscribed it twice).
         """
-        placing = self._placer.placing
+        placing = self.placing
         for sub in [s for s in manager.subscriptions if not placing(s)]:
             let_go(sub)
             self.relocate_subscription(sub)

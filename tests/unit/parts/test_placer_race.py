@@ -267,3 +267,41 @@ async def test_relocation_refused(codes: list[int], error: type[Exception] | Non
         assert isinstance(sub.error, error)
         assert declarer.declared == []
     await connections.close_nodes()
+
+
+@pytest.mark.parametrize('kind', ['subscriptions', 'publishers'])
+async def test_node_given_up_while_declared(kind: str) -> None:
+    """
+    A node's connection lost while the placer declares on it, when its
+    manager gives up on the node (connections lost before any progress,
+    here the first: no stall allowed), leaves the declaration to the
+    placer: it is placed once, on the next member's node (or the client's
+    connection, for a publisher), and not ended.
+
+    The give-up ended it with ``RecoveryStalled`` while the placer declared
+    it on the next member: a subscription placed anew (whose iterator may
+    have ended it meanwhile) was left on the broker, nobody to unsubscribe
+    it.
+    """
+    _placer, declarer, tasks, connections = parts(
+        reconnect=Backoff(initial=0.01, maximum=0.01, stalls=0),
+    )
+    own = await connections.get()
+    item = Item(kind)
+    recovery = tp.cast(Recovery, connections.hooks)
+    if kind == 'subscriptions':
+        recovery.relocate_subscription(tp.cast(tp.Any, item))
+        expected = LEADER
+    else:
+        recovery.relocate_publisher(tp.cast(tp.Any, item))
+        expected = OWN
+    (placing,) = tasks.spawned
+    await lose_while_declared(declarer, placing)
+    await tasks.cancel()
+    await tasks.wait()
+
+    assert item.error is None
+    assert declarer.declared == [(item, expected)]
+    assert item.owner is not None and item in getattr(item.owner, kind)
+    await connections.close_nodes()
+    assert own.is_open
