@@ -239,8 +239,11 @@ class Recovery:
         Place a publisher or subscription (``place`` gets the client's own
         connection for the stream's metadata); ask again with the client's
         reconnection delays while its stream has no reachable member (or
-        the broker fails to answer for it: an internal error), until it
-        ends, or the client connection's recovery took it over. Any other
+        the broker fails to answer for it: an internal error, or no answer
+        within the request timeout, as :py:meth:`_restore_one` and the
+        restore of a changed stream ask again: a slow broker ended it for
+        good), until it ends, the delays are used up, or the client
+        connection's recovery took it over. Any other
         refusal of the broker's (the stream deleted, access refused) ends
         it with that error: it escaped this task, which ended with the
         publisher or subscription left recovering for ever.
@@ -250,7 +253,7 @@ class Recovery:
             try:
                 await place(await self._connections.get())
                 return
-            except (ConnectionLost, StreamNotAvailable, InternalError) as ex:
+            except (ConnectionLost, StreamNotAvailable, InternalError, RequestTimeout) as ex:
                 if recovered_by_client():
                     return
                 delay = next(delays, None)
