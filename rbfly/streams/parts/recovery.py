@@ -254,7 +254,7 @@ class Recovery:
                 await place(await self._connections.get())
                 return
             except (ConnectionLost, StreamNotAvailable, InternalError, RequestTimeout) as ex:
-                if recovered_by_client():
+                if ended() or recovered_by_client():
                     return
                 delay = next(delays, None)
                 if delay is None:

@@ -135,6 +135,9 @@ class Item:
         self.error = error
         self.closed = True
 
+    def close(self) -> None:
+        self.closed = True
+
 
 class Declarer:
     """
@@ -345,4 +348,44 @@ async def test_relocation_request_timeout(timeouts: int) -> None:
         assert isinstance(sub.error, RequestTimeout)
         assert declarer.declared == []
         assert left == timeouts - 3  # the 3 attempts, no more
+    await connections.close_nodes()
+
+
+@pytest.mark.parametrize('kind', ['subscriptions', 'publishers'])
+async def test_ended_while_declared(kind: str) -> None:
+    """
+    A subscription (or publisher) placed anew that the application ends
+    while it is declared on a node is declared nowhere else: its node's
+    connection, holding nothing more, closes, and the declaration fails
+    with ``ConnectionLost`` as for a lost one.
+
+    The placer declared it on the next member's node then: a subscription
+    left on the broker, on a connection kept open, nobody to unsubscribe
+    it.
+    """
+    placer, declarer, tasks, connections = parts()
+    await connections.get()
+    item = Item(kind)
+    recovery = tp.cast(Recovery, connections.hooks)
+    if kind == 'subscriptions':
+        recovery.relocate_subscription(tp.cast(tp.Any, item))
+    else:
+        recovery.relocate_publisher(tp.cast(tp.Any, item))
+    (placing,) = tasks.spawned
+    node = await declarer.waiting
+    if kind == 'subscriptions':
+        assert placer.release_subscription(tp.cast(tp.Any, item))  # its connection closes
+    else:
+        item.close()
+        assert placer.release_publisher(tp.cast(tp.Any, item))
+    await asyncio.sleep(0)  # the close runs: the declaration waiting fails
+    assert not node.is_open
+    node.lost.set()
+    await placing
+    await tasks.cancel()
+    await tasks.wait()
+
+    assert declarer.declared == []
+    assert item.owner is None
+    assert list(connections.nodes) == []
     await connections.close_nodes()
