@@ -35,6 +35,7 @@ from rbfly.streams import (
 from rbfly.streams.blocking import (
     BlockingCallInLoop,
     BlockingClient,
+    BlockingSubscription,
     ClientClosed,
     Record,
     blocking_client,
@@ -175,6 +176,57 @@ def test_subscription_commit(blocking: BlockingClient, stream: str) -> None:
         assert [records.next().body for _ in range(2)] == ['a', 'b']
         records.commit()
     assert blocking.query_offset(stream, 'sub') == 1
+
+def taken_late(records: BlockingSubscription) -> None:
+    """
+    Wait until the take a ``next()`` gave up on completed (its record not
+    collected: the subscription's pending future, private).
+    """
+    pending = records._pending  # noqa: SLF001
+    assert pending is not None
+    concurrent.futures.wait([pending], 10)
+    assert pending.done()
+
+def test_tracking_close_after_timeout(blocking: BlockingClient, stream: str) -> None:
+    """
+    A record that came after ``next()`` timed out was never returned:
+    closing stores the offset of the last record returned, and a restart
+    from the reference gets the late one.
+    """
+    with blocking.publisher(stream) as pub:
+        pub.send('a')
+        with blocking.subscribe(stream, offset=Offset.FIRST, name='app', store_every=1,
+                                timeout=10) as records:
+            assert records.next().offset == 0
+            with pytest.raises(TimeoutError):
+                records.next(timeout=1)
+            pub.send('b')
+            taken_late(records)
+        pub.send('c')
+    assert blocking.query_offset(stream, 'app') == 0
+    # (the broker stores offsets in the stream: 'b' is not at offset 1)
+    assert [b for _, b in read(blocking, stream, 2, Offset.reference('app'))] == ['b', 'c']
+
+def test_tracking_commit_after_timeout(blocking: BlockingClient, stream: str) -> None:
+    """
+    ``commit()`` after a ``next()`` that timed out, its record come since:
+    the offset of the last record returned is committed, and the late
+    record is the next one returned.
+    """
+    with blocking.publisher(stream) as pub:
+        pub.send('a')
+        with blocking.subscribe(stream, offset=Offset.FIRST, name='app', store_every=1000,
+                                timeout=10) as records:
+            assert records.next().offset == 0
+            with pytest.raises(TimeoutError):
+                records.next(timeout=1)
+            pub.send('b')
+            taken_late(records)
+            records.commit()
+            assert blocking.query_offset(stream, 'app') == 0
+            assert (records.next().offset, records._pending) == (1, None)  # noqa: SLF001
+            records.commit()
+            assert blocking.query_offset(stream, 'app') == 1
 
 def test_stream_errors(blocking: BlockingClient, stream: str) -> None:
     """The async API's typed errors, raised in the calling thread."""
