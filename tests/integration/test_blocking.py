@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import typing as tp
 import uuid
 from collections.abc import Iterator
@@ -41,6 +42,7 @@ from rbfly.streams.blocking import (
     blocking_client,
 )
 from rbfly.streams.blocking.loop import LoopThread
+from rbfly.error import MessageTooLarge
 from rbfly.streams.error import (
     NoOffset,
     PreconditionFailed,
@@ -288,6 +290,46 @@ def test_super_stream(url4: str) -> None:
         finally:
             client.delete_super_stream(name)
         assert not client.super_stream_exists(name)
+
+def test_super_stream_sends_from_threads(url4: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """
+    Two threads' sends to a super stream in one turn of the loop: each
+    call waits for its own message and gets its own error (a message too
+    large for a frame fails its sender only; the other is stored).
+    """
+    name = 'rbfly-super-{}'.format(uuid.uuid4().hex[:8])
+    gate = threading.Event()
+    with blocking_client(url4, timeout=30) as client:
+        try:
+            client.create_super_stream(name, 1)
+            with client.super_stream_publisher(name, lambda _: 'key') as pub:
+                pub.send('first')
+                # the loop held until both calls are handed to it
+                runner = client._runner  # noqa: SLF001
+                submitted = threading.Semaphore(0)
+                submit = runner.submit
+
+                def counted(coro: tp.Any) -> tp.Any:
+                    future = submit(coro)
+                    submitted.release()
+                    return future
+
+                monkeypatch.setattr(runner, 'submit', counted)
+                runner.call(gate.wait)
+                with concurrent.futures.ThreadPoolExecutor(2) as pool:
+                    small = pool.submit(pub.send, 'small')
+                    huge = pool.submit(pub.send, b'x' * (2 << 20))
+                    assert submitted.acquire(timeout=10) and submitted.acquire(timeout=10)
+                    gate.set()
+                    with pytest.raises(MessageTooLarge):
+                        huge.result(30)
+                    small.result(30)
+                monkeypatch.undo()
+            partition = client.super_stream_partitions(name)[0]
+            assert read(client, partition, 2) == [(0, 'first'), (1, 'small')]
+        finally:
+            gate.set()
+            client.delete_super_stream(name)
 
 def test_threads(blocking: BlockingClient, stream: str) -> None:
     """
