@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from rbfly.amqp import MessageCtx
+from rbfly.error import MessageTooLarge
 from rbfly.streams import (
     ConfirmTimeout,
     ConnectionLost,
@@ -42,7 +43,6 @@ from rbfly.streams.blocking import (
     blocking_client,
 )
 from rbfly.streams.blocking.loop import LoopThread
-from rbfly.error import MessageTooLarge
 from rbfly.streams.error import (
     NoOffset,
     PreconditionFailed,
@@ -184,7 +184,7 @@ def taken_late(records: BlockingSubscription) -> None:
     Wait until the take a ``next()`` gave up on completed (its record not
     collected: the subscription's pending future, private).
     """
-    pending = records._pending  # noqa: SLF001
+    pending = records._pending
     assert pending is not None
     concurrent.futures.wait([pending], 10)
     assert pending.done()
@@ -226,9 +226,18 @@ def test_tracking_commit_after_timeout(blocking: BlockingClient, stream: str) ->
             taken_late(records)
             records.commit()
             assert blocking.query_offset(stream, 'app') == 0
-            assert (records.next().offset, records._pending) == (1, None)  # noqa: SLF001
+            assert (records.next().offset, records._pending) == (1, None)
             records.commit()
             assert blocking.query_offset(stream, 'app') == 1
+
+def test_end_offset(blocking: BlockingClient, stream: str) -> None:
+    """The offset after a stream's last message: none while empty, then where the next goes."""
+    assert blocking.end_offset(stream) is None
+    with blocking.publisher(stream) as pub:
+        pub.send_batch(['a', 'b', 'c'])
+    assert blocking.end_offset(stream) == 3
+    with pytest.raises(StreamDoesNotExist):
+        blocking.end_offset('rbfly-missing-{}'.format(uuid.uuid4().hex[:8]))
 
 def test_stream_errors(blocking: BlockingClient, stream: str) -> None:
     """The async API's typed errors, raised in the calling thread."""
@@ -305,7 +314,7 @@ def test_super_stream_sends_from_threads(url4: str, monkeypatch: pytest.MonkeyPa
             with client.super_stream_publisher(name, lambda _: 'key') as pub:
                 pub.send('first')
                 # the loop held until both calls are handed to it
-                runner = client._runner  # noqa: SLF001
+                runner = client._runner
                 submitted = threading.Semaphore(0)
                 submit = runner.submit
 
