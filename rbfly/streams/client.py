@@ -546,7 +546,8 @@ class StreamsClient:
             store_interval: float = 5, credit: int | None = None,
             buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
             on_state: StateListener | None = None, flow: FlowStrategy | None = None,
-            stop_at_end: bool = False,
+            stop_at_end: bool = False, on_decode_error: DecodeErrorAction = 'raise',
+            serializer: Serializer | Codec | None = None, on_mismatch: OnMismatch = 'raise',
     ) -> Windows:
         """
         Subscribe to a stream and iterate over windows of its messages,
@@ -561,22 +562,37 @@ class StreamsClient:
         the iteration ends: automatic offset tracking (``store_every``)
         stores, and a single active consumer hands a stream over, after
         the last window processed (see
-        :py:mod:`rbfly.streams.subscriptions.windows`). The other
-        parameters are those of :py:meth:`subscribe_chunks`.
+        :py:mod:`rbfly.streams.subscriptions.windows`). A window whose
+        processing raises out of ``async with`` is not processed.
+
+        :param serializer: Windows of objects: each message's body is
+            replaced by its deserialized object, once its content type is
+            checked (as :py:meth:`subscribe` with a serializer; see
+            :doc:`/serializers`); the messages keep their offsets.
+        :param on_mismatch: With a serializer: ``'raise'``
+            :py:class:`~rbfly.streams.serializers.ContentTypeMismatch` for
+            a message of another content type (from ``getmany``, with the
+            window: not processed when it leaves ``async with``), or keep
+            its ``'raw'`` body.
+
+        The other parameters (``on_decode_error`` too) are those of
+        :py:meth:`subscribe_chunks`.
         """
         check_window(max_messages, max_wait)
+        codec = None if serializer is None else as_codec(serializer, on_mismatch)
         tracker = self._offsets.tracker(name, store_every, store_interval)
         options = SubscribeOptions(
             offset=offset, filter=filter, timeout=timeout, amqp=amqp, name=name,
             single_active=single_active, consumer_update=consumer_update,
             store_every=store_every, store_interval=store_interval, credit=credit,
             buffer_bytes=buffer_bytes, resume=resume, on_state=on_state, flow=flow,
-            stop_at_end=stop_at_end,
+            stop_at_end=stop_at_end, on_decode_error=on_decode_error,
         )
         holding = WindowHolding()
         pace = Pace()
         chunks = self._subscribing.subscribe(stream, options, tracker, holding, pace)
-        return Windows(chunks, tracker, holding, pace, max_messages, max_wait)
+        return Windows(chunks, tracker, holding, pace, max_messages, max_wait,
+                       codec=codec, stream=stream)
 
     def subscribe_chunks(
             self, stream: str, *, offset: Offset = Offset.NEXT,
@@ -936,28 +952,32 @@ class StreamsClient:
             store_interval: float = 5, credit: int | None = None,
             buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
             on_state: StateListener | None = None, flow: FlowStrategy | None = None,
-            stop_at_end: bool = False,
+            stop_at_end: bool = False, on_decode_error: DecodeErrorAction = 'raise',
+            serializer: Serializer | Codec | None = None, on_mismatch: OnMismatch = 'raise',
     ) -> Windows:
         """
         Subscribe to every partition of a super stream and iterate over
         windows of their messages (see :py:meth:`subscribe_windows`; a
         window may hold messages of several partitions, those of one
-        partition in order).
+        partition in order; ``serializer``, ``on_mismatch`` and
+        ``on_decode_error`` as there).
         """
         check_window(max_messages, max_wait)
+        codec = None if serializer is None else as_codec(serializer, on_mismatch)
         tracker = self._offsets.tracker(name, store_every, store_interval)
         options = SubscribeOptions(
             offset=offset, filter=filter, timeout=timeout, amqp=amqp, name=name,
             single_active=single_active, consumer_update=consumer_update,
             store_every=store_every, store_interval=store_interval, credit=credit,
             buffer_bytes=buffer_bytes, resume=resume, on_state=on_state, flow=flow,
-            stop_at_end=stop_at_end,
+            stop_at_end=stop_at_end, on_decode_error=on_decode_error,
         )
         make = functools.partial(self._super_streams.subscriptions, super_stream, options)
         holding = WindowHolding()
         pace = Pace()
         chunks = self._subscribing.chunks(make, options, tracker, holding, pace)
-        return Windows(chunks, tracker, holding, pace, max_messages, max_wait)
+        return Windows(chunks, tracker, holding, pace, max_messages, max_wait,
+                       codec=codec, stream=super_stream)
 
     def subscribe_super_stream_chunks(
             self, super_stream: str, *, offset: Offset = Offset.NEXT,

@@ -51,6 +51,7 @@ from types import TracebackType
 
 from ...amqp import MessageCtx
 from ..error import StreamsError
+from ..serializers import Codec
 from .handoff import Holding
 from .subscription import Chunk
 
@@ -178,6 +179,9 @@ class Windows:
     :param pace: The deadline the chunk generator is told.
     :param max_messages: Messages of a window at most.
     :param max_wait: Seconds a window waits to fill (``None``: until full).
+    :param codec: Decodes each message's body (a serializer's), or ``None``.
+    :param stream: The stream (or super stream), named in the codec's
+        errors when a message does not name its own.
     """
     def __init__(
             self,
@@ -187,8 +191,13 @@ class Windows:
             pace: Pace,
             max_messages: int,
             max_wait: float | None,
+            *,
+            codec: Codec | None = None,
+            stream: str | None = None,
     ) -> None:
         check_window(max_messages, max_wait)
+        self._decode = None if codec is None else codec.decode
+        self._stream = stream
         self._chunks = chunks
         self._tracker = tracker
         self._holding = holding
@@ -300,6 +309,13 @@ class Windows:
                 window.extend(chunk if start == 0 and end == len(chunk) else chunk[start:end])
                 streams.add(chunk.stream)
         self._holding.hold(frozenset(streams))
+        decode = self._decode
+        if decode is not None:
+            # (in place: the messages are the window's alone; an error
+            # raises with the window handed out, see __aexit__)
+            stream = self._stream
+            for msg in window:
+                msg.body = decode(msg, stream)
         return window
 
     async def _next(self) -> Chunk | None:
