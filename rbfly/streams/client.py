@@ -157,6 +157,7 @@ class StreamsClient:
         self._streams = Streams(connections, offsets)
         self._publishing = Publishing(options, connections, placer, declarer, recovery, counters)
         self._subscribing = Subscribing(options, connections, placer, declarer, offsets, counters)
+        offsets.bind(self._subscribing.resolve_start)
         self._super_streams = SuperStreams(connections, self._publishing, self._subscribing)
         self._groups = Groups(connections, offsets, self._streams, self._super_streams)
 
@@ -322,6 +323,9 @@ class StreamsClient:
         (``Offset.NEXT``). The broker resolves to the first offset of a
         chunk; for ``Offset.offset(n)`` and references the result is ``n``
         (or later, when the stream no longer holds ``n``).
+        :py:meth:`Offset.from_end <rbfly.streams.Offset.from_end>` is
+        resolved by the client first, as a subscription does (see
+        :py:meth:`end_offset`).
 
         :raises rbfly.streams.FeatureNotSupported: On older brokers.
         :raises rbfly.streams.error.StreamDoesNotExist: When there is no
@@ -781,7 +785,9 @@ class StreamsClient:
         offset of the last committed chunk: its messages come again);
         ``Offset.offset(n)``, ``n``; ``Offset.timestamp(t)``, the first
         chunk stored at or after ``t`` (RabbitMQ 4.3+);
-        ``Offset.reference(other)``, where group ``other`` resumes.
+        ``Offset.reference(other)``, where group ``other`` resumes;
+        ``Offset.from_end(n)``, ``n`` messages before the end now (read
+        from each stream's last chunk, as a subscription does).
 
         Stop the group's consumers first: a running consumer neither reads
         the stored offset again nor stops storing its own. The stream
