@@ -13,7 +13,6 @@ import uuid
 import pytest
 
 from rbfly.amqp import MessageCtx
-from rbfly.streams.error import NoOffset
 from rbfly.streams import (
     CreditWhenProcessed,
     Offset,
@@ -25,6 +24,7 @@ from rbfly.streams import (
     StreamsClient,
     streams_client,
 )
+from rbfly.streams.error import NoOffset
 
 WAIT = 30  # seconds any step may take at most
 

@@ -270,36 +270,48 @@ class Windows:
             await self._finish()
             raise StopAsyncIteration
         filling = self._filling
-        # (what a cancelled call collected counts)
-        count = sum(end - start for _, start, end in filling)
         pace = self._pace
         if max_wait is not None:
             pace.deadline = asyncio.get_running_loop().time() + max_wait
         try:
-            while count < max_messages:
-                chunk = self._chunk
-                if chunk is None:
-                    if self._ended or self._error is not None:
-                        break
-                    chunk = await self._next()
-                    if chunk is None:  # the deadline passed, or the end
-                        break
-                    self._chunk = chunk
-                    self._pos = 0
-                start = self._pos
-                end = min(len(chunk), start + max_messages - count)
-                filling.append((chunk, start, end))
-                count += end - start
-                if end == len(chunk):
-                    self._chunk = None
-                else:
-                    self._pos = end
+            count = await self._fill(filling, max_messages)
         finally:
             pace.deadline = None
         if not count and self.finished and self._error is None:
             await self._finish()
             raise StopAsyncIteration
         self._filling = []
+        return self._hand_out(filling)
+
+    async def _fill(self, filling: list[Segment], max_messages: int) -> int:
+        """
+        Fill a window up to ``max_messages`` messages, until the deadline
+        or the end; the count of its messages. What a cancelled call
+        collected is in ``filling`` already, and counts.
+        """
+        count = sum(end - start for _, start, end in filling)
+        while count < max_messages:
+            chunk = self._chunk
+            if chunk is None:
+                if self._ended or self._error is not None:
+                    break
+                chunk = await self._next()
+                if chunk is None:  # the deadline passed, or the end
+                    break
+                self._chunk = chunk
+                self._pos = 0
+            start = self._pos
+            end = min(len(chunk), start + max_messages - count)
+            filling.append((chunk, start, end))
+            count += end - start
+            if end == len(chunk):
+                self._chunk = None
+            else:
+                self._pos = end
+        return count
+
+    def _hand_out(self, filling: list[Segment]) -> list[MessageCtx]:
+        """The window of the segments filled, handed out to the application."""
         self._handed = filling
         # (segments a cut emptied stay out of the window)
         window: list[MessageCtx] = []
