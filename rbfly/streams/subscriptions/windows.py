@@ -251,7 +251,7 @@ class Windows:
         it waited for go to the next call.
 
         :raises StopAsyncIteration: The subscription ended (e.g.
-            ``stop_at_end``, or :py:meth:`aclose`) and no message is left.
+            ``stop_at_end``, or ``aclose()``) and no message is left.
         :raises Exception: The error that ended the subscription (after
             the messages received before it are handed out).
         """
