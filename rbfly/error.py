@@ -59,7 +59,8 @@ class MessageDecodeError(AMQPDecodeError):
     The message names the stream, the message's offset in it and the
     way out: subscribe with ``amqp=False`` to receive raw bodies (``rbfly
     tail --binary``), or with ``on_decode_error='skip'`` or ``'raw'`` to
-    skip such messages or receive them as bytes; or subscribe again from
+    skip such messages or receive them as bytes (``rbfly tail
+    --on-decode-error skip`` or ``raw``); or subscribe again from
     ``stream_offset + 1``.
 
     A subclass of :py:class:`AMQPDecodeError`, which subscriptions raised
@@ -76,8 +77,9 @@ class MessageDecodeError(AMQPDecodeError):
         ValueError.__init__(
             self,
             'message at offset {} of stream {!r} is not an AMQP 1.0 message: {} (at byte {}'
-            ' of the message); subscribe with amqp=False for raw bodies (rbfly tail'
-            ' --binary), or with on_decode_error=\'skip\' or \'raw\''.format(
+            ' of the message); subscribe with amqp=False for raw bodies, or with'
+            ' on_decode_error=\'skip\' or \'raw\' (rbfly tail --binary, or'
+            ' --on-decode-error skip or raw)'.format(
                 stream_offset, stream, reason, offset,
             ),
         )

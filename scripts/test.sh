@@ -2,7 +2,9 @@
 # test.sh - run rbfly's whole test suite: lint, the documentation, the
 # binary wheel, unit tests, integration tests
 # against RabbitMQ 3.10 (Debian) and 4.x (chroot), failover tests on a
-# three-node 4.x cluster (chroot), on asyncio and uvloop.
+# three-node 4.x cluster (chroot), on asyncio and uvloop; then the unit
+# tests and the core integration tests on the other CPythons (3.13, 3.14,
+# 3.15 from Debian 13 and unstable, in chroots: scripts/pythons.sh).
 #
 # Installs what it needs (scripts/setup.sh) and starts the brokers
 # (scripts/brokers.sh). Extra arguments go to pytest.
@@ -14,12 +16,13 @@ scripts/setup.sh
 scripts/lint.sh
 # while the brokers start (apt, chroots, Erlang boot: mostly waiting), one
 # after the other: the documentation with zero warnings (~15 s), the
-# manylinux wheel installed into a fresh venv and smoke-tested (~1 min),
+# manylinux wheel installed into a fresh venv and smoke-tested, the same
+# for each of the other CPythons in its chroot (~1 min each),
 # and a short fuzzing run of every decoder of network bytes (~50 s; a
 # finding fails the suite; scripts/fuzz.sh --time N for a longer one).
 # docs.sh and wheel.sh install their tools into the venv when missing.
 checks_log=$(mktemp)
-(scripts/docs.sh && scripts/wheel.sh && scripts/fuzz.sh --ci) > "$checks_log" 2>&1 &
+(scripts/docs.sh && scripts/wheel.sh --all && scripts/fuzz.sh --ci) > "$checks_log" 2>&1 &
 checks=$!
 scripts/brokers.sh start all
 eval "$(scripts/brokers.sh env)"
@@ -36,6 +39,8 @@ tail -n 12 "$checks_log"  # the fuzzing summary
 rm -f "$checks_log"
 export RBFLY_BROKERS_SCRIPT="$PWD/scripts/brokers.sh"
 "$VENV/bin/python" -m pytest tests "$@"
+# the other CPythons, on the wheels wheel.sh built (scripts/pythons.sh)
+scripts/pythons.sh --wheels dist
 # two minutes of publishing and consuming under faults (connection cuts, a
 # broker restart, node kills on the cluster), in the background (what
 # scripts/soak.sh --ci runs; the brokers and the cluster are up already)

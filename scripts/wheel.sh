@@ -13,7 +13,14 @@
 # from outside the source tree. The wheels of other platforms are built by
 # cibuildwheel ([tool.cibuildwheel] in pyproject.toml).
 #
-# Usage: scripts/wheel.sh [OUTDIR]   (default dist/; prints the wheel's path)
+# With --all, then the same for every other CPython of scripts/lib/pythons.sh
+# (RBFLY_PYTHONS, default "3.13 3.14 3.15": Debian 13's and Debian
+# unstable's, in chroots; as root): the wheel built there with `pip wheel`,
+# repaired and checked here, installed into a fresh venv of that version in
+# its chroot and smoke-tested there (RBFLY_PYTHONS="" builds the host's only).
+#
+# Usage: scripts/wheel.sh [--all] [OUTDIR]   (default dist/; prints the wheels'
+# paths; without --all only this Python's, needing neither root nor chroots)
 # Uses the venv $RBFLY_VENV (.venv) of scripts/setup.sh, and creates it
 # when missing (with $PYTHON, python3: a C compiler and the Python headers
 # are needed); installs the build tools (setuptools, Cython, build,
@@ -22,6 +29,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${RBFLY_VENV:-.venv}
 case "$VENV" in /*) ;; *) VENV=$PWD/$VENV ;; esac
+all=0
+if [ "${1:-}" = --all ]; then all=1; shift; fi
 OUT=${1:-dist}
 py=$VENV/bin/python
 log() { printf '[wheel %s] %s\n' "$(date +%T)" "$*" >&2; }
@@ -75,3 +84,50 @@ mkdir -p "$OUT"
 rm -f "$OUT"/rbfly-*.whl
 cp "$wheel" "$OUT/"
 echo "$OUT/$(basename "$wheel")"
+
+# the other CPythons, each in its chroot (scripts/lib/pythons.sh), with --all
+[ "$all" = 1 ] || exit 0
+LOG_TAG=wheel
+# shellcheck source=lib/common.sh
+. scripts/lib/common.sh
+# shellcheck source=lib/rootfs.sh
+. scripts/lib/rootfs.sh
+# shellcheck source=lib/pythons.sh
+. scripts/lib/pythons.sh
+HOST_APT_LOCK=$PYTHONS_DIR/apt.lock
+HOST_APT_LOG=$PYTHONS_DIR/log/host-apt.log
+trap 'rm -rf "$tmp"; py_cleanup' EXIT
+
+# version_wheel VERSION: build, repair, install and smoke-test rbfly's wheel
+# of Python VERSION; copy it to OUT and print its path
+version_wheel() {
+  local v=$1 t=$EPOCHREALTIME dir root raw wheel venv
+  py_prepare "$v"
+  root=$(py_root "$v")
+  py_tree "$v"
+  dir=$PY_TREE
+  raw=$(py_build_wheel "$v" "$dir") || { log "python $v: the build failed"; return 1; }
+  mkdir "$tmp/repaired-$v"
+  auditwheel repair --strip -w "$tmp/repaired-$v" "$raw" >"$tmp/repair-$v.log" 2>&1 \
+    || { cat "$tmp/repair-$v.log" >&2; return 1; }
+  wheel=$(echo "$tmp/repaired-$v"/*.whl)
+  case "$(basename "$wheel")" in
+    *manylinux*) ;;
+    *) log "python $v: auditwheel gave no manylinux tag: $(basename "$wheel")"; return 1 ;;
+  esac
+  log "python $v: $(basename "$raw"): $(size "$raw"); repaired and stripped:" \
+      "$(basename "$wheel"), $(size "$wheel") in $(elapsed "$t")s"
+  cp "$wheel" "$dir/"
+  venv=${dir#"$root"}/venv
+  py_run "$v" "python$v" -m venv --without-pip "$venv"
+  py_run "$v" "$(py_venv "$v")/bin/python" -m pip --python "$venv/bin/python" install -q \
+    --no-index --no-deps "${dir#"$root"}/$(basename "$wheel")" >&2
+  # from outside the source tree, so that rbfly comes from site-packages
+  py_in "$v" "$dir" "$venv/bin/python" "${dir#"$root"}/src/scripts/smoke.py" >&2
+  cp "$wheel" "$OUT/"
+  echo "$OUT/$(basename "$wheel")"
+}
+
+py_prepare_all  # the chroots at once (cold: debootstrap and apt, ~3 min)
+for v in $RBFLY_PYTHONS; do version_wheel "$v"; done
+

@@ -245,6 +245,9 @@ def _messages(sub: tp.Any) -> None:
                    help='wait for new messages (else stop at the end as of now)')
     c.add_argument('--format', choices=('text', 'json'), default='text')
     c.add_argument('--binary', action='store_true', help='bodies are raw bytes, not AMQP')
+    c.add_argument('--on-decode-error', choices=('raise', 'skip', 'raw'), default='raise',
+                   help='a message that is not AMQP 1.0 (published as raw bytes): end with'
+                        ' the error, skip it, or print its raw bytes (%(default)s)')
     c.add_argument('--filter', help='only messages published with this --filter-value')
 
     c = command(sub, 'bench', commands.bench,

@@ -339,6 +339,7 @@ async def tail(client: StreamsClient, args: argparse.Namespace) -> int:
     try:
         messages = client.subscribe(
             args.name, offset=offset, filter=flt, amqp=not args.binary, stop_at_end=to_end,
+            on_decode_error=args.on_decode_error,
         )
         async with contextlib.aclosing(messages):
             async for _ in messages:

@@ -16,6 +16,7 @@ if tp.TYPE_CHECKING:
     from .client import StreamsClient, connection, streams_client
     from .compression import Compression
     from .error import (
+        ClientClosed,
         ConnectionLost,
         EnqueueTimeout,
         FeatureNotSupported,
@@ -65,6 +66,7 @@ _EXPORTS = {
     'StreamsClient': '.client',
     'connection': '.client',
     'streams_client': '.client',
+    'ClientClosed': '.error',
     'ConfirmTimeout': '.error',
     'ConnectionLost': '.error',
     'FeatureNotSupported': '.error',
@@ -135,6 +137,7 @@ __all__ = [  # the names of _EXPORTS
     'AMQPScalar',
     'Backoff',
     'BloomFilterExtract',
+    'ClientClosed',
     'ClientCredentials',
     'ClientOptions',
     'Compression',

@@ -157,6 +157,7 @@ class StreamsClient:
         self._streams = Streams(connections, offsets)
         self._publishing = Publishing(options, connections, placer, declarer, recovery, counters)
         self._subscribing = Subscribing(options, connections, placer, declarer, offsets, counters)
+        offsets.bind(self._subscribing.resolve_start)
         self._super_streams = SuperStreams(connections, self._publishing, self._subscribing)
         self._groups = Groups(connections, offsets, self._streams, self._super_streams)
 
@@ -322,6 +323,9 @@ class StreamsClient:
         (``Offset.NEXT``). The broker resolves to the first offset of a
         chunk; for ``Offset.offset(n)`` and references the result is ``n``
         (or later, when the stream no longer holds ``n``).
+        :py:meth:`Offset.from_end <rbfly.streams.Offset.from_end>` is
+        resolved by the client first, as a subscription does (see
+        :py:meth:`end_offset`).
 
         :raises rbfly.streams.FeatureNotSupported: On older brokers.
         :raises rbfly.streams.error.StreamDoesNotExist: When there is no
@@ -546,7 +550,8 @@ class StreamsClient:
             store_interval: float = 5, credit: int | None = None,
             buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
             on_state: StateListener | None = None, flow: FlowStrategy | None = None,
-            stop_at_end: bool = False,
+            stop_at_end: bool = False, on_decode_error: DecodeErrorAction = 'raise',
+            serializer: Serializer | Codec | None = None, on_mismatch: OnMismatch = 'raise',
     ) -> Windows:
         """
         Subscribe to a stream and iterate over windows of its messages,
@@ -561,22 +566,37 @@ class StreamsClient:
         the iteration ends: automatic offset tracking (``store_every``)
         stores, and a single active consumer hands a stream over, after
         the last window processed (see
-        :py:mod:`rbfly.streams.subscriptions.windows`). The other
-        parameters are those of :py:meth:`subscribe_chunks`.
+        :py:mod:`rbfly.streams.subscriptions.windows`). A window whose
+        processing raises out of ``async with`` is not processed.
+
+        :param serializer: Windows of objects: each message's body is
+            replaced by its deserialized object, once its content type is
+            checked (as :py:meth:`subscribe` with a serializer; see
+            :doc:`/serializers`); the messages keep their offsets.
+        :param on_mismatch: With a serializer: ``'raise'``
+            :py:class:`~rbfly.streams.serializers.ContentTypeMismatch` for
+            a message of another content type (from ``getmany``, with the
+            window: not processed when it leaves ``async with``), or keep
+            its ``'raw'`` body.
+
+        The other parameters (``on_decode_error`` too) are those of
+        :py:meth:`subscribe_chunks`.
         """
         check_window(max_messages, max_wait)
+        codec = None if serializer is None else as_codec(serializer, on_mismatch)
         tracker = self._offsets.tracker(name, store_every, store_interval)
         options = SubscribeOptions(
             offset=offset, filter=filter, timeout=timeout, amqp=amqp, name=name,
             single_active=single_active, consumer_update=consumer_update,
             store_every=store_every, store_interval=store_interval, credit=credit,
             buffer_bytes=buffer_bytes, resume=resume, on_state=on_state, flow=flow,
-            stop_at_end=stop_at_end,
+            stop_at_end=stop_at_end, on_decode_error=on_decode_error,
         )
         holding = WindowHolding()
         pace = Pace()
         chunks = self._subscribing.subscribe(stream, options, tracker, holding, pace)
-        return Windows(chunks, tracker, holding, pace, max_messages, max_wait)
+        return Windows(chunks, tracker, holding, pace, max_messages, max_wait,
+                       codec=codec, stream=stream)
 
     def subscribe_chunks(
             self, stream: str, *, offset: Offset = Offset.NEXT,
@@ -765,7 +785,9 @@ class StreamsClient:
         offset of the last committed chunk: its messages come again);
         ``Offset.offset(n)``, ``n``; ``Offset.timestamp(t)``, the first
         chunk stored at or after ``t`` (RabbitMQ 4.3+);
-        ``Offset.reference(other)``, where group ``other`` resumes.
+        ``Offset.reference(other)``, where group ``other`` resumes;
+        ``Offset.from_end(n)``, ``n`` messages before the end now (read
+        from each stream's last chunk, as a subscription does).
 
         Stop the group's consumers first: a running consumer neither reads
         the stored offset again nor stops storing its own. The stream
@@ -936,28 +958,32 @@ class StreamsClient:
             store_interval: float = 5, credit: int | None = None,
             buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
             on_state: StateListener | None = None, flow: FlowStrategy | None = None,
-            stop_at_end: bool = False,
+            stop_at_end: bool = False, on_decode_error: DecodeErrorAction = 'raise',
+            serializer: Serializer | Codec | None = None, on_mismatch: OnMismatch = 'raise',
     ) -> Windows:
         """
         Subscribe to every partition of a super stream and iterate over
         windows of their messages (see :py:meth:`subscribe_windows`; a
         window may hold messages of several partitions, those of one
-        partition in order).
+        partition in order; ``serializer``, ``on_mismatch`` and
+        ``on_decode_error`` as there).
         """
         check_window(max_messages, max_wait)
+        codec = None if serializer is None else as_codec(serializer, on_mismatch)
         tracker = self._offsets.tracker(name, store_every, store_interval)
         options = SubscribeOptions(
             offset=offset, filter=filter, timeout=timeout, amqp=amqp, name=name,
             single_active=single_active, consumer_update=consumer_update,
             store_every=store_every, store_interval=store_interval, credit=credit,
             buffer_bytes=buffer_bytes, resume=resume, on_state=on_state, flow=flow,
-            stop_at_end=stop_at_end,
+            stop_at_end=stop_at_end, on_decode_error=on_decode_error,
         )
         make = functools.partial(self._super_streams.subscriptions, super_stream, options)
         holding = WindowHolding()
         pace = Pace()
         chunks = self._subscribing.chunks(make, options, tracker, holding, pace)
-        return Windows(chunks, tracker, holding, pace, max_messages, max_wait)
+        return Windows(chunks, tracker, holding, pace, max_messages, max_wait,
+                       codec=codec, stream=super_stream)
 
     def subscribe_super_stream_chunks(
             self, super_stream: str, *, offset: Offset = Offset.NEXT,

@@ -308,6 +308,29 @@ class SubscriptionError(StreamsError):
     """
 
 
+class StreamEndUnknown(StreamsError):
+    """
+    The end of a stream could not be read (for ``Offset.from_end``,
+    ``stop_at_end``, ``end_offset``, ``rbfly tail``): the broker says the
+    stream has chunks, and its last chunk of messages did not come within
+    the wait. The broker is slow (try again), or, on RabbitMQ 3.11-4.2, the
+    stream's chunks hold stored offsets only (no messages: start at
+    ``Offset.NEXT``). Taking it for an empty stream instead would start a
+    subscription at the end, and a bounded read would read nothing.
+
+    :ivar stream: The stream.
+    :ivar timeout: Seconds waited for the chunk.
+    """
+    def __init__(self, stream: str, timeout: float) -> None:
+        super().__init__(
+            'stream {!r} has chunks, the broker says, but its last chunk of messages did not'
+            ' come within {}s: the broker is slow (try again), or its chunks hold stored'
+            ' offsets only (no messages); start at an offset (Offset.FIRST, Offset.NEXT,'
+            ' Offset.offset(n)) rather than from the end to do without'.format(stream, timeout))
+        self.stream = stream
+        self.timeout = timeout
+
+
 class OffsetCommitTimeout(StreamsError, TimeoutError):
     """
     An offset was stored, and the broker did not report it under its
@@ -464,6 +487,7 @@ __all__ = [
     'SaslMechanismNotSupported',
     'StreamAlreadyExists',
     'StreamDoesNotExist',
+    'StreamEndUnknown',
     'StreamNotAvailable',
     'StreamsError',
     'SubscriptionError',

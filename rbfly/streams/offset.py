@@ -115,8 +115,13 @@ class Offset:
         stream's last chunk of messages (a subscription at
         ``Offset.LAST`` taking one chunk); an empty stream has none, which
         RabbitMQ 3.11+ says in its statistics, and 3.10 only by sending
-        nothing (the client waits for ``PROBE_TIMEOUT`` seconds, 2, then;
-        see ``rbfly.streams.parts.subscribing``).
+        nothing (the client waits for ``PROBE_TIMEOUT`` seconds, 2, then,
+        and logs a warning that it takes the stream for an empty one; see
+        ``rbfly.streams.parts.subscribing``). When the broker said the
+        stream has chunks and its last one does not come in time,
+        :py:class:`~rbfly.streams.error.StreamEndUnknown` is raised.
+        Also taken by a ``resume`` callback's result,
+        ``resolve_offset`` and ``reset_group``.
         Offsets count records: on 4.3+, offsets stored under references
         since the last message are records too (a few messages fewer).
         """

@@ -208,8 +208,13 @@ class Codec:
     def message(self, obj: tp.Any) -> MessageCtx:
         """
         The message of an object: its body serialized (a data section),
-        with the content type. A :py:class:`~rbfly.amqp.MessageCtx` keeps
-        its other sections; its body is serialized.
+        with the content type. For a :py:class:`~rbfly.amqp.MessageCtx`, a
+        new message with its sections, its body serialized and its
+        properties with the content type: the application's message is
+        left as it is, so that it can be sent again (after an
+        :py:class:`~rbfly.streams.EnqueueTimeout`, or to each partition a
+        super stream routes it to) without its body being serialized
+        twice.
 
         The messages of bare objects share one properties section: change
         a message's properties by sending a
@@ -229,10 +234,23 @@ class Codec:
         if isinstance(body, str):
             body = body.encode()
         if type(obj) is MessageCtx:
-            obj.body = body
-            obj.properties.content_type = self._symbol
-            return obj
+            return self._copy(obj, body)
         return MessageCtx(body, properties=self._properties)
+
+    def _copy(self, msg: MessageCtx, body: bytes) -> MessageCtx:
+        """A message with the sections of ``msg`` (shared), a new body and content type."""
+        p = msg.properties
+        properties = AMQPProperties(
+            p.message_id, p.user_id, p.to, p.subject, p.reply_to, p.correlation_id,
+            self._symbol, p.content_encoding, p.absolute_expiry_time, p.creation_time,
+            p.group_id, p.group_sequence, p.reply_to_group_id,
+        )
+        return MessageCtx(
+            body, msg.header, msg.delivery_annotations, msg.annotations, properties,
+            msg.app_properties, msg.footer, stream_offset=msg.stream_offset,
+            stream_timestamp=msg.stream_timestamp, stream_publish_id=msg.stream_publish_id,
+            stream=msg.stream,
+        )
 
     def decode(self, msg: MessageCtx, stream: str | None = None) -> tp.Any:
         """

@@ -75,10 +75,11 @@ rootfs_pkg_version() {  # DIR PKG: version of the package installed in the rootf
   chroot "$1" dpkg-query -W -f='${Version}' "$2"
 }
 
-# rootfs_debootstrap PART SUITE UID: debootstrap SUITE (minbase) into PART and
-# install rabbitmq-server there; the service account rabbitmq gets uid/gid UID
-rootfs_debootstrap() {
-  local part=$1 suite=$2 uid=$3 t script=() proxy="" who=${ROOTFS_LABEL:+$ROOTFS_LABEL: }
+# rootfs_base PART SUITE: debootstrap SUITE (minbase) into PART, with its apt
+# sources, the host's apt proxy, no service starting from maintainer scripts
+# and name resolution of localhost (scripts/pythons.sh's rootfs are this)
+rootfs_base() {
+  local part=$1 suite=$2 t script=() proxy="" who=${ROOTFS_LABEL:+$ROOTFS_LABEL: }
   host_apt_install debootstrap
   find_mirrors
   eval "$(apt-config shell proxy Acquire::http::Proxy)"
@@ -112,6 +113,13 @@ rootfs_debootstrap() {
     echo 'Acquire::Check-Valid-Until "false";'
     [ -z "$proxy" ] || echo "Acquire::http::Proxy \"$proxy\";"
   } > "$part/etc/apt/apt.conf.d/90rbfly"
+}
+
+# rootfs_debootstrap PART SUITE UID: rootfs_base, then install rabbitmq-server
+# there; the service account rabbitmq gets uid/gid UID
+rootfs_debootstrap() {
+  local part=$1 suite=$2 uid=$3 t who=${ROOTFS_LABEL:+$ROOTFS_LABEL: }
+  rootfs_base "$part" "$suite"
   # a distinctive uid for the service account (the package only creates it
   # when missing), so it cannot alias a host account
   chroot "$part" groupadd --system --gid "$uid" rabbitmq

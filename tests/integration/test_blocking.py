@@ -17,6 +17,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import typing as tp
 import uuid
 from collections.abc import Iterator
@@ -25,6 +26,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from rbfly.amqp import MessageCtx
+from rbfly.error import MessageTooLarge
 from rbfly.streams import (
     ConfirmTimeout,
     ConnectionLost,
@@ -35,6 +37,7 @@ from rbfly.streams import (
 from rbfly.streams.blocking import (
     BlockingCallInLoop,
     BlockingClient,
+    BlockingSubscription,
     ClientClosed,
     Record,
     blocking_client,
@@ -176,6 +179,66 @@ def test_subscription_commit(blocking: BlockingClient, stream: str) -> None:
         records.commit()
     assert blocking.query_offset(stream, 'sub') == 1
 
+def taken_late(records: BlockingSubscription) -> None:
+    """
+    Wait until the take a ``next()`` gave up on completed (its record not
+    collected: the subscription's pending future, private).
+    """
+    pending = records._pending
+    assert pending is not None
+    concurrent.futures.wait([pending], 10)
+    assert pending.done()
+
+def test_tracking_close_after_timeout(blocking: BlockingClient, stream: str) -> None:
+    """
+    A record that came after ``next()`` timed out was never returned:
+    closing stores the offset of the last record returned, and a restart
+    from the reference gets the late one.
+    """
+    with blocking.publisher(stream) as pub:
+        pub.send('a')
+        with blocking.subscribe(stream, offset=Offset.FIRST, name='app', store_every=1,
+                                timeout=10) as records:
+            assert records.next().offset == 0
+            with pytest.raises(TimeoutError):
+                records.next(timeout=1)
+            pub.send('b')
+            taken_late(records)
+        pub.send('c')
+    assert blocking.query_offset(stream, 'app') == 0
+    # (the broker stores offsets in the stream: 'b' is not at offset 1)
+    assert [b for _, b in read(blocking, stream, 2, Offset.reference('app'))] == ['b', 'c']
+
+def test_tracking_commit_after_timeout(blocking: BlockingClient, stream: str) -> None:
+    """
+    ``commit()`` after a ``next()`` that timed out, its record come since:
+    the offset of the last record returned is committed, and the late
+    record is the next one returned.
+    """
+    with blocking.publisher(stream) as pub:
+        pub.send('a')
+        with blocking.subscribe(stream, offset=Offset.FIRST, name='app', store_every=1000,
+                                timeout=10) as records:
+            assert records.next().offset == 0
+            with pytest.raises(TimeoutError):
+                records.next(timeout=1)
+            pub.send('b')
+            taken_late(records)
+            records.commit()
+            assert blocking.query_offset(stream, 'app') == 0
+            assert (records.next().offset, records._pending) == (1, None)
+            records.commit()
+            assert blocking.query_offset(stream, 'app') == 1
+
+def test_end_offset(blocking: BlockingClient, stream: str) -> None:
+    """The offset after a stream's last message: none while empty, then where the next goes."""
+    assert blocking.end_offset(stream) is None
+    with blocking.publisher(stream) as pub:
+        pub.send_batch(['a', 'b', 'c'])
+    assert blocking.end_offset(stream) == 3
+    with pytest.raises(StreamDoesNotExist):
+        blocking.end_offset('rbfly-missing-{}'.format(uuid.uuid4().hex[:8]))
+
 def test_stream_errors(blocking: BlockingClient, stream: str) -> None:
     """The async API's typed errors, raised in the calling thread."""
     missing = 'rbfly-missing-{}'.format(uuid.uuid4().hex[:8])
@@ -236,6 +299,46 @@ def test_super_stream(url4: str) -> None:
         finally:
             client.delete_super_stream(name)
         assert not client.super_stream_exists(name)
+
+def test_super_stream_sends_from_threads(url4: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """
+    Two threads' sends to a super stream in one turn of the loop: each
+    call waits for its own message and gets its own error (a message too
+    large for a frame fails its sender only; the other is stored).
+    """
+    name = 'rbfly-super-{}'.format(uuid.uuid4().hex[:8])
+    gate = threading.Event()
+    with blocking_client(url4, timeout=30) as client:
+        try:
+            client.create_super_stream(name, 1)
+            with client.super_stream_publisher(name, lambda _: 'key') as pub:
+                pub.send('first')
+                # the loop held until both calls are handed to it
+                runner = client._runner
+                submitted = threading.Semaphore(0)
+                submit = runner.submit
+
+                def counted(coro: tp.Any) -> tp.Any:
+                    future = submit(coro)
+                    submitted.release()
+                    return future
+
+                monkeypatch.setattr(runner, 'submit', counted)
+                runner.call(gate.wait)
+                with concurrent.futures.ThreadPoolExecutor(2) as pool:
+                    small = pool.submit(pub.send, 'small')
+                    huge = pool.submit(pub.send, b'x' * (2 << 20))
+                    assert submitted.acquire(timeout=10) and submitted.acquire(timeout=10)
+                    gate.set()
+                    with pytest.raises(MessageTooLarge):
+                        huge.result(30)
+                    small.result(30)
+                monkeypatch.undo()
+            partition = client.super_stream_partitions(name)[0]
+            assert read(client, partition, 2) == [(0, 'first'), (1, 'small')]
+        finally:
+            gate.set()
+            client.delete_super_stream(name)
 
 def test_threads(blocking: BlockingClient, stream: str) -> None:
     """

@@ -24,6 +24,7 @@ from rbfly.streams import (
     StreamsClient,
     streams_client,
 )
+from rbfly.streams.error import NoOffset
 
 WAIT = 30  # seconds any step may take at most
 
@@ -284,14 +285,106 @@ async def test_windows_idle_timeout(client: StreamsClient, stream: str) -> None:
     """
     The subscription's ``timeout`` (no chunk for that long) still raises,
     after the windows' deadlines passed empty; the messages before it are
-    handed out first.
+    handed out first. (The idle timeout is long enough for the first chunk
+    to arrive on a loaded machine: 0.3 s was not, once.)
     """
     await publish_chunks(client, stream, [3])
     windows = client.subscribe_windows(stream, offset=Offset.FIRST, max_messages=10,
-                                       max_wait=0.02, timeout=0.3)
+                                       max_wait=0.02, timeout=3)
     got: list[int] = []
     async with asyncio.timeout(WAIT), windows:
         with pytest.raises(TimeoutError):
             async for window in windows:
                 got.extend(m.stream_offset for m in window)
     assert got == [0, 1, 2]
+
+async def test_windows_on_decode_error(client: StreamsClient, stream: str) -> None:
+    """A message that is not AMQP 1.0 is skipped, or handed out as bytes, in a window."""
+    async with client.publisher(stream) as amqp, \
+            client.publisher(stream, cls=PublisherBin) as raw:
+        await amqp.send('a')
+        await raw.send(b'\xffnot amqp')
+        await amqp.send('b')
+    for action, expected in (('skip', [(0, 'a'), (2, 'b')]),
+                             ('raw', [(0, 'a'), (1, b'\xffnot amqp'), (2, 'b')])):
+        got: list[tuple[int, object]] = []
+        async with asyncio.timeout(WAIT):
+            async with client.subscribe_windows(
+                    stream, offset=Offset.FIRST, max_messages=10, max_wait=0.1,
+                    on_decode_error=action) as windows:  # type: ignore[arg-type]
+                async for window in windows:
+                    got.extend((m.stream_offset, m.body) for m in window)
+                    if len(got) >= len(expected):
+                        break
+        assert got == expected
+
+async def test_windows_serializer(client: StreamsClient, stream: str) -> None:
+    """
+    Windows of objects: each body deserialized, offsets kept; a message of
+    another content type raises (or stays raw), and the window is not
+    counted.
+    """
+    from rbfly.streams.serializers import ContentTypeMismatch, JSONSerializer
+    json = JSONSerializer()
+    async with client.publisher(stream, serializer=json) as pub:
+        for i in range(3):
+            await pub.send({'n': i})
+    async with client.publisher(stream) as plain:
+        await plain.send('plain')
+    got: list[tuple[int, object]] = []
+    async with asyncio.timeout(WAIT):
+        async with client.subscribe_windows(
+                stream, offset=Offset.FIRST, max_messages=3, serializer=json) as windows:
+            got.extend((m.stream_offset, m.body) for m in await windows.getmany())
+    assert got == [(i, {'n': i}) for i in range(3)]
+    with pytest.raises(ContentTypeMismatch):
+        async with asyncio.timeout(WAIT):
+            async with client.subscribe_windows(
+                    stream, offset=Offset.FIRST, max_messages=4, max_wait=None,
+                    serializer=json, name='sink', store_every=1) as windows:
+                async for _ in windows:
+                    pass
+    with pytest.raises(NoOffset):  # nothing committed: the window raised
+        await client.query_offset(stream, 'sink')
+    async with asyncio.timeout(WAIT):
+        async with client.subscribe_windows(
+                stream, offset=Offset.FIRST, max_messages=4, max_wait=None,
+                serializer=json, on_mismatch='raw') as windows:
+            bodies = [m.body for m in await windows.getmany()]
+    assert bodies == [{'n': 0}, {'n': 1}, {'n': 2}, 'plain']
+
+async def test_windows_error_not_committed(client: StreamsClient, stream: str) -> None:
+    """
+    A window whose processing raised is not committed: the next
+    subscription of the name starts with it.
+    """
+    async with client.publisher(stream) as pub:
+        await pub.send_many([str(i) for i in range(6)])
+    with pytest.raises(RuntimeError, match='sink down'):
+        async with asyncio.timeout(WAIT):
+            async with client.subscribe_windows(
+                    stream, offset=Offset.reference('sink'), name='sink', store_every=1,
+                    max_messages=3, max_wait=None) as windows:
+                async for window in windows:
+                    if window[0].body == '3':
+                        raise RuntimeError('sink down')
+    assert await client.query_offset(stream, 'sink') == 2
+    async with asyncio.timeout(WAIT):
+        async with client.subscribe_windows(
+                stream, offset=Offset.reference('sink'), max_messages=3,
+                max_wait=None) as windows:
+            assert [m.body for m in await windows.getmany()] == ['3', '4', '5']
+
+async def test_windows_getmany_timeout(client: StreamsClient, stream: str) -> None:
+    """
+    ``asyncio.timeout`` around getmany: the timeout ends nothing; the
+    next call gets what came meanwhile.
+    """
+    async with asyncio.timeout(WAIT):
+        async with client.subscribe_windows(stream, max_messages=2, max_wait=None) as windows:
+            with pytest.raises(TimeoutError):
+                async with asyncio.timeout(0.2):
+                    await windows.getmany()
+            async with client.publisher(stream) as pub:
+                await pub.send_many(['a', 'b'])
+            assert [m.body for m in await windows.getmany()] == ['a', 'b']

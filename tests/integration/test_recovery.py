@@ -334,6 +334,35 @@ async def test_resume_callback_default(
     value = tp.cast(int, offset.value)
     assert cut_at < value <= n  # after the last chunk received
 
+async def test_resume_callback_from_end(
+        proxied: StreamsClient, proxy: Proxy, stream: str,
+) -> None:
+    """
+    ``Offset.from_end(n)`` returned by the resume callback: resolved as
+    the stream stands then (it raised ValueError and ended the
+    subscription); the subscription goes on with the last n messages.
+    """
+    n = 1_000
+    await publish_chunks(proxied, stream, n, 100)
+    asked: list[Offset] = []
+
+    def resume(s: str, offset: Offset) -> Offset:
+        asked.append(offset)
+        return Offset.from_end(3)
+
+    received: list[int] = []
+    async with asyncio.timeout(60):
+        async for _ in proxied.subscribe(
+                stream, offset=Offset.FIRST, timeout=10, resume=resume, credit=1):
+            received.append(get_message_ctx().stream_offset)
+            if len(received) == 1:
+                assert proxy.cut()
+            if received[-1] == n - 1:
+                break
+    assert len(asked) == 1
+    assert received[-3:] == [n - 3, n - 2, n - 1]
+    assert received[-4] < n - 3  # (before the cut, or handed out meanwhile)
+
 async def test_resume_callback_own_offset(
         proxied: StreamsClient, proxy: Proxy, stream: str,
 ) -> None:

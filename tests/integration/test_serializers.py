@@ -148,3 +148,26 @@ async def test_super_stream(url4: str) -> None:
     finally:
         await client.delete_super_stream(name)
         await client.disconnect()
+
+async def test_super_stream_message_to_partitions(url4: str) -> None:
+    """
+    A MessageCtx a routing strategy sends to two partitions: each gets it
+    serialized once, with its sections; the application's message is left
+    as given.
+    """
+    name = 'rbfly-super-{}'.format(uuid.uuid4().hex[:8])
+    client = streams_client(url4)
+    try:
+        partitions = await client.create_super_stream(name, 2)
+        given = MessageCtx({'n': 1}, app_properties={'k': 'v'})
+        async with client.super_stream_publisher(
+                name, lambda _: '', routing=lambda _, ps: ps, serializer=JSON,
+                cls=Publisher) as pub:
+            await pub.send(given)
+        assert given.body == {'n': 1}
+        for partition in partitions:
+            assert await read(client, partition, 1, serializer=JSON) == [(0, {'n': 1})]
+            assert get_message_ctx().app_properties == {'k': 'v'}
+    finally:
+        await client.delete_super_stream(name)
+        await client.disconnect()

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from rbfly.streams import Offset, PublisherBatchFast, StreamsClient, streams_client
+from rbfly.testing import connect
 
 from .test_cli import run
 
@@ -153,3 +154,15 @@ def test_readme_pipeline(broker: str, stream: str) -> None:
                             text=True, check=False, cwd=ROOT)
     assert result.returncode == 0, result.stderr
     assert [json.loads(line)['body'] for line in result.stdout.splitlines()] == ['0', '1', '2']
+
+async def test_from_end_resolved_and_reset(client: StreamsClient, stream: str) -> None:
+    """
+    ``resolve_offset`` (RabbitMQ 4.3+) and ``reset_group`` (every broker)
+    take ``Offset.from_end`` as a subscription does: n messages before the end.
+    """
+    if (await connect(client)).broker_version >= (4, 3):
+        assert await client.resolve_offset(stream, Offset.from_end(3)) == 17
+        assert await client.resolve_offset(stream, Offset.from_end(100)) == 0
+    [reset] = await client.reset_group('g', Offset.from_end(3), stream=stream, force=True)
+    assert (reset.stored, reset.resume) == (16, 17)
+    assert await bodies(client, stream, Offset.reference('g')) == ['17', '18', '19']

@@ -58,6 +58,7 @@ def test_offset() -> None:
     (['stream', 'create', 's', '--max-age', '1w'], 'duration'),
     (['stream', 'create', 's', '--max-length-bytes', 'lots'], 'size'),
     (['tail', 's', '-n', '0'], 'at least 1'),
+    (['tail', 's', '--on-decode-error', 'ignore'], "invalid choice: 'ignore'"),
     (['super-stream', 'create', 's'], 'one of the arguments'),
     (['publish', 's', '--binary', '--json'], 'not allowed with'),
     (['frobnicate'], 'invalid choice'),

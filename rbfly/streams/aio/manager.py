@@ -66,6 +66,13 @@ class ConnectionManager(tp.Generic[P, S]):
     :param pace: The pace of reconnections, when shared with other
         managers (the connections to one node, each opened anew after a
         loss); by default the manager's own, of ``backoff``.
+    :param claimed: Whether another part handles the loss of a publisher
+        or subscription held here now (the client's placer, declaring it
+        on this connection, tries the next member's node): giving up
+        leaves it to that part. Failing it too ended it with
+        :py:class:`~rbfly.streams.error.RecoveryStalled` while the placer
+        declared it elsewhere, a subscription left on the broker with
+        nobody to end it.
     """
     def __init__(
             self,
@@ -76,6 +83,7 @@ class ConnectionManager(tp.Generic[P, S]):
             on_lost: Callable[[ConnectionManager[P, S]], None] | None = None,
             notify: Notify | None = None,
             pace: Pace | None = None,
+            claimed: Callable[[Held], bool] | None = None,
     ) -> None:
         self._connect = connect
         self._backoff = backoff
@@ -90,6 +98,7 @@ class ConnectionManager(tp.Generic[P, S]):
         self._recovery: asyncio.Task[None] | None = None
         self._closing = False
         self._pace = Pace(backoff) if pace is None else pace
+        self._claimed = claimed
         # when the connection was opened (see STABLE)
         self._opened_at = 0.0
 
@@ -281,9 +290,13 @@ class ConnectionManager(tp.Generic[P, S]):
             return
 
     def _fail(self, error: Exception) -> None:
-        """Give up: FAILED, and what the manager holds ends with ``error``."""
+        """
+        Give up: FAILED, and what the manager holds ends with ``error``,
+        but for what another part claims (see ``claimed``): that part
+        alone decides what becomes of it.
+        """
         self._report(ConnectionState.FAILED, None, error)
-        self._give_up(error)
+        self._give_up(error, self._claimed)
 
     async def _restore_all(self, protocol: StreamsProtocol) -> None:
         for publisher in list(self.publishers):
@@ -305,14 +318,21 @@ class ConnectionManager(tp.Generic[P, S]):
                 subscription.fail(ex)
                 let_go(subscription)
 
-    def _give_up(self, error: Exception) -> None:
-        """Fail what the manager holds, and let go of it (nobody restores it)."""
+    def _give_up(
+            self, error: Exception, spare: Callable[[Held], bool] | None = None,
+    ) -> None:
+        """
+        Fail what the manager holds, and let go of it (nobody restores it),
+        but for what ``spare`` says another part handles.
+        """
         for publisher in list(self.publishers):
-            publisher.fail(error)
-            let_go(publisher)
+            if spare is None or not spare(publisher):
+                publisher.fail(error)
+                let_go(publisher)
         for subscription in list(self.subscriptions):
-            subscription.fail(error)
-            let_go(subscription)
+            if spare is None or not spare(subscription):
+                subscription.fail(error)
+                let_go(subscription)
 
     async def close(self) -> None:
         """

@@ -175,6 +175,17 @@ class BlockingClient:
         """Where a subscription from ``offset`` starts (RabbitMQ 4.3+)."""
         return self._run(self._client.resolve_offset(stream, offset), 'resolve_offset')
 
+    def end_offset(self, stream: str) -> int | None:
+        """
+        The offset after the stream's last message, where the next one
+        goes (``None``: the stream has no messages); see
+        :py:meth:`~rbfly.streams.StreamsClient.end_offset`.
+
+        :raises rbfly.streams.error.StreamDoesNotExist: When there is no
+            such stream.
+        """
+        return self._run(self._client.end_offset(stream), 'end_offset')
+
     # -- super streams --
 
     def create_super_stream(

@@ -23,6 +23,7 @@ import typing as tp
 import weakref
 from collections.abc import Awaitable, Callable, Coroutine
 
+from ..error import ClientClosed as StreamsClientClosed
 from ..error import RequestTimeout
 
 logger = logging.getLogger('rbfly.streams.blocking')
@@ -38,8 +39,12 @@ class BlockingCallInLoop(RuntimeError):
     use the async API (:py:func:`rbfly.streams.streams_client`) there.
     """
 
-class ClientClosed(RuntimeError):
-    """The blocking client is closed."""
+class ClientClosed(StreamsClientClosed):
+    """
+    The blocking client is closed: a
+    :py:class:`rbfly.streams.ClientClosed` (a ``RuntimeError``), so that
+    one ``except`` clause catches the async client's and this one.
+    """
 
 def check_no_loop(what: str) -> None:
     """

@@ -84,6 +84,10 @@ class BlockingPublisher:
             unless given (the publisher's ``confirm_timeout`` fails the
             message with :py:class:`~rbfly.streams.ConfirmTimeout` first).
         :raises MessageRejected: When the broker rejected it.
+        :raises RequestTimeout: When not confirmed within ``timeout``: the
+            message is not taken back (it may still be stored). Each call
+            waits for its own messages' futures, whatever other threads
+            send meanwhile.
         """
         check_no_loop('BlockingPublisher.send')
         future = self._submit([message], False)[0]
@@ -331,17 +335,27 @@ class BlockingSuperStreamPublisher:
         self.send_batch([message])
 
     def send_batch(self, messages: Iterable[tp.Any]) -> None:
-        """Send messages to their partitions and wait for all confirmations."""
+        """
+        Send messages to their partitions and wait for all confirmations
+        (of this call's messages: calls from several threads each wait for
+        their own, and get their own errors).
+
+        :raises RequestTimeout: When not confirmed within the client's
+            ``timeout``: the messages may still be stored (they are not
+            sent again by a later call).
+        """
         self._runner.run(
-            self._batch(list(messages)), self._timeout,
+            self._send_many(list(messages)), self._timeout,
             'publishing to super stream {!r}'.format(self.super_stream),
         )
 
-    async def _batch(self, messages: list[tp.Any]) -> None:
-        publisher = self._publisher
-        for message in messages:
-            publisher.batch(message)
-        await publisher.flush()
+    async def _send_many(self, messages: list[tp.Any]) -> None:
+        # each partition's batch publisher takes a call's messages out of
+        # its batch at once (send_many: add, then flush), and waits for
+        # their confirmation only: not a batch shared with another
+        # thread's call, whose flush would take (and fail) them, or leave
+        # them behind when cancelled
+        await self._publisher.send_many(messages)
 
     def close(self, *, failed: bool = False) -> None:
         """Close the partitions' publishers."""

@@ -15,7 +15,11 @@ serializer then decodes in the calling thread, a message at a time, so a
 mismatch is raised at its record.
 
 A wait that times out leaves the take pending: the next call gets its
-record, none is lost.
+record, none is lost. A record taken that way and not collected yet was
+never seen by the application: :py:meth:`BlockingSubscription.commit` and
+:py:meth:`BlockingSubscription.close` hand it back to the iterator first
+(``Bodies.hand_back``), so that offset tracking stores only offsets of
+records the application got.
 """
 
 from __future__ import annotations
@@ -85,6 +89,9 @@ class BlockingSubscription(Iterator[Record[tp.Any]]):
         self._codec = codec
         self._pending: concurrent.futures.Future[list[Record[tp.Any]] | None] | None = None
         self._task: asyncio.Task[tp.Any] | None = None
+        # a take completed and its record not collected by the application
+        # (set on the loop, cleared by the collecting thread or the loop)
+        self._held = False
         self._closed = False
         self._iterator: tp.Any = runner.run(
             self._make(make), call_timeout, 'subscribing to {!r}'.format(stream),
@@ -151,6 +158,7 @@ class BlockingSubscription(Iterator[Record[tp.Any]]):
             self._pending = None
             raise
         self._pending = None
+        self._held = False
         if records is None:
             raise StopIteration
         self._ready.extend(records)
@@ -170,24 +178,42 @@ class BlockingSubscription(Iterator[Record[tp.Any]]):
         except StopAsyncIteration:
             return None
         msg = get_message_ctx()
+        self._held = True
         return [Record(
             msg.stream or self.stream, msg.stream_offset, msg.stream_timestamp, body, msg,
         )]
 
+    def _give_back(self) -> None:
+        """
+        On the loop: the record of a take that completed after its caller
+        stopped waiting, not collected since, goes back to the iterator
+        (the next take gets it again): the application never saw it, so
+        its offset is neither committed nor stored at the end.
+        """
+        if not self._held:
+            return
+        self._held = False
+        self._pending = None
+        tp.cast(Bodies | Decoded, self._iterator).hand_back()
+
     def commit(self) -> None:
         """
-        Store the offset of the last record taken under the subscription's
-        name and wait until the broker reports it stored (between records:
-        not while another thread waits in :py:meth:`next`).
+        Store the offset of the last record :py:meth:`next` returned under
+        the subscription's name and wait until the broker reports it
+        stored (between records: a thread waiting in :py:meth:`next` is
+        waited for).
         """
         check_no_loop('BlockingSubscription.commit')
         if self._chunks:
             raise TypeError('commit() needs automatic offset tracking: subscribe with a name'
                             ' and store_every, or call client.commit_offset()')
-        commit = tp.cast(Bodies | Decoded, self._iterator).commit
-        self._runner.run(commit(), self._call_timeout, 'committing the offset of {!r}'.format(
-            self.stream,
-        ))
+        with self._lock:
+            self._runner.run(self._commit(), self._call_timeout,
+                             'committing the offset of {!r}'.format(self.stream))
+
+    async def _commit(self) -> None:
+        self._give_back()
+        await tp.cast(Bodies | Decoded, self._iterator).commit()
 
     def close(self) -> None:
         """Unsubscribe (a thread waiting in :py:meth:`next` gets ``StopIteration``)."""
@@ -211,6 +237,7 @@ class BlockingSubscription(Iterator[Record[tp.Any]]):
         if task is not None and not task.done():
             task.cancel()
             await asyncio.wait([task])
+        self._give_back()
         await self._iterator.aclose()
 
     def __enter__(self) -> tp.Self:

@@ -56,6 +56,12 @@ class RecoveryHooks(tp.Protocol):
     def node_lost(self, manager: Manager) -> None:
         """A connection to a node was lost: place what it held anew."""
 
+    def placing(self, item: object) -> bool:
+        """
+        Whether a publisher or subscription is being declared on a node's
+        connection now (its loss is the placer's to handle).
+        """
+
     def metadata_update(self, protocol: StreamsProtocol, update: MetadataUpdate) -> None:
         """The broker says on a connection that a stream changed."""
 
@@ -170,6 +176,7 @@ class Connections:
             self._restore_publisher, self._restore_subscription,
             on_lost=self._node_lost, notify=self._notify,
             pace=self._paces.setdefault(where, Pace(self._options.reconnect)),
+            claimed=self._placing,
         )
         managers.append(manager)
         if alone:
@@ -285,6 +292,11 @@ class Connections:
 
     async def _restore_subscription(self, protocol: StreamsProtocol, sub: Subscription) -> None:
         await self.hooks.restore_subscription(protocol, sub)
+
+    def _placing(self, item: object) -> bool:
+        # only a node's connection: the placer leaves a loss of the
+        # client's own to its recovery, whose giving up ends all it holds
+        return self.hooks.placing(item)
 
     def _node_lost(self, manager: Manager) -> None:
         self.forget(manager)

@@ -191,7 +191,9 @@ class Groups:
           chunk, whose messages come again);
         - an offset: it;
         - a time: the first chunk stored at or after it (4.3+, resolved);
-        - a reference: where the group of that name resumes.
+        - a reference: where the group of that name resumes;
+        - ``Offset.from_end(n)``: ``n`` messages before the end now (read
+          from the stream's last chunk, as a subscription resolves it).
         """
         protocol = await self._connections.get()
         version = protocol.broker_version
@@ -217,6 +219,8 @@ class Groups:
                 if stored is None:  # as Offset.reference: the first message
                     return await self._start(stream, Offset.FIRST)
                 return resume_after(stored)
+            case OffsetType.FROM_END:
+                return await self._start(stream, await self._offsets.resolve(stream, to))
         raise ValueError('not a valid offset: {!r}'.format(to))
 
 __all__ = [

@@ -12,6 +12,7 @@ import asyncio
 import inspect
 import logging
 import typing as tp
+from collections.abc import Awaitable, Callable
 
 from ...amqp import get_message_ctx
 from ..error import ConnectionLost, NoOffset, OffsetCommitTimeout, StreamsError
@@ -50,6 +51,27 @@ class Offsets:
     """
     def __init__(self, connections: Connections) -> None:
         self._connections = connections
+        self._resolve_end: Callable[[str, Offset], Awaitable[Offset]] | None = None
+
+    def bind(self, resolve_end: Callable[[str, Offset], Awaitable[Offset]]) -> None:
+        """
+        How an :py:meth:`Offset.from_end <rbfly.streams.Offset.from_end>`
+        is resolved: by reading the stream's last chunk, a subscription
+        (``Subscribing.resolve_start``, made after this part).
+        """
+        self._resolve_end = resolve_end
+
+    async def resolve(self, stream: str, offset: Offset) -> Offset:
+        """
+        An offset the client resolves itself (``Offset.from_end``) as the
+        offset it stands for now (``Offset.NEXT`` in a stream with no
+        messages); other offsets as they are.
+        """
+        if offset.type != OffsetType.FROM_END:
+            return offset
+        if self._resolve_end is None:
+            raise ValueError('{} is resolved by a client; not here'.format(offset))
+        return await self._resolve_end(stream, offset)
 
     async def spec(self, stream: str, offset: Offset) -> tuple[OffsetSpec, int]:
         """
@@ -81,9 +103,8 @@ class Offsets:
                 # to the first message, see parts/groups.py): it wraps to 0
                 start = (stored + 1) % 2 ** 64
                 return OffsetSpec.offset(start), start
-            case Offset(type=OffsetType.FROM_END):
-                raise ValueError('{} is resolved by a subscription as it starts; not here'.format(
-                    offset))
+            case Offset(type=OffsetType.FROM_END):  # as it stands now
+                return await self.spec(stream, await self.resolve(stream, offset))
         raise ValueError('not a valid offset: {!r}'.format(offset))
 
     async def query(self, stream: str, reference: str) -> int:
@@ -223,6 +244,9 @@ class Offsets:
                 return spec
             if not isinstance(result, Offset):
                 raise TypeError('resume must return an Offset or None, got {!r}'.format(result))
+            # (Offset.from_end: as the stream stands now, a later resume
+            # is told the offset it stood for)
+            result = await self.resolve(sub.stream, result)
             spec, start = await self.spec(sub.stream, result)
         except StreamsError:
             raise  # a lost connection, a deleted stream: the recovery's to handle

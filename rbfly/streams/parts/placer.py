@@ -7,7 +7,11 @@ next member's node when one cannot be reached.
 While the placer declares a publisher or subscription on a node's
 connection, it alone decides what happens when that connection is lost:
 it tries the next member; the recovery, told of the loss, leaves it alone
-(:py:meth:`Placer.placing`). Both acting placed it twice.
+(:py:meth:`Placer.placing`), and so does the connection's manager when it
+gives up on the node (its connections lost before any progress). Both
+acting placed it twice, or declared on the next member a subscription
+the give-up had ended (left on the broker, nobody to unsubscribe it). One
+ended by the application meanwhile is not declared on the next member.
 """
 
 from __future__ import annotations
@@ -161,6 +165,11 @@ class Placer:
             except ConnectionLost as ex:
                 let_go(sub)
                 connections.forget(manager)
+                if sub.closed:
+                    # ended meanwhile (its connection closed with it, the
+                    # last one there): declared on the next member, it was
+                    # left on the broker, nobody to unsubscribe it
+                    raise
                 logger.info('subscription to %r: %s; trying the next member', sub.stream, ex)
                 error = ex
                 continue
@@ -269,6 +278,8 @@ class Placer:
                 release_id(target, publisher, publisher.ident)
             if not (manager.subscriptions or manager.publishers):
                 connections.forget(manager)
+            if publisher.ended:  # closed meanwhile: declared nowhere else
+                raise
             logger.info('publisher of %r: %s: %s', publisher.stream,
                         where or 'another connection', ex)
             return False

@@ -155,13 +155,22 @@ class Recovery:
         detach(sub)
         self.relocate_subscription(sub)
 
+    def placing(self, item: object) -> bool:
+        """
+        Whether the placer is declaring a publisher or subscription on a
+        node's connection now: it alone handles that connection's loss
+        (neither :py:meth:`node_lost` nor the connection's giving up
+        touches it).
+        """
+        return self._placer.placing(item)
+
     def node_lost(self, manager: Manager) -> None:
         """
         A connection to a node was lost: place what it held anew, but for
         what the placer is declaring there now (it tries the next member
         itself: placing it here too subscribed it twice).
         """
-        placing = self._placer.placing
+        placing = self.placing
         for sub in [s for s in manager.subscriptions if not placing(s)]:
             let_go(sub)
             self.relocate_subscription(sub)
@@ -270,8 +279,11 @@ class Recovery:
         Place a publisher or subscription (``place`` gets the client's own
         connection for the stream's metadata); ask again with the client's
         reconnection delays while its stream has no reachable member (or
-        the broker fails to answer for it: an internal error), until it
-        ends, or the client connection's recovery took it over. Any other
+        the broker fails to answer for it: an internal error, or no answer
+        within the request timeout, as :py:meth:`_restore_one` and the
+        restore of a changed stream ask again: a slow broker ended it for
+        good), until it ends, the delays are used up, or the client
+        connection's recovery took it over. Any other
         refusal of the broker's (the stream deleted, access refused) ends
         it with that error: it escaped this task, which ended with the
         publisher or subscription left recovering for ever.
@@ -281,8 +293,8 @@ class Recovery:
             try:
                 await place(await self._connections.get())
                 return
-            except (ConnectionLost, StreamNotAvailable, InternalError) as ex:
-                if recovered_by_client():
+            except (ConnectionLost, StreamNotAvailable, InternalError, RequestTimeout) as ex:
+                if ended() or recovered_by_client():
                     return
                 delay = next(delays, None)
                 if delay is None:

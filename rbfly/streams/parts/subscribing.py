@@ -15,7 +15,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 
 from ...amqp import MessageCtx
 from ..aio.records import detach
-from ..error import NoOffset, StreamsError
+from ..error import NoOffset, StreamEndUnknown, StreamsError
 from ..lifecycle import ResourceState, StateListener
 from ..metrics import Counters
 from ..names import check_name
@@ -207,6 +207,24 @@ Seconds a broker that said the stream has chunks (3.11+) is given to send
 the last one (of messages: a stream of stored offsets only sends none).
 """
 
+def probe_timed_out(stream: str, known: bool, wait: float) -> None:
+    """
+    A probe for a stream's last chunk got none within ``wait`` seconds.
+    ``known``: the broker said the stream has chunks (RabbitMQ 3.11+), so
+    the end is not known, and :py:class:`~rbfly.streams.error.StreamEndUnknown`
+    is raised (a slow broker taken for an empty stream made
+    ``Offset.from_end(n)`` start at the end, and ``rbfly tail`` print
+    nothing and succeed). Else (3.10, which says nothing) the stream is
+    taken for one without messages, as it most likely is, with a warning
+    naming the assumption.
+    """
+    if known:
+        raise StreamEndUnknown(stream, wait)
+    logger.warning(
+        'stream %r sent no chunk within %ss: taken for a stream without messages (RabbitMQ'
+        ' 3.10 does not say whether it has any); if it has, the broker was slow:'
+        ' Offset.from_end starts at the end, and stop_at_end reads nothing', stream, wait)
+
 _TICK = Chunk()
 """What a window iterator's chunk generator yields when the window's deadline passes."""
 
@@ -360,10 +378,15 @@ class Subscribing:
         Read from the chunk itself, by a subscription at ``last`` taking
         one chunk (a credit of 1), on every broker. Whether there is one to
         wait for: RabbitMQ 4.3+ resolves ``last`` to ``next`` without
-        messages; 3.11+ has no chunk at all in an empty stream's statistics
-        (a stream of stored offsets only makes the subscription wait
-        :py:data:`PROBE_TIMEOUT_KNOWN` seconds); 3.10 says nothing, and the
-        subscription waits :py:data:`PROBE_TIMEOUT` seconds for a chunk.
+        messages; 3.11+ has no chunk at all in an empty stream's statistics;
+        3.10 says nothing, and the subscription waits
+        :py:data:`PROBE_TIMEOUT` seconds for a chunk (see
+        :py:func:`probe_timed_out`).
+
+        :raises rbfly.streams.error.StreamEndUnknown: When the broker said
+            the stream has chunks and none came within
+            :py:data:`PROBE_TIMEOUT_KNOWN` seconds (on 3.11-4.2 also a
+            stream of stored offsets only).
         """
         check_name('stream', stream)
         protocol = await self._connections.get()
@@ -371,22 +394,26 @@ class Subscribing:
         context = 'stream {!r}'.format(stream)
         call = self._connections.call
         wait = PROBE_TIMEOUT
+        known = False  # whether the broker said the stream has chunks
         if version >= (4, 3):
             last = (await call(ResolveOffsetSpec(stream, OffsetSpec.last(), {}), context)).offset
             end = (await call(ResolveOffsetSpec(stream, OffsetSpec.next(), {}), context)).offset
             if last >= end:
                 return None
             wait = PROBE_TIMEOUT_KNOWN
+            known = True
         elif version >= (3, 11):
             stats = (await call(StreamStats(stream), context)).stats
             if dict(stats).get('committed_chunk_id', -1) < 0:
                 return None
             wait = PROBE_TIMEOUT_KNOWN
+            known = True
         options = SubscribeOptions(offset=Offset.LAST, timeout=wait, credit=1)
         chunks = self.subscribe(stream, options)
         try:
             chunk = await anext(chunks)
         except TimeoutError:
+            probe_timed_out(stream, known, wait)
             return None
         except StopAsyncIteration:  # (a chunk generator ends only when told)
             return None
@@ -632,5 +659,5 @@ class Subscribing:
 __all__ = [
     'ConsumerUpdateCallback', 'DecodeErrorAction', 'ResumeCallback', 'SubscribeOptions',
     'Subscribing',
-    'filter_properties',
+    'filter_properties', 'probe_timed_out',
 ]

@@ -213,6 +213,27 @@ cdef class Bodies:
                 set_ctx(msg)
                 return msg._body
 
+    def hand_back(self) -> None:
+        """
+        The message handed out last goes back, unprocessed: the next one
+        asked for is it again, and it does not count as processed until
+        then (a blocking subscription's take completed after its caller
+        stopped waiting: the application never saw the message, so
+        neither a commit nor the end of the iteration stores its offset).
+        Nothing happens when no message of the chunk at hand is out.
+        """
+        cdef Py_ssize_t i = self._next - 1
+        messages = self._messages
+        if i < 0 or i >= len(messages):
+            return
+        # the messages before it are counted already: the chunk at hand
+        # starts with it, none handed out (its stream and credit kept)
+        if i > 0:
+            del messages[:i]
+            if self._release_at >= 0:
+                self._release_at -= i
+        self._next = 0
+
     async def commit(self) -> None:
         """
         Commit the offset of the message being processed (the last one

@@ -59,6 +59,10 @@ class Decoded(AsyncGenerator[tp.Any, None]):
         """End the subscription."""
         await self._bodies.aclose()
 
+    def hand_back(self) -> None:
+        """The message handed out last goes back (see ``Bodies.hand_back``)."""
+        self._bodies.hand_back()
+
     async def commit(self) -> None:
         """Commit the offset of the message processed (see ``Bodies.commit``)."""
         await self._bodies.commit()

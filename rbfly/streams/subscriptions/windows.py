@@ -26,10 +26,18 @@ and ``doc/consumer-groups.rst``). So, exactly as for messages:
   next window if the window it holds has messages of that stream, and
   commits then (see :py:mod:`rbfly.streams.subscriptions.handoff`).
 
+A window whose processing raised is not processed: leaving ``async
+with client.subscribe_windows(...)`` with an exception does not count
+the window handed out last (it is read again after a restart); a
+``break`` out of the loop counts it, as for messages.
+
 Waiting: the window's deadline is told to the chunk generator
 (``Pace``), which hands over an empty chunk when it passes with no
 chunk to take, rather than being cancelled (an async generator cancelled
-ends).
+ends). The chunk being waited for is fetched by a task of its own: a
+``getmany`` cancelled (e.g. by ``asyncio.timeout`` around it) leaves the
+subscription as it was, and the next call goes on with the same fetch
+and the messages collected so far.
 """
 
 from __future__ import annotations
@@ -43,6 +51,7 @@ from types import TracebackType
 
 from ...amqp import MessageCtx
 from ..error import StreamsError
+from ..serializers import Codec
 from .handoff import Holding
 from .subscription import Chunk
 
@@ -170,6 +179,9 @@ class Windows:
     :param pace: The deadline the chunk generator is told.
     :param max_messages: Messages of a window at most.
     :param max_wait: Seconds a window waits to fill (``None``: until full).
+    :param codec: Decodes each message's body (a serializer's), or ``None``.
+    :param stream: The stream (or super stream), named in the codec's
+        errors when a message does not name its own.
     """
     def __init__(
             self,
@@ -179,8 +191,13 @@ class Windows:
             pace: Pace,
             max_messages: int,
             max_wait: float | None,
+            *,
+            codec: Codec | None = None,
+            stream: str | None = None,
     ) -> None:
         check_window(max_messages, max_wait)
+        self._decode = None if codec is None else codec.decode
+        self._stream = stream
         self._chunks = chunks
         self._tracker = tracker
         self._holding = holding
@@ -194,6 +211,8 @@ class Windows:
         self._handed: list[Segment] = []
         self._filling: list[Segment] = []
         self._error: BaseException | None = None
+        # the fetch of the next chunk, kept over a cancelled getmany
+        self._pending: asyncio.Future[Chunk] | None = None
         self._ended = False
         self._closed = False
         holding.cut = weakref.WeakMethod(self._cut)
@@ -226,6 +245,13 @@ class Windows:
         subscription), possibly none. The window handed out before is
         processed now.
 
+        ``max_wait`` bounds the wait for messages, not the call: wrap it
+        in ``asyncio.timeout`` for that. A call cancelled so (or
+        otherwise) ends nothing: the messages it collected and the chunk
+        it waited for go to the next call.
+
+        :raises StopAsyncIteration: The subscription ended (e.g.
+            ``stop_at_end``, or ``aclose()``) and no message is left.
         :raises Exception: The error that ended the subscription (after
             the messages received before it are handed out).
         """
@@ -242,34 +268,50 @@ class Windows:
             raise error
         if self._closed or self.finished:
             await self._finish()
-            return []
+            raise StopAsyncIteration
         filling = self._filling
-        count = 0
         pace = self._pace
         if max_wait is not None:
             pace.deadline = asyncio.get_running_loop().time() + max_wait
         try:
-            while count < max_messages:
-                chunk = self._chunk
-                if chunk is None:
-                    if self._ended or self._error is not None:
-                        break
-                    chunk = await self._next()
-                    if chunk is None:  # the deadline passed, or the end
-                        break
-                    self._chunk = chunk
-                    self._pos = 0
-                start = self._pos
-                end = min(len(chunk), start + max_messages - count)
-                filling.append((chunk, start, end))
-                count += end - start
-                if end == len(chunk):
-                    self._chunk = None
-                else:
-                    self._pos = end
+            count = await self._fill(filling, max_messages)
         finally:
             pace.deadline = None
+        if not count and self.finished and self._error is None:
+            await self._finish()
+            raise StopAsyncIteration
         self._filling = []
+        return self._hand_out(filling)
+
+    async def _fill(self, filling: list[Segment], max_messages: int) -> int:
+        """
+        Fill a window up to ``max_messages`` messages, until the deadline
+        or the end; the count of its messages. What a cancelled call
+        collected is in ``filling`` already, and counts.
+        """
+        count = sum(end - start for _, start, end in filling)
+        while count < max_messages:
+            chunk = self._chunk
+            if chunk is None:
+                if self._ended or self._error is not None:
+                    break
+                chunk = await self._next()
+                if chunk is None:  # the deadline passed, or the end
+                    break
+                self._chunk = chunk
+                self._pos = 0
+            start = self._pos
+            end = min(len(chunk), start + max_messages - count)
+            filling.append((chunk, start, end))
+            count += end - start
+            if end == len(chunk):
+                self._chunk = None
+            else:
+                self._pos = end
+        return count
+
+    def _hand_out(self, filling: list[Segment]) -> list[MessageCtx]:
+        """The window of the segments filled, handed out to the application."""
         self._handed = filling
         # (segments a cut emptied stay out of the window)
         window: list[MessageCtx] = []
@@ -279,6 +321,13 @@ class Windows:
                 window.extend(chunk if start == 0 and end == len(chunk) else chunk[start:end])
                 streams.add(chunk.stream)
         self._holding.hold(frozenset(streams))
+        decode = self._decode
+        if decode is not None:
+            # (in place: the messages are the window's alone; an error
+            # raises with the window handed out, see __aexit__)
+            stream = self._stream
+            for msg in window:
+                msg.body = decode(msg, stream)
         return window
 
     async def _next(self) -> Chunk | None:
@@ -286,19 +335,39 @@ class Windows:
         The next chunk of messages; ``None`` when the window's deadline
         passed first, or the subscription ended (or failed: the error is
         raised by the next call, once this window is handed out).
+
+        The chunk generator is awaited in a task of its own, shielded: a
+        cancelled call leaves it running for the next one (an async
+        generator cancelled ends).
         """
-        try:
-            chunk = await self._chunks.__anext__()
-        except StopAsyncIteration:
-            self._ended = True
-            return None
-        except asyncio.CancelledError:
-            self._ended = self._closed = True
-            raise
-        except Exception as ex:  # noqa: BLE001 - raised by the next call
-            self._error = ex
-            return None
-        return chunk if chunk else None
+        carried = self._pending is not None  # a cancelled call's fetch
+        while True:
+            pending = self._pending
+            if pending is None:
+                pending = self._pending = asyncio.ensure_future(_fetch(self._chunks))
+            try:
+                chunk = await asyncio.shield(pending)
+            except StopAsyncIteration:
+                self._pending = None
+                self._ended = True
+                return None
+            except asyncio.CancelledError:
+                if pending.cancelled():  # the fetch itself: the generator ended
+                    self._pending = None
+                    self._ended = self._closed = True
+                raise
+            except Exception as ex:  # noqa: BLE001 - raised by the next call
+                self._pending = None
+                self._error = ex
+                return None
+            self._pending = None
+            if chunk:
+                return chunk
+            deadline = self._pace.deadline
+            if not carried or (
+                    deadline is not None and asyncio.get_running_loop().time() >= deadline):
+                return None
+            carried = False  # the deadline of a cancelled call passed: wait on
 
     def _processed(self) -> None:
         """
@@ -384,7 +453,21 @@ class Windows:
         try:
             await self._finish()
         finally:
+            pending, self._pending = self._pending, None
+            if pending is not None:  # a cancelled getmany's fetch: ended with the subscription
+                pending.cancel()
+                await asyncio.wait((pending,))
+                if not pending.cancelled():
+                    pending.exception()  # (retrieved: the subscription ends anyway)
             await self._chunks.aclose()
+
+    def _drop(self) -> None:
+        """
+        The window handed out last is not processed (its processing
+        raised): not reported to the tracker; its credit and its streams
+        are let go, as the subscription ends.
+        """
+        self._processed_by(None)
 
     def __del__(self) -> None:
         # dropped without aclose() (a break out of the loop): the tracker
@@ -406,7 +489,19 @@ class Windows:
             self, typ: type[BaseException] | None, value: BaseException | None,
             tb: TracebackType | None,
     ) -> None:
+        """
+        End the subscription; an exception leaving the block leaves the
+        window being processed unprocessed (not counted, nor committed:
+        read again after a restart). Without one (a ``break`` too) the
+        window counts as processed.
+        """
+        if value is not None and not isinstance(value, GeneratorExit):
+            self._drop()
         await self.aclose()
+
+async def _fetch(chunks: AsyncGenerator[Chunk, None]) -> Chunk:
+    """The next chunk of a chunk generator (a coroutine, for a task)."""
+    return await anext(chunks)
 
 def _release(chunk: Chunk, start: int, end: int, cut: bool = False) -> None:
     """

@@ -84,6 +84,7 @@ class Harness:
             self, backoff: Backoff = NO_WAIT,
             outcomes: tp.Sequence[Outcome | asyncio.Future[None]] = (),
             lost_hook: bool = False,
+            claimed: tp.Callable[[tp.Any], bool] | None = None,
     ) -> None:
         self.outcomes = list(outcomes)
         self.connections: list[Connection] = []
@@ -95,6 +96,7 @@ class Harness:
         self.manager = ConnectionManager(
             self.connect, backoff, self.restore_publisher, self.restore_subscription,
             on_lost=self.hooked.append if lost_hook else None, notify=self.notify,
+            claimed=claimed,
         )
 
     async def connect(self) -> tp.Any:
@@ -393,6 +395,30 @@ async def test_lost_hook_instead_of_recovery() -> None:
     assert pub.owner is m and pub._error is None  # the hook decides what becomes of it
     with pytest.raises(ConnectionLost):
         await m.wait_recovery()
+
+async def test_given_up_spares_claimed() -> None:
+    """
+    Giving up (a connection lost before any progress, no stall allowed)
+    ends what the manager holds with RecoveryStalled, but for what another
+    part claims (the placer declaring it there): that part alone decides
+    what becomes of it, and the lost hook is still called.
+    """
+    claimed: set[object] = set()
+    h = Harness(Backoff(initial=0, maximum=0, jitter=0, stalls=0), lost_hook=True,
+                claimed=claimed.__contains__)
+    m = h.manager
+    first = await h.get()
+    pub, declared = h.publisher(), h.publisher()
+    sub, subscribing = h.subscription(), h.subscription()
+    claimed.update((declared, subscribing))
+    first.lose(ConnectionLost('reset'))
+    await settle()
+    assert h.states()[-1][0] is ConnectionState.FAILED
+    assert h.hooked == [m]
+    assert isinstance(pub._error, RecoveryStalled) and pub.owner is None
+    assert isinstance(sub._error, RecoveryStalled) and sub.owner is None
+    assert declared._error is None and declared.owner is m
+    assert subscribing._error is None and subscribing.owner is m
 
 async def test_attempts_exhausted() -> None:
     """

@@ -21,7 +21,12 @@ import typing as tp
 import pytest
 
 from rbfly.streams.backoff import Backoff
-from rbfly.streams.error import AccessRefused, ConnectionLost, StreamDoesNotExist
+from rbfly.streams.error import (
+    AccessRefused,
+    ConnectionLost,
+    RequestTimeout,
+    StreamDoesNotExist,
+)
 from rbfly.streams.metrics import Counters
 from rbfly.streams.parts.connections import Connections
 from rbfly.streams.parts.options import ClientOptions
@@ -48,6 +53,7 @@ class Protocol:
     """A connection to a node; the client's own answers Metadata."""
 
     codes: tp.ClassVar[list[int]] = []  # Metadata's codes for the stream, in turn (then OK)
+    timeouts: tp.ClassVar[int] = 0  # Metadata requests left unanswered first
 
     def __init__(self, node: tuple[str, int]) -> None:
         self.node = node
@@ -64,6 +70,9 @@ class Protocol:
 
     async def request(self, command: object, *args: object) -> object:
         assert isinstance(command, Metadata), command
+        if Protocol.timeouts:
+            Protocol.timeouts -= 1
+            raise RequestTimeout('no answer to Metadata within the request timeout')
         brokers = [Broker(0, *LEADER), Broker(1, *REPLICA)]
         code = self.codes.pop(0) if self.codes else ResponseCode.OK
         return MetadataResponse(1, brokers, [StreamMetadata(STREAM, code, 0, [1])])
@@ -124,6 +133,9 @@ class Item:
 
     def fail(self, error: Exception) -> None:
         self.error = error
+        self.closed = True
+
+    def close(self) -> None:
         self.closed = True
 
 
@@ -266,4 +278,114 @@ async def test_relocation_refused(codes: list[int], error: type[Exception] | Non
     else:
         assert isinstance(sub.error, error)
         assert declarer.declared == []
+    await connections.close_nodes()
+
+
+@pytest.mark.parametrize('kind', ['subscriptions', 'publishers'])
+async def test_node_given_up_while_declared(kind: str) -> None:
+    """
+    A node's connection lost while the placer declares on it, when its
+    manager gives up on the node (connections lost before any progress,
+    here the first: no stall allowed), leaves the declaration to the
+    placer: it is placed once, on the next member's node (or the client's
+    connection, for a publisher), and not ended.
+
+    The give-up ended it with ``RecoveryStalled`` while the placer declared
+    it on the next member: a subscription placed anew (whose iterator may
+    have ended it meanwhile) was left on the broker, nobody to unsubscribe
+    it.
+    """
+    _placer, declarer, tasks, connections = parts(
+        reconnect=Backoff(initial=0.01, maximum=0.01, stalls=0),
+    )
+    own = await connections.get()
+    item = Item(kind)
+    recovery = tp.cast(Recovery, connections.hooks)
+    if kind == 'subscriptions':
+        recovery.relocate_subscription(tp.cast(tp.Any, item))
+        expected = LEADER
+    else:
+        recovery.relocate_publisher(tp.cast(tp.Any, item))
+        expected = OWN
+    (placing,) = tasks.spawned
+    await lose_while_declared(declarer, placing)
+    await tasks.cancel()
+    await tasks.wait()
+
+    assert item.error is None
+    assert declarer.declared == [(item, expected)]
+    assert item.owner is not None and item in getattr(item.owner, kind)
+    await connections.close_nodes()
+    assert own.is_open
+
+
+@pytest.mark.parametrize('timeouts', [2, 10])
+async def test_relocation_request_timeout(timeouts: int) -> None:
+    """
+    A subscription placed anew whose stream's metadata the broker does not
+    answer in time is placed when it asks again (as restoring a changed
+    stream asks again after a timeout), with the reconnection delays; when
+    those are used up (3 attempts here) it ends with the timeout. A
+    timeout ended it at once, for good.
+    """
+    _placer, declarer, tasks, connections = parts(
+        reconnect=Backoff(initial=0.01, maximum=0.01, attempts=3),
+    )
+    declarer.waiting.set_result(tp.cast(Protocol, None))  # each declaration answered
+    await connections.get()
+    Protocol.timeouts = timeouts
+    sub = Item('subscriptions')
+    try:
+        tp.cast(Recovery, connections.hooks).relocate_subscription(tp.cast(tp.Any, sub))
+        (task,) = tasks.spawned
+        await task  # ended, with no exception
+    finally:
+        left, Protocol.timeouts = Protocol.timeouts, 0
+    if timeouts == 2:
+        assert sub.error is None
+        assert declarer.declared == [(sub, REPLICA)]
+    else:
+        assert isinstance(sub.error, RequestTimeout)
+        assert declarer.declared == []
+        assert left == timeouts - 3  # the 3 attempts, no more
+    await connections.close_nodes()
+
+
+@pytest.mark.parametrize('kind', ['subscriptions', 'publishers'])
+async def test_ended_while_declared(kind: str) -> None:
+    """
+    A subscription (or publisher) placed anew that the application ends
+    while it is declared on a node is declared nowhere else: its node's
+    connection, holding nothing more, closes, and the declaration fails
+    with ``ConnectionLost`` as for a lost one.
+
+    The placer declared it on the next member's node then: a subscription
+    left on the broker, on a connection kept open, nobody to unsubscribe
+    it.
+    """
+    placer, declarer, tasks, connections = parts()
+    await connections.get()
+    item = Item(kind)
+    recovery = tp.cast(Recovery, connections.hooks)
+    if kind == 'subscriptions':
+        recovery.relocate_subscription(tp.cast(tp.Any, item))
+    else:
+        recovery.relocate_publisher(tp.cast(tp.Any, item))
+    (placing,) = tasks.spawned
+    node = await declarer.waiting
+    if kind == 'subscriptions':
+        assert placer.release_subscription(tp.cast(tp.Any, item))  # its connection closes
+    else:
+        item.close()
+        assert placer.release_publisher(tp.cast(tp.Any, item))
+    await asyncio.sleep(0)  # the close runs: the declaration waiting fails
+    assert not node.is_open
+    node.lost.set()
+    await placing
+    await tasks.cancel()
+    await tasks.wait()
+
+    assert declarer.declared == []
+    assert item.owner is None
+    assert list(connections.nodes) == []
     await connections.close_nodes()

@@ -30,6 +30,7 @@ def test_error_names_stream_offset_and_fix() -> None:
     text = str(error)
     assert 'offset 201001' in text and "'orders'" in text and 'at byte 0' in text
     assert 'amqp=False' in text and '--binary' in text and "on_decode_error='skip'" in text
+    assert '--on-decode-error skip' in text  # rbfly tail's flag
 
 def test_error_after_start_offset() -> None:
     """A record before the start offset is not decoded; the next bad one is named."""

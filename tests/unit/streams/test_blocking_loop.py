@@ -9,6 +9,8 @@ import asyncio
 
 import pytest
 
+import rbfly.streams
+import rbfly.streams.error
 from rbfly.streams import RequestTimeout
 from rbfly.streams.blocking import BlockingCallInLoop, ClientClosed
 from rbfly.streams.blocking.loop import LoopThread, check_no_loop
@@ -32,6 +34,14 @@ def test_run_and_close() -> None:
     coro = add(1, 2)
     with pytest.raises(ClientClosed):
         runner.run(coro, 1, 'add')
+    # one except clause catches the async client's and the blocking one's
+    with pytest.raises(rbfly.streams.ClientClosed) as info:
+        runner.call(print)
+    assert isinstance(info.value, rbfly.streams.error.ClientClosed)
+    assert isinstance(info.value, rbfly.streams.StreamsError)
+    assert isinstance(info.value, RuntimeError)
+    assert rbfly.streams.ClientClosed is rbfly.streams.error.ClientClosed
+    assert 'ClientClosed' in rbfly.streams.__all__
 
 def test_timeout_cancels() -> None:
     """Past its timeout a call raises RequestTimeout (a TimeoutError); its task is cancelled."""

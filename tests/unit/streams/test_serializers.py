@@ -88,6 +88,28 @@ def test_message_ctx_keeps_sections() -> None:
     assert msg.properties.subject == 's'
     assert msg.properties.content_type is Symbol('application/json')
 
+def test_message_ctx_left_as_given() -> None:
+    """
+    The application's MessageCtx is not changed: sent again (or to a
+    second partition), its body is serialized once, as the first time.
+    """
+    serializers: list[tp.Any] = [JSONSerializer()]
+    if importlib.util.find_spec('msgpack') is not None:
+        serializers.append(MsgpackSerializer())
+    for serializer in serializers:
+        codec = Codec(serializer)
+        given = MessageCtx({'x': 1}, app_properties={'k': 'v'},
+                           properties=AMQPProperties(subject='s'), stream_publish_id=5)
+        first = codec.message(given)
+        second = codec.message(given)
+        assert given.body == {'x': 1}
+        assert given.properties == AMQPProperties(subject='s')
+        assert first is not given and first == second
+        assert serializer.loads(tp.cast(bytes, second.body)) == {'x': 1}
+        assert second.properties == AMQPProperties(subject='s',
+                                                   content_type=Symbol(codec.content_type))
+        assert (second.app_properties, second.stream_publish_id) == ({'k': 'v'}, 5)
+
 def test_mismatch() -> None:
     """Another content type, or none: a typed error naming the stream and offset."""
     codec = Codec(JSONSerializer())

@@ -227,3 +227,53 @@ async def test_tracking_error_stores() -> None:
         async for _ in Bodies(source.gen(), tracker):
             pass
     assert conn.offsets == [('s', 2)]
+
+async def test_hand_back_mid_chunk() -> None:
+    """
+    A message handed back is handed out again next, and counts as
+    processed only then: the end stores the one before it, and no message
+    is counted twice (every=2 stores at 1, 3 as without the hand-back).
+    """
+    it, conn = tracked([chunk('s', range(6))], every=2)
+    assert [await anext(it) for _ in range(3)] == [0, 1, 2]   # 0, 1 processed
+    assert conn.offsets == [('s', 1)]
+    it.hand_back()
+    it.hand_back()   # only the last one goes back, once
+    assert [await anext(it) for _ in range(2)] == [2, 3]      # 2 processed
+    assert get_message_ctx().stream_offset == 3
+    assert conn.offsets == [('s', 1)]
+    assert await anext(it) == 4   # 3 processed: 2 since the store
+    assert conn.offsets == [('s', 1), ('s', 3)]
+    it.hand_back()
+    await it.aclose()
+    assert conn.offsets == [('s', 1), ('s', 3)]
+
+async def test_hand_back_first_of_chunk() -> None:
+    """The first message of a chunk handed back: the end stores the previous chunk's last."""
+    it, conn = tracked([chunk('s', range(2)), chunk('s', range(2, 4))], every=100)
+    assert [await anext(it) for _ in range(3)] == [0, 1, 2]
+    it.hand_back()
+    await it.aclose()
+    assert conn.offsets == [('s', 1)]
+
+    it, conn = tracked([chunk('s', range(2)), chunk('s', range(2, 4))], every=100)
+    assert [await anext(it) for _ in range(3)] == [0, 1, 2]
+    it.hand_back()
+    assert [b async for b in it] == [2, 3]
+    assert conn.offsets == [('s', 3)]
+
+async def test_hand_back_release() -> None:
+    """A flow strategy's credit is given back at the same message after a hand-back."""
+    released: list[int] = []
+    c = chunk('s', range(6))
+    c.release = lambda: released.append(len(seen))
+    c.release_at = 4
+    it = Bodies(Source([c]).gen())
+    seen = [await anext(it) for _ in range(3)]
+    it.hand_back()
+    seen.append(await anext(it))
+    assert seen == [0, 1, 2, 2] and not released
+    seen.append(await anext(it))   # message 3: not yet
+    assert not released
+    seen.append(await anext(it))   # message 4 asked for: 4 processed
+    assert released == [5]

@@ -98,7 +98,8 @@ async def test_released_waits_for_next_window() -> None:
     assert not waiting.done()
     assert await holding.released('b', 10)  # not held
     await w.getmany()
-    await w.getmany()
+    with pytest.raises(StopAsyncIteration):  # the end: the window held is processed
+        await w.getmany()
     assert await waiting
 
 async def test_credit_released_with_its_message() -> None:
@@ -132,3 +133,69 @@ def test_from_end() -> None:
     for bad in (-1, 2 ** 64, 1.5, True, '3'):
         with pytest.raises(ValueError, match='count of messages'):
             Offset.from_end(bad)  # type: ignore[arg-type]
+
+async def test_raise_in_block_does_not_count_window() -> None:
+    """
+    A window whose processing raised is neither reported nor committed
+    (it is read again after a restart); the windows before it are.
+    """
+    tracker = Tracker()
+    w, holding = windows([chunk('s', 0, 2), chunk('s', 2, 2)], 2, tracker)
+    with pytest.raises(RuntimeError, match='sink down'):
+        async with w:
+            async for window in w:
+                if offsets(window) == [2, 3]:
+                    raise RuntimeError('sink down')
+    assert tracker.processed_ == [('s', 1, 2)]
+    assert tracker.closed and tracker.committed == 1 and holding.held == frozenset()
+
+async def test_break_counts_window() -> None:
+    """A ``break`` out of the loop counts the window, as for messages."""
+    tracker = Tracker()
+    w, _ = windows([chunk('s', 0, 2), chunk('s', 2, 2)], 2, tracker)
+    async with w:
+        async for _ in w:
+            break
+    assert tracker.processed_ == [('s', 1, 2)] and tracker.committed == 1
+
+async def queued(queue: asyncio.Queue[Chunk | None]) -> AsyncGenerator[Chunk, None]:
+    while (item := await queue.get()) is not None:
+        yield item
+
+async def test_cancelled_getmany_goes_on() -> None:
+    """
+    A getmany cancelled while it waits (``asyncio.timeout`` around it)
+    ends nothing: the next call gets the chunk waited for, after the
+    messages collected before; after the end, getmany raises.
+    """
+    queue: asyncio.Queue[Chunk | None] = asyncio.Queue()
+    w = Windows(queued(queue), None, WindowHolding(), Pace(), 4, None)
+    queue.put_nowait(chunk('s', 0, 2))
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.01):
+            await w.getmany()
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.01):
+            await w.getmany()
+    queue.put_nowait(chunk('s', 2, 3))
+    assert offsets(await w.getmany()) == [0, 1, 2, 3]  # at most 4, with what was collected
+    queue.put_nowait(None)
+    assert offsets(await w.getmany()) == [4]
+    with pytest.raises(StopAsyncIteration):
+        await w.getmany()
+    with pytest.raises(StopAsyncIteration):
+        await w.getmany()
+
+async def test_aclose_after_cancelled_getmany() -> None:
+    """Closing with a cancelled call's fetch pending ends the fetch and the generator."""
+    queue: asyncio.Queue[Chunk | None] = asyncio.Queue()
+    chunks = queued(queue)
+    w = Windows(chunks, None, WindowHolding(), Pace(), 4, None)
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.01):
+            await w.getmany()
+    await w.aclose()
+    with pytest.raises(StopAsyncIteration):
+        await anext(chunks)
+    with pytest.raises(StopAsyncIteration):
+        await w.getmany()
