@@ -32,6 +32,17 @@ The run:
    none) and after each kill (within the bound automatic offset tracking
    allows), the pauses of the hand-offs, the workers' exits.
 
+On the three-node cluster of ``scripts/cluster.sh`` (``--cluster``), the
+workers connect to different nodes (worker i to node i first), the
+partitions have a member on every node (``initial-cluster-size`` 3), and
+``--kill-leader N`` kills the node of partition N's leader (SIGKILL of
+its broker) after the warm-up, brings it back ``--revive-after`` seconds
+later, and lists, before the workers stop, the members the broker keeps
+in each partition's group (:py:mod:`soak.consumer_group_cluster`): a
+member more than the workers running is a ghost, and a partition without
+an active member processes nothing (rbfly issue 30). ``--verbose`` puts
+rbfly's INFO log of each worker in ``worker-N.err``.
+
 It exits with 0 when the goals are met, 1 when not, 3 when it could not
 run (no broker). Every wait has a deadline; the child processes are
 killed at the end whatever happens (an error, Ctrl-C); the logs are in a
@@ -61,6 +72,9 @@ from rbfly.error import RbFlyError
 from rbfly.streams import streams_client
 from soak.consumer_group_analysis import (
     Figures,
+    GroupCheck,
+    GroupMember,
+    LeaderKill,
     LogTail,
     Processing,
     Scenario,
@@ -72,6 +86,13 @@ from soak.consumer_group_analysis import (
     read_producer_log,
     save_run,
     table,
+)
+from soak.consumer_group_cluster import (
+    Cluster,
+    ClusterError,
+    cluster_script,
+    cluster_urls,
+    rotated,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -102,6 +123,12 @@ class Config:
         end, to process every confirmed message.
     :ivar log_dir: Where the logs go (``None``: a temporary directory,
         removed after a run that met its goals).
+    :ivar cluster: The nodes' URLs of the cluster of ``scripts/cluster.sh``
+        (``None``: the broker of ``url``).
+    :ivar kill_leader: On the cluster, the partition (its index) whose
+        leader's node is killed after the warm-up (``None``: none).
+    :ivar revive_after: Seconds after which the killed node is brought back.
+    :ivar verbose: The workers log rbfly's INFO messages.
     """
     url: str
     partitions: int = 6
@@ -121,6 +148,20 @@ class Config:
     drain_timeout: float = 60
     log_dir: Path | None = None
     keep_logs: bool = False
+    cluster: list[str] | None = None
+    kill_leader: int | None = None
+    revive_after: float = 5
+    verbose: bool = False
+
+    @property
+    def urls(self) -> list[str]:
+        """The broker's URL, or the cluster nodes'."""
+        return self.cluster if self.cluster else [self.url]
+
+    @property
+    def where(self) -> str:
+        """The broker, or the cluster, without credentials."""
+        return ' '.join(_host(u) for u in self.urls)
 
 @dataclass
 class Result:
@@ -144,6 +185,9 @@ def _host(url: str) -> str:
 
 def _python(module: str, *args: object) -> list[str]:
     return [sys.executable, '-m', module, *(str(a) for a in args)]
+
+def _client_url(urls: list[str]) -> str | list[str]:
+    return urls if len(urls) > 1 else urls[0]
 
 class Group:
     """
@@ -170,6 +214,10 @@ class Group:
         self.processed: dict[int, int] = {}
         self.seen: set[int] = set()
         self.owner: dict[str, int] = {}  # partition -> worker of its last message seen
+        self.cluster: Cluster | None = None
+        self.leader_kills: list[LeaderKill] = []
+        self.groups: GroupCheck | None = None
+        self._reviving: list[tuple[LeaderKill, subprocess.Popen[bytes]]] = []
 
     def note(self, text: str) -> None:
         self.echo('{:7.1f} s  {}'.format(time.monotonic() - self.t0, text))
@@ -194,12 +242,15 @@ class Group:
         c = self.config
         path = log_path(self.directory, index)
         command = _python(
-            'soak.consumer_group_worker', '--url', c.url, '--super-stream', self.super_stream,
+            'soak.consumer_group_worker', '--url', *rotated(c.urls, index),
+            '--super-stream', self.super_stream,
             '--group', GROUP, '--log', path, '--offset', c.offset,
             '--store-every', c.store_every, '--store-interval', c.store_interval,
         )
         if c.wait_stored:
             command.append('--wait-stored')
+        if c.verbose:
+            command.append('--verbose')
         run = WorkerRun(index, time.monotonic())
         self.runs.append(run)
         self.procs[index] = self._spawn(command, 'worker-{}'.format(index))
@@ -211,13 +262,14 @@ class Group:
     def start_producer(self) -> None:
         c = self.config
         self.producer = self._spawn(_python(
-            'soak.consumer_group_producer', '--url', c.url, '--super-stream', self.super_stream,
+            'soak.consumer_group_producer', '--url', *c.urls, '--super-stream', self.super_stream,
             '--log', self.directory / 'producer.log', '--messages', c.messages,
             '--rate', c.rate,
         ), 'producer')
 
     def poll(self) -> None:
-        """Read what the workers logged since the last poll; notice exits."""
+        """Read what the workers logged since the last poll; notice exits (a node's too)."""
+        self._poll_revived()
         for index, tail in self._tails.items():
             for record in tail.read():
                 if isinstance(record, Processing):
@@ -302,11 +354,75 @@ class Group:
         for run in runs:
             self._reap(run, deadline - time.monotonic())
 
+    #
+    # the cluster
+    #
+
+    def kill_leader(self, cluster: Cluster, index: int) -> None:
+        """
+        Kill the node of the leader of partition ``index`` (SIGKILL of
+        its broker); :py:meth:`revive` brings it back.
+        """
+        partition = self.partitions[index % len(self.partitions)]
+        try:
+            leaders = cluster.leaders()
+            node = leaders[partition]
+            asked = time.monotonic()  # the kill is done within the call (~0.2 s)
+            cluster.kill(node)
+        except (ClusterError, KeyError) as ex:
+            self.problem('cannot kill the leader of {}: {!r}'.format(partition, ex))
+            return
+        led = [p for p in self.partitions if leaders.get(p) == node]
+        self.leader_kills.append(LeaderKill(partition, node, asked, led))
+        self.note('leader kill: node {} (leading {}) got SIGKILL'.format(node, ', '.join(led)))
+
+    def revive(self, cluster: Cluster) -> None:
+        """Bring the killed nodes back, in the background (:py:meth:`poll` sees them up)."""
+        for kill in self.leader_kills:
+            if kill.revived is None and kill.node in cluster.down:
+                self._reviving.append((kill, cluster.revive(kill.node)))
+                self.note('reviving node {}'.format(kill.node))
+
+    def _poll_revived(self) -> None:
+        for kill, proc in list(self._reviving):
+            code = proc.poll()
+            if code is None:
+                continue
+            self._reviving.remove((kill, proc))
+            if code == 0:
+                kill.revived = time.monotonic()
+                self.note('node {} is back'.format(kill.node))
+            else:
+                err = proc.stderr.read().decode(errors='replace') if proc.stderr else ''
+                self.problem('node {} not revived ({}): {}'.format(kill.node, code, err[-300:]))
+
+    def list_members(self, cluster: Cluster) -> None:
+        """The members the broker keeps in each partition's group, the workers running."""
+        if not self.wait_until(lambda: not self._reviving, 180):
+            self.problem('the killed node is not back after 180 s')
+        members: dict[str, list[GroupMember] | None] = {}
+        for partition in self.partitions:
+            try:
+                members[partition] = cluster.members(partition, GROUP)
+            except ClusterError as ex:
+                self.problem('group of {} not listed: {}'.format(partition, ex))
+                members[partition] = None
+        self.groups = GroupCheck(len(self.running()), members, time.monotonic())
+        self.note('group members listed: {}'.format(', '.join(
+            '{} {}'.format(p, '?' if m is None else '{}/{} active'.format(
+                sum(1 for x in m if x.active), len(m)))
+            for p, m in members.items())))
+
     def kill_everything(self) -> None:
         """The end, whatever happened: no child is left running."""
         procs = list(self.procs.values())
         if self.producer is not None:
             procs.append(self.producer)
+        for _, reviving in self._reviving:  # a node booting: let it boot
+            try:
+                reviving.wait(180)
+            except subprocess.TimeoutExpired:
+                self.problem('a node still booting after 180 s')
         for proc in procs:
             if proc.poll() is None:
                 proc.kill()
@@ -316,12 +432,27 @@ class Group:
             except subprocess.TimeoutExpired:
                 self.problem('process {} did not die'.format(proc.pid))
 
-async def _create(url: str, super_stream: str, partitions: int) -> list[str]:
-    async with streams_client(url) as client:
-        return await client.create_super_stream(super_stream, partitions, exist_ok=False)
+async def _create(urls: list[str], super_stream: str, partitions: int) -> list[str]:
+    """
+    Create the super stream; on a cluster, with a member of each partition
+    on every node, and wait until each has its leader and replicas.
+    """
+    cluster = len(urls) > 1
+    arguments = {'initial-cluster-size': str(len(urls))} if cluster else None
+    async with asyncio.timeout(60), streams_client(_client_url(urls)) as client:
+        names = await client.create_super_stream(
+            super_stream, partitions, arguments=arguments, exist_ok=False,
+        )
+        for name in names if cluster else ():
+            while True:  # the replicas start after the leader
+                info = await client.stream_metadata(name)
+                if info.leader is not None and len(info.replicas) == len(urls) - 1:
+                    break
+                await asyncio.sleep(0.1)
+        return names
 
-async def _delete(url: str, super_stream: str) -> None:
-    async with asyncio.timeout(30), streams_client(url) as client:
+async def _delete(urls: list[str], super_stream: str) -> None:
+    async with asyncio.timeout(30), streams_client(_client_url(urls)) as client:
         await client.delete_super_stream(super_stream)
 
 def _scenario(group: Group) -> None:
@@ -335,6 +466,12 @@ def _scenario(group: Group) -> None:
     group.wait_until(lambda: all(group.processed[r.index] for r in group.running()),
                      c.ready_timeout)
     group.sleep(c.warmup)
+
+    cluster = group.cluster
+    if cluster is not None and c.kill_leader is not None:
+        group.kill_leader(cluster, c.kill_leader)
+        group.sleep(c.revive_after)
+        group.revive(cluster)
 
     for n in range(c.restarts):
         if not group.running():
@@ -380,6 +517,8 @@ def _scenario(group: Group) -> None:
         group.problem('{:,} confirmed messages not processed after {:g} s'.format(
             len(confirmed - group.seen), c.drain_timeout))
     group.sleep(min(c.store_interval, 2))  # the last offsets stored: nothing comes again
+    if cluster is not None:
+        group.list_members(cluster)
     group.stop_all()
     group.note('workers stopped')
 
@@ -393,30 +532,34 @@ def run(config: Config, echo: Callable[[str], None] | None = None) -> Result:
     say = echo or (lambda text: print(text, file=sys.stderr, flush=True))
     super_stream = 'rbfly-group-{}'.format(uuid.uuid4().hex[:10])
     try:
-        partitions = asyncio.run(_create(config.url, super_stream, config.partitions))
+        partitions = asyncio.run(_create(config.urls, super_stream, config.partitions))
     except (OSError, TimeoutError, RbFlyError) as ex:
         raise HarnessError('cannot create super stream at {}: {}'.format(
-            _host(config.url), ex)) from ex
+            config.where, ex)) from ex
     directory = config.log_dir or Path(tempfile.mkdtemp(prefix='rbfly-group-'))
     directory.mkdir(parents=True, exist_ok=True)
     group = Group(config, directory, super_stream, partitions, say)
+    if config.cluster:
+        group.cluster = Cluster(cluster_script(),
+                                ['r{}'.format(i) for i in range(1, len(config.cluster) + 1)])
     ok = False
     try:
         group.note('super stream {} ({} partitions) at {}; logs in {}'.format(
-            super_stream, len(partitions), _host(config.url), directory))
+            super_stream, len(partitions), config.where, directory))
         _scenario(group)
         scenario = Scenario(
             partitions, config.store_every, config.store_interval, group.t0,
             config.restarts, config.kills, config.messages,
         )
-        save_run(directory, scenario, group.runs, group.problems)
+        save_run(directory, scenario, group.runs, group.problems, group.leader_kills,
+                 group.groups)
         result = Result(analyse_directory(directory), directory)
         ok = result.ok
         return result
     finally:
         group.kill_everything()
         try:
-            asyncio.run(_delete(config.url, super_stream))
+            asyncio.run(_delete(config.urls, super_stream))
         except (OSError, TimeoutError, RbFlyError) as ex:
             say('could not delete super stream {}: {}'.format(super_stream, ex))
         if ok and config.log_dir is None and not config.keep_logs:
@@ -427,12 +570,15 @@ def run(config: Config, echo: Callable[[str], None] | None = None) -> Result:
 def header(config: Config) -> str:
     return ('consumer group: {} workers, {} partitions, {:,} messages at {:g}/s;'
             ' {} restarts (SIGTERM), {} kills (SIGKILL), {:g} s apart; store_every {},'
-            ' store_interval {:g} s, offset {}{}; broker {}'.format(
+            ' store_interval {:g} s, offset {}{}{}; broker {}'.format(
                 config.workers, config.partitions, config.messages, config.rate,
                 config.restarts, config.kills, config.interval, config.store_every,
                 config.store_interval, config.offset,
                 ', workers wait for their offsets' if config.wait_stored else '',
-                _host(config.url)))
+                '' if config.kill_leader is None else
+                '; the node of partition {}\'s leader killed, back after {:g} s'.format(
+                    config.kill_leader, config.revive_after),
+                config.where))
 
 def parse_args(argv: Sequence[str] | None = None) -> tuple[Config, Path | None, Path | None]:
     """
@@ -468,6 +614,16 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Config, Path | None, 
     add('--ready-timeout', type=float, default=d.ready_timeout, help='(%(default)s s)')
     add('--stop-timeout', type=float, default=d.stop_timeout, help='(%(default)s s)')
     add('--drain-timeout', type=float, default=d.drain_timeout, help='(%(default)s s)')
+    add('--cluster', action='store_true',
+        help='run on the three-node cluster of scripts/cluster.sh (its URLs from'
+             ' $RBFLY_CLUSTER_URLS or scripts/cluster.sh env; --url is ignored)')
+    add('--kill-leader', type=int, metavar='PARTITION',
+        help='with --cluster: kill the node of the leader of this partition (its index)'
+             ' after the warm-up')
+    add('--revive-after', type=float, default=d.revive_after,
+        help='seconds after which the killed node is brought back (%(default)s)')
+    add('--verbose', action='store_true',
+        help="the workers log rbfly's INFO messages (in worker-N.err)")
     add('--log-dir', type=Path, help='where the logs go (default: a temporary directory)')
     add('--keep-logs', action='store_true', help='keep them after a run that met its goals')
     add('--json', type=Path, help='write the figures to this file')
@@ -476,9 +632,12 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Config, Path | None, 
     args = parser.parse_args(argv)
     if args.workers < 1 or args.partitions < 1 or args.messages < 1 or args.rate <= 0:
         parser.error('workers, partitions, messages and rate must be positive')
+    if args.kill_leader is not None and not args.cluster:
+        parser.error('--kill-leader needs --cluster')
     json_path: Path | None = args.json
     again: Path | None = args.analyse
     options = {k: v for k, v in vars(args).items() if k not in ('json', 'analyse')}
+    options['cluster'] = cluster_urls(cluster_script()) if args.cluster else None
     return Config(**options), json_path, again
 
 class Stopped(Exception):
@@ -511,8 +670,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if json_path is not None:
         document = as_json(result.figures)
         document['config'] = {k: (str(v) if isinstance(v, Path) else v)
-                              for k, v in vars(config).items() if k != 'url'}
-        document['broker'] = _host(config.url)
+                              for k, v in vars(config).items() if k not in ('url', 'cluster')}
+        document['broker'] = config.where
         json_path.write_text(json.dumps(document, indent=2) + '\n')
     print('consumer group: {}'.format('ok' if result.ok else 'FAILED'))
     return 0 if result.ok else 1

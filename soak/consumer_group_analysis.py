@@ -14,6 +14,7 @@ and marker lines, starting with ``#``::
 
     # start <pid> <time>                 the process runs
     # state <partition> <state> <time>   a partition's subscription changed state
+    # update <partition> <active|inactive> <time>   the broker made it active or not
     # closed <time>                      the iterator is closed (SIGTERM)
     # stopped <time>                     the client is closed, exiting with 0
 
@@ -37,9 +38,24 @@ the partition go:
   within the bound of automatic offset tracking (:py:class:`KillFigures`);
   a message it processed in a partition it owned at its death, after the
   last time that partition came back to it;
+- a partition leader's node killed (``--kill-leader``, on a cluster):
+  a worker whose connection or subscription the failover took could not
+  store the offset of what it processed last either; a duplicate whose
+  first processing came before the end of :py:data:`LEADER_KILL_WINDOW`
+  after the kill and whose second came after the kill is the kill's,
+  within the same bound as a worker's kill, for every partition
+  (:py:class:`LeaderKill`);
 - any other: a graceful hand-off (the worker stopped with SIGTERM, or,
   alive, stepped down when the broker gave the partition to a worker that
   joined, even if it was killed later), and the goal is none.
+
+On a cluster (``--cluster``), the run may kill the node of a partition's
+leader while the workers consume, and lists, before it stops them, the
+members the broker keeps in the group of each partition (``rabbitmq-streams
+list_stream_group_consumers``): each live worker has one subscription
+there, so a member more is a ghost (a subscription the broker forgot on
+its connection but not in the group, rbfly issue 30), and a partition with
+no active member processes nothing (:py:class:`GroupCheck`).
 
 This module reads files and computes; it runs no process and talks to no
 broker, so the unit tests feed it made-up logs.
@@ -47,6 +63,7 @@ broker, so the unit tests feed it made-up logs.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
@@ -295,6 +312,147 @@ class Goal:
     target: str
     ok: bool
 
+@dataclass(frozen=True, slots=True)
+class GroupMember:
+    """
+    A member of a partition's group as the broker lists it: its
+    connection, its subscription id there, its state (RabbitMQ 3.11-4.0:
+    ``active`` or ``inactive``; 4.1+ adds the connection's, e.g. ``active
+    (connected)``, ``waiting (disconnected)``).
+    """
+    connection: str
+    subscription_id: int
+    state: str
+
+    @property
+    def active(self) -> bool:
+        return self.state.split(' ', 1)[0] == 'active'
+
+def parse_group_members(text: str) -> list[GroupMember]:
+    """
+    The members of a group from ``rabbitmq-streams
+    list_stream_group_consumers --formatter json`` (RabbitMQ 4.0: a JSON
+    array of objects ``subscription_id``, ``connection_name``, ``state``,
+    one a line).
+
+    :raises ValueError: When the text is not such a list.
+    """
+    items = json.loads(text) if text.strip() else []
+    if not isinstance(items, list):
+        raise ValueError('not a list of group members: {!r}'.format(text[:200]))
+    return [GroupMember(str(i['connection_name']), int(i['subscription_id']), str(i['state']))
+            for i in items]
+
+LEADER_KILL_WINDOW = 5.0
+"""
+Seconds after a partition leader's node was killed within which a
+message processed, then processed again, is charged to the kill: the
+workers learn of the failover within a second (a lost connection, a
+MetadataUpdate).
+"""
+
+@dataclass
+class LeaderKill:
+    """
+    The node of a partition's leader killed (SIGKILL of the broker) while
+    the workers consume, and brought back.
+
+    :ivar partition: The partition whose leader's node was killed.
+    :ivar node: The node (``r1``...).
+    :ivar time: When it was killed (``time.monotonic()``).
+    :ivar led: The partitions whose leader was on that node.
+    :ivar revived: When it was up again (``None``: it was not).
+    :ivar duplicates: The messages processed again because of it, by
+        partition (computed).
+    :ivar bound: Their bound, by partition (computed).
+    """
+    partition: str
+    node: str
+    time: float
+    led: list[str]
+    revived: float | None = None
+    duplicates: Counter[str] = field(default_factory=Counter)
+    bound: dict[str, int] = field(default_factory=dict)
+
+    def caused(self, before: Processing, after: Processing) -> bool:
+        """A message processed again (``after``) because of the kill."""
+        return before.time <= self.time + LEADER_KILL_WINDOW and after.time >= self.time
+
+    @property
+    def total(self) -> int:
+        return sum(self.duplicates.values())
+
+    @property
+    def limit(self) -> int:
+        return sum(self.bound.values())
+
+@dataclass
+class GroupCheck:
+    """
+    The members of each partition's group, listed once every confirmed
+    message was processed (or the drain deadline passed), the workers
+    still running.
+
+    :ivar live: The workers running then (each has one member a partition).
+    :ivar members: The members of each partition's group (``None``: the
+        listing failed).
+    :ivar time: When they were listed.
+    :ivar active_workers: The workers active on each partition then, as
+        they saw it (computed from their logs: the broker's last consumer
+        update, unless the subscription was lost or moved since).
+    """
+    live: int
+    members: dict[str, list[GroupMember] | None]
+    time: float
+    active_workers: dict[str, list[int]] = field(default_factory=dict)
+
+    def ghosts(self, partition: str) -> int:
+        """Members beyond one for each live worker."""
+        members = self.members.get(partition)
+        return 0 if members is None else max(0, len(members) - self.live)
+
+    def active(self, partition: str) -> int | None:
+        members = self.members.get(partition)
+        return None if members is None else sum(1 for m in members if m.active)
+
+    @property
+    def without_active(self) -> list[str]:
+        """Partitions whose group has no active member (or was not listed)."""
+        return [p for p in self.members if not self.active(p)]
+
+    @property
+    def without_active_worker(self) -> list[str]:
+        """Partitions no worker consumed, as the workers saw it."""
+        return [p for p in self.members if not self.active_workers.get(p)]
+
+def active_workers(
+        workers: Sequence[WorkerRun], partitions: Sequence[str], when: float,
+) -> dict[str, list[int]]:
+    """
+    The workers active on each partition at a time, as their logs say: a
+    worker running then whose last word on the partition before it was
+    the broker's consumer update making it active (a subscription lost or
+    moved since, ``state ... recovering``, is inactive until the broker
+    activates it again).
+    """
+    result: dict[str, list[int]] = {p: [] for p in partitions}
+    for w in workers:
+        if w.stop_time is not None and w.stop_time < when:
+            continue
+        active: dict[str, bool] = {}
+        for m in w.log.markers:
+            if len(m.fields) != 3 or float(m.fields[2]) > when:
+                continue
+            partition, value = m.fields[0], m.fields[1]
+            if m.kind == 'update':
+                active[partition] = value == 'active'
+            elif m.kind == 'state' and value != 'open':
+                active[partition] = False
+        for partition, on in active.items():
+            if on and partition in result:
+                result[partition].append(w.index)
+    return result
+
 @dataclass
 class Figures:
     """The figures of a run, and its goals."""
@@ -314,6 +472,9 @@ class Figures:
     rates: dict[str, float]
     problems: list[str] = field(default_factory=list)
     goals: list[Goal] = field(default_factory=list)
+    leader_kills: list[LeaderKill] = field(default_factory=list)
+    groups: GroupCheck | None = None
+    stalls: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def kill_duplicates(self) -> int:
@@ -379,9 +540,35 @@ def _hand_offs(
                                   after.time, after_kill))
     return result
 
+def _stalls(
+        by_offset: dict[tuple[str, int], list[Processing]], partitions: Sequence[str],
+        end: float | None,
+) -> dict[str, tuple[float, float]]:
+    """
+    The longest pause of each partition: the start and the length of the
+    longest time between two messages processed for the first time, one
+    after the other in time (a leader's failover, a hand-off), or between
+    the last one and the producer's end (``end``): a partition left
+    without an active consumer shows here.
+    """
+    firsts: dict[str, list[float]] = {p: [] for p in partitions}
+    for (partition, _), items in by_offset.items():
+        firsts.setdefault(partition, []).append(items[0].time)
+    result = {}
+    for partition, times in sorted(firsts.items()):
+        times.sort()
+        if end is not None and (not times or times[-1] < end):
+            times.append(end)
+        gaps = [(b - a, a) for a, b in itertools.pairwise(times)]
+        if gaps:
+            length, start = max(gaps)
+            result[partition] = (start, length)
+    return result
+
 def analyse(
         scenario: Scenario, workers: Sequence[WorkerRun], producer: ProducerLog,
-        problems: Sequence[str] = (),
+        problems: Sequence[str] = (), leader_kills: Sequence[LeaderKill] = (),
+        groups: GroupCheck | None = None,
 ) -> Figures:
     """
     The figures of a run, from its workers (with their logs) and its
@@ -389,6 +576,8 @@ def analyse(
 
     :param problems: What went wrong in the controller (a deadline
         passed): a goal is that nothing did.
+    :param leader_kills: The nodes of partition leaders killed (cluster).
+    :param groups: The group members the broker listed (cluster).
     """
     by_worker = {w.index: w for w in workers}
     processings = [p for w in workers for p in w.log.processings]
@@ -422,13 +611,20 @@ def analyse(
                 publishing=producer.end is None or w.stop_time < producer.end,
             )
 
+    leader_kills = [dataclasses.replace(k, duplicates=Counter(), bound={
+        p: scenario.store_every + math.ceil(rates.get(p, 0) * scenario.store_interval)
+        for p in scenario.partitions
+    }) for k in leader_kills]
     graceful = 0
     graceful_by_worker: Counter[int] = Counter()
     for items in by_offset.values():
-        for before, _ in itertools.pairwise(items):
+        for before, after in itertools.pairwise(items):
             kill = kills.get(before.worker)
+            failover = next((k for k in leader_kills if k.caused(before, after)), None)
             if kill is not None and kill.held(before):
                 kill.duplicates[before.partition] += 1
+            elif failover is not None:
+                failover.duplicates[before.partition] += 1
             else:
                 graceful += 1
                 graceful_by_worker[before.worker] += 1
@@ -450,7 +646,12 @@ def analyse(
         bad_lines=sum(w.log.bad_lines for w in workers),
         rates=rates,
         problems=list(problems),
+        leader_kills=leader_kills,
+        groups=groups,
+        stalls=_stalls(by_offset, scenario.partitions, producer.end),
     )
+    if groups is not None:
+        groups.active_workers = active_workers(workers, scenario.partitions, groups.time)
     figures.goals = goals(figures)
     return figures
 
@@ -490,11 +691,30 @@ def goals(f: Figures) -> list[Goal]:
             'duplicates, kill {} (worker {})'.format(n, k.worker), '{:,}'.format(k.total),
             '<= {:,}'.format(k.limit), k.ok,
         ))
+    for lk in f.leader_kills:
+        result.append(Goal(
+            'duplicates, leader kill ({})'.format(lk.node), '{:,}'.format(lk.total),
+            '<= {:,}'.format(lk.limit), lk.total <= lk.limit,
+        ))
     result.append(Goal(
         'workers stopped as told', '{} of {}'.format(len(f.workers) - len(bad_exits),
                                                     len(f.workers)),
         'all (SIGTERM: exit 0)', not bad_exits,
     ))
+    if f.groups is not None:
+        listed = [p for p, m in f.groups.members.items() if m is not None]
+        ghosts = sum(f.groups.ghosts(p) for p in listed)
+        result.append(Goal(
+            'group members listed', '{} of {}'.format(len(listed), len(f.groups.members)),
+            'all', len(listed) == len(f.groups.members),
+        ))
+        result.append(Goal('ghost group members', str(ghosts), '0', ghosts == 0))
+        idle = f.groups.without_active
+        result.append(Goal('partitions without an active member', str(len(idle)), '0',
+                           not idle))
+        unserved = f.groups.without_active_worker
+        result.append(Goal('partitions no worker consumes', str(len(unserved)), '0',
+                           not unserved))
     result.append(Goal('unreadable log lines', str(f.bad_lines), '0', f.bad_lines == 0))
     result.append(Goal('harness problems', str(len(f.problems)), '0', not f.problems))
     return result
@@ -543,6 +763,30 @@ def table(f: Figures) -> str:
         for partition, count in sorted(k.duplicates.items()):
             lines.append('  {}: {:,} (bound {:,})'.format(
                 partition, count, k.bound.get(partition, 0)))
+    for lk in f.leader_kills:
+        lines.append('leader kill: node {} (leader of {}) at {:.1f} s, partitions it led: {};'
+                     ' {}; duplicates {:,}, bound {:,}'.format(
+                         lk.node, lk.partition, lk.time - s.t0, ', '.join(lk.led) or '?',
+                         'back at {:.1f} s'.format(lk.revived - s.t0)
+                         if lk.revived is not None else 'not revived', lk.total, lk.limit))
+    if f.stalls:
+        lines.append('longest pause of each partition: {}'.format(', '.join(
+            '{} {} at {:.1f} s'.format(p, _ms(length), start - s.t0)
+            for p, (start, length) in f.stalls.items())))
+    if f.groups is not None:
+        lines.append('group members at {:.1f} s ({} workers running):'.format(
+            f.groups.time - s.t0, f.groups.live))
+        for partition, members in f.groups.members.items():
+            if members is None:
+                lines.append('  {}: not listed'.format(partition))
+                continue
+            lines.append('  {}: {} members, {} active{}; active workers (their view): {}'.format(
+                partition, len(members), sum(1 for m in members if m.active),
+                ', {} ghosts'.format(f.groups.ghosts(partition))
+                if f.groups.ghosts(partition) else '',
+                ', '.join(str(w) for w in f.groups.active_workers.get(partition, [])) or 'none'))
+            lines.extend('    {} sub {} {}'.format(m.connection, m.subscription_id, m.state)
+                         for m in members)
     lines.append('workers: {}'.format('; '.join(
         '{} {} exit {}{}'.format(
             w.index, {'term': 'SIGTERM', 'kill': 'SIGKILL', 'final': 'SIGTERM at the end',
@@ -587,6 +831,25 @@ def as_json(f: Figures) -> dict[str, tp.Any]:
             'max': _json_ms(max(pauses, default=math.nan)),
         },
         'partition rates': f.rates,
+        'longest pause ms': {p: _json_ms(length) for p, (_, length) in f.stalls.items()},
+        'leader kills': [
+            {'partition': k.partition, 'node': k.node, 'led': k.led,
+             'duplicates': dict(k.duplicates), 'bound': k.bound,
+             'time': round(k.time - f.scenario.t0, 3),
+             'revived': None if k.revived is None else round(k.revived - f.scenario.t0, 3)}
+            for k in f.leader_kills
+        ],
+        'group members': None if f.groups is None else {
+            'live workers': f.groups.live,
+            'partitions': {
+                p: None if m is None else {
+                    'members': len(m), 'active': sum(1 for x in m if x.active),
+                    'ghosts': f.groups.ghosts(p),
+                    'active workers': f.groups.active_workers.get(p, []),
+                }
+                for p, m in f.groups.members.items()
+            },
+        },
         'harness problems': f.problems,
         'workers': [
             {'index': w.index, 'stop': w.stop, 'exit': w.exit_code, 'escalated': w.escalated,
@@ -604,10 +867,11 @@ RUN_FILE = 'run.json'
 
 def save_run(
         directory: Path, scenario: Scenario, workers: Sequence[WorkerRun],
-        problems: Sequence[str],
+        problems: Sequence[str], leader_kills: Sequence[LeaderKill] = (),
+        groups: GroupCheck | None = None,
 ) -> None:
     """Write what the controller knew of a run, so that its logs can be analysed again."""
-    document = {
+    document: dict[str, tp.Any] = {
         'scenario': {
             'partitions': list(scenario.partitions), 'store_every': scenario.store_every,
             'store_interval': scenario.store_interval, 't0': scenario.t0,
@@ -620,6 +884,16 @@ def save_run(
             for w in workers
         ],
         'problems': list(problems),
+        'leader_kills': [
+            {'partition': k.partition, 'node': k.node, 'time': k.time, 'led': k.led,
+             'revived': k.revived}
+            for k in leader_kills
+        ],
+        'groups': None if groups is None else {
+            'live': groups.live, 'time': groups.time,  # (active_workers: from the logs)
+            'members': {p: None if m is None else [dataclasses.asdict(x) for x in m]
+                        for p, m in groups.members.items()},
+        },
     }
     (directory / RUN_FILE).write_text(json.dumps(document, indent=1) + '\n')
 
@@ -630,5 +904,13 @@ def analyse_directory(directory: Path) -> Figures:
     workers = [WorkerRun(**w) for w in document['workers']]
     for w in workers:
         w.log = read_log(w.index, log_path(directory, w.index))
+    kills = [LeaderKill(**k) for k in document.get('leader_kills', [])]
+    found = document.get('groups')
+    groups = None if found is None else GroupCheck(
+        found['live'],
+        {p: None if m is None else [GroupMember(**x) for x in m]
+         for p, m in found['members'].items()},
+        found['time'],
+    )
     return analyse(scenario, workers, read_producer_log(directory / 'producer.log'),
-                   document['problems'])
+                   document['problems'], kills, groups)

@@ -38,7 +38,8 @@ async def produce(args: argparse.Namespace) -> None:
         os.write(fd, '{} {:.6f}\n'.format(line, time.monotonic()).encode())
 
     try:
-        async with streams_client(args.url) as client, client.super_stream_publisher(
+        url = args.url if len(args.url) > 1 else args.url[0]
+        async with streams_client(url) as client, client.super_stream_publisher(
                 args.super_stream, routing_key, cls=PublisherBatchFast) as publisher:
             write('# start')
             start = time.monotonic()
@@ -58,7 +59,8 @@ async def produce(args: argparse.Namespace) -> None:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0].strip())
-    parser.add_argument('--url', required=True)
+    parser.add_argument('--url', required=True, nargs='+',
+                        help='the broker, or the nodes of a cluster')
     parser.add_argument('--super-stream', required=True)
     parser.add_argument('--log', required=True, help='file the confirmed batches go to')
     parser.add_argument('--messages', type=int, required=True)

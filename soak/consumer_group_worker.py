@@ -4,7 +4,12 @@ several): a single active consumer of every partition of a super stream,
 under the group's name, with automatic offset tracking, as a service
 would be deployed several times::
 
-    python -m soak.consumer_group_worker --url URL --super-stream S --group G --log PATH
+    python -m soak.consumer_group_worker --url URL [URL...] --super-stream S --group G --log PATH
+
+Several URLs are the nodes of a cluster (the client connects to the first
+it reaches). With ``--verbose``, rbfly's log at INFO (reconnections,
+metadata updates, consumer updates) goes to stderr, with wall-clock times
+to compare with the broker's log.
 
 Processing a message is appending a line ``<partition> <offset> <seq>
 <time>`` to its log, with one ``os.write`` to a file opened with
@@ -26,6 +31,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import logging
 import os
 import signal
 import sys
@@ -33,6 +39,7 @@ import time
 from collections.abc import Sequence
 
 from rbfly.streams import (
+    ConsumerUpdateContext,
     Offset,
     StateChange,
     StreamsClient,
@@ -71,10 +78,15 @@ async def consume(
     def on_state(change: StateChange) -> None:
         log.mark('state', change.stream, change.state.value)
 
+    def on_update(update: ConsumerUpdateContext) -> None:
+        # where it starts stays the client's choice (after the stored offset)
+        log.mark('update', update.stream, 'active' if update.active else 'inactive')
+
     offset = Offset.FIRST if args.offset == 'first' else Offset.reference(args.group)
     messages = client.subscribe_super_stream(
         args.super_stream, name=args.group, single_active=True, offset=offset,
         store_every=args.store_every, store_interval=args.store_interval, on_state=on_state,
+        consumer_update=on_update,
     )
     # closing the iterator (here when the task is cancelled at `async for`)
     # stores the offset of the last message processed
@@ -112,7 +124,7 @@ async def work(args: argparse.Namespace) -> None:
     log = Log(args.log)
     log.mark('start', os.getpid())
     last: dict[str, int] = {}
-    async with streams_client(args.url) as client:
+    async with streams_client(args.url if len(args.url) > 1 else args.url[0]) as client:
         consumer = asyncio.create_task(consume(client, args, log, last))
         stopping = asyncio.create_task(stop.wait())
         await asyncio.wait([consumer, stopping], return_when=asyncio.FIRST_COMPLETED)
@@ -131,7 +143,8 @@ async def work(args: argparse.Namespace) -> None:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0].strip())
-    parser.add_argument('--url', required=True)
+    parser.add_argument('--url', required=True, nargs='+',
+                        help='the broker, or the nodes of a cluster')
     parser.add_argument('--super-stream', required=True)
     parser.add_argument('--group', required=True, help='the consumers\' name')
     parser.add_argument('--log', required=True, help='file the messages processed go to')
@@ -143,10 +156,20 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument('--wait-stored', action='store_true',
                         help='after closing the subscription, wait until the broker has'
                              ' the offsets (the application doing what the client should)')
+    parser.add_argument('--verbose', action='store_true',
+                        help="rbfly's log at INFO to stderr")
     return parser.parse_args(argv)
 
 def main(argv: Sequence[str] | None = None) -> int:
-    asyncio.run(work(parse_args(argv)))
+    args = parse_args(argv)
+    if args.verbose:
+        logging.basicConfig(
+            level=logging.WARNING,
+            format='%(asctime)s.%(msecs)03d %(name)s %(levelname)s %(message)s',
+            datefmt='%Y-%m-%d %H:%M:%S',
+        )
+        logging.getLogger('rbfly').setLevel(logging.INFO)
+    asyncio.run(work(args))
     return 0
 
 if __name__ == '__main__':

@@ -3,7 +3,9 @@ Test configuration shared by all tests: every asyncio test runs on the
 standard asyncio event loop and on uvloop, but for a test marked
 ``one_loop``: one that checks what another program (the Java client's
 JVM) makes of rbfly's bytes, where the event loop plays no part and the
-other program's start is most of the test's time. It runs on uvloop.
+other program's start is most of the test's time, or one that kills a
+cluster node (its boot after the test is most of the test's time, and
+the failover logic lies above the event loop). It runs on uvloop.
 """
 
 import asyncio

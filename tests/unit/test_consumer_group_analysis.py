@@ -11,15 +11,20 @@ worker stopped with SIGTERM must exit 0 with its marker.
 from pathlib import Path
 
 from soak.consumer_group_analysis import (
+    GroupCheck,
+    GroupMember,
+    LeaderKill,
     Marker,
     Processing,
     ProducerLog,
     Scenario,
     WorkerLog,
     WorkerRun,
+    active_workers,
     analyse,
     analyse_directory,
     as_json,
+    parse_group_members,
     parse_line,
     quantile,
     read_log,
@@ -191,3 +196,76 @@ def test_quantile() -> None:
     assert quantile([3.0, 1.0, 2.0], 0.5) == 2.0
     assert quantile([float(i) for i in range(1, 101)], 0.99) == 99.0
     assert quantile([5.0], 0.99) == 5.0
+
+def test_group_members_of_the_cli() -> None:
+    """
+    ``rabbitmq-streams list_stream_group_consumers --formatter json`` of
+    RabbitMQ 4.0 (an array, one object a line); 4.1+ adds the
+    connection's state to the consumer's.
+    """
+    text = ('[\n{"subscription_id":0,"connection_name":"127.0.0.1:40776 -> 127.0.0.1:5561",'
+            '"state":"active"}\n,{"subscription_id":3,"connection_name":"c2",'
+            '"state":"inactive"}\n]\n')
+    assert parse_group_members(text) == [
+        GroupMember('127.0.0.1:40776 -> 127.0.0.1:5561', 0, 'active'),
+        GroupMember('c2', 3, 'inactive'),
+    ]
+    assert [m.active for m in parse_group_members(text)] == [True, False]
+    assert GroupMember('c', 1, 'active (connected)').active
+    assert not GroupMember('c', 1, 'waiting (disconnected)').active
+    assert parse_group_members('') == []
+
+def test_ghosts_and_partitions_no_worker_consumes() -> None:
+    """
+    Three workers running and five members: two ghosts. A worker is
+    active on a partition after the broker's update said so, until its
+    subscription is lost or moved (``recovering``); a worker stopped
+    before the listing counts for nothing.
+    """
+    def member(sub: int, state: str = 'inactive') -> GroupMember:
+        return GroupMember('c', sub, state)
+
+    w0 = _run(0, WorkerLog(markers=[
+        Marker('update', (P0, 'active', '1.0')),
+        Marker('state', (P0, 'recovering', '2.0')),   # moved: inactive now
+        Marker('state', (P0, 'open', '2.1')),
+        Marker('update', (P1, 'active', '1.0')),
+        Marker('update', (P1, 'inactive', '9.0')),    # after the listing
+    ]), 'final', 20, 0)
+    w1 = _run(1, WorkerLog(markers=[Marker('update', (P0, 'active', '1.0'))]), 'term', 5, 0)
+    check = GroupCheck(3, {
+        P0: [member(0, 'active'), member(1), member(2), member(0), member(3)],
+        P1: [member(1, 'active'), member(2), member(3)],
+    }, 8.0)
+    assert check.ghosts(P0) == 2 and check.ghosts(P1) == 0
+    assert check.without_active == []
+    check.active_workers = active_workers([w0, w1], [P0, P1], 8.0)
+    assert check.active_workers == {P0: [], P1: [0]}
+    assert check.without_active_worker == [P0]
+
+def test_leader_kill_duplicates_and_stalls() -> None:
+    """
+    A message processed before a leader's node was killed (or within the
+    window after it) and again after it is the kill's duplicate; a
+    partition that processes nothing after the kill pauses until the
+    producer's end.
+    """
+    w0 = _run(0, _log(*((P0, i, i, 1 + i * 0.1) for i in range(6)),
+                      (P1, 0, 100, 1.0)), 'final', 20, 0)
+    w1 = _run(1, _log(*((P0, i, i, 12 + i * 0.1) for i in range(4, 8))), 'final', 20, 0)
+    kill = LeaderKill(P0, 'r2', 3.0, [P0])
+    groups = GroupCheck(2, {P0: [], P1: []}, 15.0)
+    figures = analyse(_scenario(9), [w0, w1], ProducerLog(frozenset([*range(8), 100]), 0.0, 10.0),
+                      leader_kills=[kill], groups=groups)
+    [charged] = figures.leader_kills
+    assert dict(charged.duplicates) == {P0: 2}
+    assert charged.bound == {P0: 2 + 1, P1: 2 + 1}   # 8 and 1 messages over 10 s
+    assert figures.graceful_duplicates == 0
+    assert figures.stalls[P1] == (1.0, 9.0)           # nothing after 1 s until the end
+    start, length = figures.stalls[P0]
+    assert start == 1.5 and abs(length - 11.1) < 1e-9  # the failover's pause (to 12.6 s)
+    goals = {g.name: g.ok for g in figures.goals}
+    assert goals['duplicates, leader kill (r2)']
+    assert not goals['partitions without an active member']
+    assert not goals['partitions no worker consumes']
+    assert 'leader kill: node r2' in table(figures)

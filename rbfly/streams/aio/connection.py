@@ -561,8 +561,10 @@ class StreamsProtocol(asyncio.Protocol):
         sub = self.subscriptions.get(update.subscription_id)
         if sub is not None:
             sub.on_consumer_update(self, update.correlation_id, update.active)
-        else:  # unsubscribed meanwhile; the broker still wants an answer
+        elif self.is_open:  # unsubscribed meanwhile; the broker still wants an answer
             self.answer_consumer_update(update.correlation_id, OffsetSpec.none())
+        # (closing: the broker removes the connection's consumers from their
+        # groups; raising here would abort the transport)
 
     def _resolve(self, response: object) -> None:
         correlation_id = getattr(response, 'correlation_id', None)

@@ -87,8 +87,10 @@ class Connections:
             self._connect_own, options.reconnect,
             self._recover_publisher, self._restore_subscription, notify=self._notify,
         )
-        # connections besides the client's own, by where they go
+        # connections besides the client's own, by where they go, and
+        # those of them that hold one subscription and nothing else
         self._nodes: dict[Where, list[Manager]] = {}
+        self._alone: set[Manager] = set()
         # the pace of the connections to each node: one lost before any
         # progress delays the next one there, whichever manager opens it
         self._paces: dict[Where, Pace] = {}
@@ -157,15 +159,17 @@ class Connections:
         held = manager.publishers if kind == 'publishers' else manager.subscriptions
         return len(held) < self._options.per_connection(kind)
 
-    def node_manager(self, where: Where, kind: Kind) -> Manager:
+    def node_manager(self, where: Where, kind: Kind, alone: bool = False) -> Manager:
         """
         A connection to a node (``None``: the client's own broker) with
         room for one more publisher or subscription (``kind``); opened
-        when each one there is full.
+        when each one there is full. With ``alone``, a new connection, for
+        one subscription and nothing else (see
+        :py:func:`~.placement.sac_cleanup_reliable`).
         """
         managers = self._nodes.setdefault(where, [])
-        for manager in managers:
-            if self.has_room(manager, kind):
+        for manager in managers if not alone else ():
+            if manager not in self._alone and self.has_room(manager, kind):
                 return manager
         manager = ConnectionManager(
             functools.partial(self._connect_node, where), self._options.reconnect,
@@ -175,6 +179,8 @@ class Connections:
             claimed=self._placing,
         )
         managers.append(manager)
+        if alone:
+            self._alone.add(manager)
         return manager
 
     @property
@@ -191,6 +197,7 @@ class Connections:
 
     def forget(self, manager: Manager) -> None:
         """A node's connection is not to be used any more."""
+        self._alone.discard(manager)
         for where, managers in list(self._nodes.items()):
             if manager in managers:
                 managers.remove(manager)

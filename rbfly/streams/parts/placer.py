@@ -78,6 +78,17 @@ class Placer:
     # subscriptions
     #
 
+    @staticmethod
+    def on_own(protocol: StreamsProtocol, sub: Subscription) -> bool:
+        """
+        Whether a subscription may go on the client's own connection
+        (``protocol``): not a single active consumer's on a broker that
+        loses track of its group there (see
+        :py:func:`~.placement.own_connection_allowed`).
+        """
+        return placement.own_connection_allowed(sub.activation is not None,
+                                                protocol.broker_version)
+
     async def subscription_places(self, protocol: StreamsProtocol, stream: str) -> list[Where]:
         """
         Where to subscribe to a stream, best first (``None``: the client's
@@ -124,22 +135,25 @@ class Placer:
         """
         Subscribe on the best connection for the subscription's stream
         (``protocol`` is the client's own), trying the members' nodes in
-        turn when one cannot be reached.
+        turn when one cannot be reached. A subscription kept off the
+        client's own connection (:py:meth:`on_own`) goes to a connection of
+        its own (to the client's node where that one would do).
 
         :raises ConnectionLost: When no member's node can be reached.
         """
         connections = self._connections
         declarer = self._declarer
         error: Exception | None = None
+        on_own = self.on_own(protocol, sub)
         for node in await self.subscription_places(protocol, sub.stream):
             own = connections.own
-            if node is None and connections.has_room(own, 'subscriptions'):
+            if node is None and on_own and connections.has_room(own, 'subscriptions'):
                 # a lost connection is the client connection's recovery to
                 # handle: the subscription stays held by it
                 hold(own, sub)
                 await declarer.subscribe(protocol, sub, spec)
                 return
-            manager = connections.node_manager(node, 'subscriptions')
+            manager = connections.node_manager(node, 'subscriptions', alone=not on_own)
             hold(manager, sub)  # (before connecting: the connection's room is counted)
             target: StreamsProtocol | None = None
             try:
@@ -163,7 +177,8 @@ class Placer:
                 let_go(sub)
                 connections.release(manager)
                 raise
-            logger.info('subscription to %r placed on %s', sub.stream, node_of(target))
+            logger.info('subscription to %r placed on %s%s', sub.stream, node_of(target),
+                        '' if on_own else ' (a connection of its own)')
             return
         assert error is not None
         raise error

@@ -14,7 +14,10 @@ connection was lost, and when the broker says a stream changed
   reconnection delays while none can be reached.
 - A changed stream: what the connection that received the MetadataUpdate
   held of it at that moment, which the broker forgot, and only that: on a
-  node's connection it is placed anew; on the client's connection it is
+  node's connection it is placed anew (on RabbitMQ before 4.1.2, the
+  connection of a single active consumer of the stream, which holds it
+  alone, is closed, and it is placed anew: the broker may keep it in its
+  group, see :py:func:`~.placement.sac_cleanup_reliable`); on the client's connection it is
   declared again once the stream has a leader (or ended when it was
   deleted, or has none for :py:data:`STREAM_RECOVERY_TIMEOUT` seconds),
   unless that connection was lost meanwhile (its recovery declares
@@ -46,7 +49,7 @@ from ..error import (
 )
 from ..lifecycle import ResourceState
 from ..protocol.commands import MetadataUpdate
-from . import metadata
+from . import metadata, placement
 from .connections import Connections
 from .declare import Declarer
 from .offsets import Offsets
@@ -135,9 +138,12 @@ class Recovery:
         """
         Subscribe again on the client's connection (after a lost connection,
         maybe to another node), or, when the stream has no member on its
-        node now, place the subscription on a member's node.
+        node now (or the subscription may not stay there, a single active
+        consumer's on a broker of another version), place it anew.
         """
-        if (await self._placer.subscription_places(protocol, sub.stream))[0] is None:
+        placer = self._placer
+        if placer.on_own(protocol, sub) \
+                and (await placer.subscription_places(protocol, sub.stream))[0] is None:
             spec = await self._offsets.resume_spec(sub)
             if spec is not None:
                 declarer = self._declarer
@@ -180,11 +186,45 @@ class Recovery:
         """
         logger.info('metadata update: stream %r, code %d', update.stream, update.code)
         stream = update.stream
+        if self._drop_ghosts(protocol, stream):
+            return
         held: set[Held] = set()
         for m in self._connections.managers():
             held.update(p for p in m.publishers if p.stream == stream and p.protocol is protocol)
             held.update(s for s in m.subscriptions if s.stream == stream and s.protocol is protocol)
         self._stream_changed(stream, protocol, held)
+
+    def _drop_ghosts(self, protocol: StreamsProtocol, stream: str) -> bool:
+        """
+        Close a node's connection holding a single active consumer of a
+        stream that moved, on a broker that may keep it in its group
+        though it dropped it there (RabbitMQ before 4.1.2: see
+        :py:func:`~.placement.sac_cleanup_reliable`; there, such a
+        connection holds that subscription alone): the broker removes
+        every consumer of a closed connection from its groups, a ghost
+        included, and the subscription is placed anew (as when its
+        connection is lost). True when it is closed (or closing already:
+        its loss takes care of what it holds).
+        """
+        if protocol is self._connections.own.protocol \
+                or placement.sac_cleanup_reliable(protocol.broker_version):
+            return False
+        held = any(
+            s.stream == stream and s.activation is not None and s.protocol is protocol
+            for m in self._connections.node_managers() for s in m.subscriptions
+        )
+        if not held:
+            return False
+        if protocol.is_open:
+            logger.info(
+                'stream %r moved: the connection of its single active consumer closed, so'
+                ' that RabbitMQ %s removes it from its group; subscribing again',
+                stream, '.'.join(map(str, protocol.broker_version)),
+            )
+            protocol.abort(ConnectionLost(
+                'stream {!r} moved: single active consumers subscribe again'.format(stream),
+            ))
+        return True
 
     def publisher_unknown(self, publisher: PublisherTrait) -> None:
         """The broker does not know a publisher any more: declare it again."""

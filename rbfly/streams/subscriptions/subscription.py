@@ -33,6 +33,7 @@ is lost or repeated.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import math
 import typing as tp
@@ -62,9 +63,12 @@ if tp.TYPE_CHECKING:
 # the subscriptions' logger, as documented (doc/logging.rst): the module's former name
 logger = logging.getLogger('rbfly.streams.subscriber')
 
-Activation: tp.TypeAlias = Callable[[bool], Awaitable[OffsetSpec]]
+Activation: tp.TypeAlias = Callable[[bool, Callable[[], bool]], Awaitable[OffsetSpec]]
 """Finds a single active consumer's offset specification when the broker
-makes it active (``True``) or inactive."""
+makes it active (``True``) or inactive; the second argument tells whether
+the subscription is still on the connection the update came on (an
+activation on a connection lost meanwhile is void: see
+:py:meth:`~rbfly.streams.parts.subscribing.Subscribing.activate`)."""
 
 Resume: tp.TypeAlias = Callable[[str, Offset], 'Offset | Awaitable[Offset | None] | None']
 """The application's callback choosing where a subscription resumes."""
@@ -533,7 +537,7 @@ class Subscription:
             if self.activation is not None:
                 spec = await self._activate(protocol, active)
         except ConnectionLost:
-            if not protocol.is_open:
+            if not self._on(protocol):
                 return  # subscribed again on a new connection, and asked again
             self._failed(ConnectionLost(
                 'no connection to find where stream {!r} starts'.format(self.stream)))
@@ -568,12 +572,16 @@ class Subscription:
         delay = 0.1
         while True:
             try:
-                return await self.activation(active)
+                return await self.activation(active, functools.partial(self._on, protocol))
             except ConnectionLost:
-                if not protocol.is_open or loop.time() + delay > deadline:
+                if not self._on(protocol) or loop.time() + delay > deadline:
                     raise
             await asyncio.sleep(delay)
             delay = min(delay * 2, 1.0)
+
+    def _on(self, protocol: StreamsProtocol) -> bool:
+        """Whether the subscription is on ``protocol``, and it is open."""
+        return protocol.is_open and protocol is self.protocol
 
     def _failed(self, error: Exception) -> None:
         """

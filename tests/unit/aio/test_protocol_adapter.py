@@ -231,6 +231,33 @@ async def test_consumer_update() -> None:
     protocol.answer_consumer_update(77, OffsetSpec.offset(5))
     assert transport.sent() == [(ConsumerUpdateResponse(77, OK, OffsetSpec.offset(5)), 77)]
 
+@pytest.mark.parametrize('with_close_response', [False, True])
+async def test_consumer_update_while_closing(with_close_response: bool) -> None:
+    """
+    A ConsumerUpdate for a subscription gone, arriving while the
+    connection closes (with the broker's CloseResponse in the same read,
+    or before it), is not answered and raises nothing: the broker removes
+    a closed connection's consumers from their groups. It raised
+    ConnectionLost out of ``data_received`` (uvloop: "Fatal error on
+    transport", seen as a consumer group's members closed on RabbitMQ
+    4.0.5, where one member's leaving activates another's subscription).
+    """
+    protocol, transport = handshake()
+    closing = asyncio.ensure_future(protocol.close())
+    await asyncio.sleep(0)
+    [(command, cid)] = transport.sent()
+    assert type(command) is Close and cid is not None
+    data = encode(ConsumerUpdate(1, True), 78)
+    if with_close_response:
+        data = encode(CloseResponse(cid, OK)) + data
+    protocol.data_received(data)
+    assert transport.sent() == []
+    assert not transport.aborted
+    if not with_close_response:
+        protocol.data_received(encode(CloseResponse(cid, OK)))
+    await closing
+    assert transport.closed and not transport.aborted
+
 #
 # the end of a connection
 #

@@ -53,6 +53,7 @@ class Protocol:
     """A connection to a node; the client's own answers Metadata."""
 
     codes: tp.ClassVar[list[int]] = []  # Metadata's codes for the stream, in turn (then OK)
+    broker_version = (4, 3, 0)  # groups kept in step: no connection of its own for a consumer
     timeouts: tp.ClassVar[int] = 0  # Metadata requests left unanswered first
 
     def __init__(self, node: tuple[str, int]) -> None:
@@ -117,6 +118,7 @@ class Item:
         self.owner: object | None = None
         self.protocol: Protocol | None = None
         self.ident = 0
+        self.activation: object | None = None  # not a single active consumer
         self.error: Exception | None = None
         self.lifecycle = Lifecycle()
         self.closed = False

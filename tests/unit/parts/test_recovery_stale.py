@@ -56,6 +56,7 @@ class Publisher(Item):
 class Connection:
     """A connection, and the publishers the broker holds on it, by id."""
     is_open = True
+    broker_version = (4, 3, 0)  # groups kept in step: no connection closed for them
 
     def __init__(self) -> None:
         self.publishers: dict[int, object] = {}
