@@ -13,7 +13,7 @@ project = _meta['name']
 author = _meta['authors'][0]['name']
 release = _meta['version']
 version = '.'.join(release.split('.')[:2])
-copyright = '2026, {} (MIT licence)'.format(author)  # noqa: A001
+copyright = '2026, {} (MIT licence)'.format(author)
 
 extensions = ['sphinx.ext.autodoc', 'sphinx.ext.intersphinx']
 autodoc_member_order = 'bysource'

@@ -16,7 +16,6 @@ from rbfly.streams.error import ConnectionLost
 from rbfly.streams.parts.subscribing import Subscribing
 from rbfly.streams.protocol.base import OffsetSpec
 
-
 class Offsets:
     """Stored offsets, looked up when the test says."""
     def __init__(self) -> None:
