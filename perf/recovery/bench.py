@@ -290,7 +290,7 @@ async def no_progress(url: str, stalls: int, stream: str) -> JsonDict:
     from rbfly.streams import RecoveryStalled, streams_client
     from rbfly.streams.backoff import Backoff
 
-    backoff = Backoff(initial=0.1, maximum=2.0, multiplier=2, jitter=0, stalls=stalls)
+    backoff = Backoff(initial=0.1, maximum=2.0, multiplier=2, jitter=0, stalls=stalls, stall_time=0)
     delays = list(itertools.islice(backoff.delays(), stalls))
     proxy = await ProxyProcess.start(url, 0)
     client = streams_client(proxy.url(url), reconnect=backoff)

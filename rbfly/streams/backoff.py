@@ -35,6 +35,14 @@ class Backoff:
         :py:class:`~rbfly.streams.RecoveryStalled` instead of
         retrying every 30 seconds for ever. A broker that refuses
         connections (down, restarting) is waited for as ``attempts`` says.
+    :param stall_time: Seconds from the first of such losses in a row
+        before the client may give up, however many ``stalls`` came
+        within them. A cluster electing a new stream leader drops the
+        connections that ask about the stream meanwhile (RabbitMQ 4.0
+        closes a connection whose publisher sequence query finds no
+        leader), for seconds: short delays would use the stalls up within
+        the election. With the default delays, the stalls take longer
+        than this anyway.
     """
     initial: float = 0.1
     maximum: float = 30.0
@@ -42,6 +50,7 @@ class Backoff:
     jitter: float = 0.5
     attempts: int | None = None
     stalls: int | None = 10
+    stall_time: float = 30.0
 
     def __post_init__(self) -> None:
         if self.initial < 0 or self.maximum < self.initial or self.multiplier < 1:
@@ -52,6 +61,8 @@ class Backoff:
             raise ValueError('backoff attempts must be at least 1')
         if self.stalls is not None and self.stalls < 0:
             raise ValueError('backoff stalls must be at least 0')
+        if self.stall_time < 0:
+            raise ValueError('backoff stall_time must be at least 0')
 
     def delays(self, rand: Callable[[], float] = random.random) -> Iterator[float]:
         """
@@ -74,9 +85,10 @@ class Pace:
     client restored there: its loss starts afresh, reconnecting at once.
     One lost before any progress is a failed attempt: the next connection
     waits the backoff's next delay (at most one reconnection per delay),
-    and after :py:attr:`Backoff.stalls` of them in a row the client gives
-    up. Failed attempts to connect or to restore take the delays too,
-    without counting as stalls.
+    and after :py:attr:`Backoff.stalls` of them in a row, spanning at
+    least :py:attr:`Backoff.stall_time` seconds, the client gives up.
+    Failed attempts to connect or to restore take the delays too, without
+    counting as stalls.
 
     The owner of the connection (the connection manager) reports its
     losses; the time is passed in (no clock here).
@@ -92,6 +104,8 @@ class Pace:
         self._delays: Iterator[float] | None = None
         self.stalled = 0
         """Connections in a row lost before any progress."""
+        self.stalled_since = 0.0
+        """Time of the first of those losses."""
         self.not_before = 0.0
         """Time before which no connection is to be opened."""
         self.gave_up_after = 0
@@ -123,10 +137,16 @@ class Pace:
         next one, or ``None`` to give up (stalls or attempts used up;
         start afresh then).
         """
+        if self.stalled == 0:
+            self.stalled_since = now
         self.stalled += 1
         limit = self.backoff.stalls
         stalled = self.stalled
-        delay = None if limit is not None and stalled > limit else self.failed(now)
+        used_up = (
+            limit is not None and stalled > limit
+            and now - self.stalled_since >= self.backoff.stall_time
+        )
+        delay = None if used_up else self.failed(now)
         if delay is None:
             self.progressed()
             self.gave_up_after = stalled

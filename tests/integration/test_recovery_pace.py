@@ -120,7 +120,7 @@ async def test_cuts_after_chunks(
     assert [e.state for e in events].count(ConnectionState.RECOVERED) == CUTS
     assert cutting.connections == CUTS + 1
 
-STALLING = Backoff(initial=0.2, maximum=0.4, multiplier=2, jitter=0, stalls=3)
+STALLING = Backoff(initial=0.2, maximum=0.4, multiplier=2, jitter=0, stalls=3, stall_time=0)
 DELAYS = [0.2, 0.4, 0.4]  # before the reconnections after the first
 
 def check_paced(proxy: Proxy, events: list[ConnectionEvent]) -> RecoveryStalled:

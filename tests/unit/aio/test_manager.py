@@ -404,7 +404,7 @@ async def test_given_up_spares_claimed() -> None:
     what becomes of it, and the lost hook is still called.
     """
     claimed: set[object] = set()
-    h = Harness(Backoff(initial=0, maximum=0, jitter=0, stalls=0), lost_hook=True,
+    h = Harness(Backoff(initial=0, maximum=0, jitter=0, stalls=0, stall_time=0), lost_hook=True,
                 claimed=claimed.__contains__)
     m = h.manager
     first = await h.get()

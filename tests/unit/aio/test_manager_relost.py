@@ -122,7 +122,7 @@ async def test_stalls_given_up(sleeps: Sleeps) -> None:
     RecoveryStalled, naming the last loss, and the state is FAILED; an
     application that goes on gets a new connection at once.
     """
-    h = Harness(Backoff(initial=0.5, maximum=1.5, multiplier=2, jitter=0, stalls=3))
+    h = Harness(Backoff(initial=0.5, maximum=1.5, multiplier=2, jitter=0, stalls=3, stall_time=0))
     m = h.manager
     await h.get()
     pub = h.publisher()
@@ -223,7 +223,7 @@ async def test_node_connections_paced(sleeps: Sleeps) -> None:
     the lost one held ends with RecoveryStalled (the hook gets nothing to
     place anew).
     """
-    nodes = Nodes(Backoff(initial=0.5, maximum=1.5, multiplier=2, jitter=0, stalls=2))
+    nodes = Nodes(Backoff(initial=0.5, maximum=1.5, multiplier=2, jitter=0, stalls=2, stall_time=0))
     await nodes.place()
     for progressed in (True, False, False, True, False, False):
         current = nodes.harnesses[-1].current()

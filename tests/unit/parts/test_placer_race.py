@@ -298,7 +298,7 @@ async def test_node_given_up_while_declared(kind: str) -> None:
     it.
     """
     _placer, declarer, tasks, connections = parts(
-        reconnect=Backoff(initial=0.01, maximum=0.01, stalls=0),
+        reconnect=Backoff(initial=0.01, maximum=0.01, stalls=0, stall_time=0),
     )
     own = await connections.get()
     item = Item(kind)

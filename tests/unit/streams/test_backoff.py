@@ -26,7 +26,7 @@ def test_attempts() -> None:
 
 @pytest.mark.parametrize('kw', [
     {'initial': -1}, {'initial': 2, 'maximum': 1}, {'multiplier': 0.5}, {'jitter': 2},
-    {'attempts': 0}, {'stalls': -1},
+    {'attempts': 0}, {'stalls': -1}, {'stall_time': -1},
 ])
 def test_invalid(kw: dict[str, float]) -> None:
     """Nonsense policies are refused."""
@@ -55,10 +55,26 @@ def test_pace_by_progress() -> None:
 
 def test_pace_gives_up_after_stalls() -> None:
     """After the backoff's stalls, :py:meth:`Pace.stall` gives up and starts afresh."""
-    pace = Pace(Backoff(initial=1, maximum=1, jitter=0, stalls=2))
+    pace = Pace(Backoff(initial=1, maximum=1, jitter=0, stalls=2, stall_time=0))
     assert [pace.stall(0), pace.stall(0), pace.stall(0)] == [1, 1, None]
     assert (pace.gave_up_after, pace.stalled, pace.wait(0)) == (3, 0, 0)
     assert pace.stall(0) == 1
+
+def test_pace_stall_time() -> None:
+    """
+    Stalls within the backoff's ``stall_time`` of the first do not give
+    up (a cluster's leader election drops connections for seconds); the
+    first stall after it does.
+    """
+    pace = Pace(Backoff(initial=1, maximum=1, jitter=0, stalls=2, stall_time=30))
+    assert [pace.stall(t) for t in (100, 101, 102, 129.9)] == [1, 1, 1, 1]
+    assert pace.stall(130) is None
+    assert pace.gave_up_after == 5
+    assert pace.stall(200) == 1  # afresh: its own stall time from here
+    assert [pace.stall(t) for t in (201, 229)] == [1, 1]
+    pace.progressed()
+    assert [pace.stall(t) for t in (300, 301, 302)] == [1, 1, 1]
+    assert pace.stall(330) is None
 
 def test_pace_gives_up_after_attempts() -> None:
     """The backoff's attempts used up: given up too."""
