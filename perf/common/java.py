@@ -76,7 +76,7 @@ def harness_args(
         warmup: int = WARMUP_PERCENT, warmup_seconds: float = WARMUP_SECONDS,
         batch: int = BATCH_SIZE, window: int | None = None,
         broker_pid: int | None = None, stream: str | None = None,
-        json_out: Path | None = None,
+        json_out: Path | None = None, via: str | None = None,
 ) -> list[str]:
     """Command line of the harness (``scripts/java-perf.sh``) for one scenario."""
     cmd = [
@@ -92,6 +92,8 @@ def harness_args(
         cmd.extend(['--stream', stream])
     if json_out is not None:
         cmd.extend(['--json-out', str(json_out)])
+    if via is not None:
+        cmd.extend(['--via', via])
     return cmd
 
 
@@ -143,7 +145,7 @@ def prepare() -> str:
 async def run_round(
         url: str, scenario: str, fmt: str, count: int, stream: str, *,
         batch: int = BATCH_SIZE, window: int | None = None, broker_pid: int | None = None,
-        warmup_seconds: float = WARMUP_SECONDS,
+        warmup_seconds: float = WARMUP_SECONDS, via: str | None = None,
 ) -> JsonDict:
     """
     One round in a JVM of its own (warm-up, then one timed run of
@@ -156,7 +158,7 @@ async def run_round(
         out = Path(tmp) / 'java.json'
         cmd = harness_args(
             url, scenario, fmt, count, batch=batch, window=window, broker_pid=broker_pid,
-            stream=stream, json_out=out, warmup_seconds=warmup_seconds,
+            stream=stream, json_out=out, warmup_seconds=warmup_seconds, via=via,
         )
         try:
             proc = await asyncio.create_subprocess_exec(
@@ -206,6 +208,7 @@ class JavaRunner:
 
     def __init__(
             self, url: str, broker_pid: int | None, *, warmup_seconds: float = WARMUP_SECONDS,
+            via: str | None = None,
     ) -> None:
         try:
             java_uri(url)
@@ -215,6 +218,8 @@ class JavaRunner:
         self.url = url
         self.broker_pid = broker_pid
         self.warmup_seconds = warmup_seconds
+        # every connection of the harness to this HOST:PORT (a proxy counting frames)
+        self.via = via
         self._info: JsonDict = {'version': self.version, 'process': 'child'}
 
     async def _round(
@@ -223,7 +228,7 @@ class JavaRunner:
     ) -> JsonDict:
         doc = await run_round(
             self.url, scenario, fmt, count, stream, batch=batch, window=window,
-            broker_pid=self.broker_pid, warmup_seconds=self.warmup_seconds,
+            broker_pid=self.broker_pid, warmup_seconds=self.warmup_seconds, via=self.via,
         )
         if doc['version'] != self.version:
             raise VerificationError('{}: the harness ran stream-client {}, expected {}'.format(

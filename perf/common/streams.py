@@ -329,6 +329,18 @@ def summarise(runs: Sequence[JsonDict]) -> JsonDict:
         'machine_busy': _median_or_none([r.get('machine_busy') for r in runs]),
         'broker_cpu_share': _median_or_none([r.get('broker_cpu_share') for r in runs]),
     }
+    # the broker's CPU time a message (its share over the run's rate)
+    broker = [
+        r['broker_cpu_share'] * r['seconds'] / r['count'] * 1e6 for r in runs
+        if r.get('broker_cpu_share') is not None and r['count']
+    ]
+    if broker:
+        summary['broker_us_per_msg'] = median(broker)
+    # the shape of the publishing, when counted (perf.publish --frames, --chunks)
+    for key in ('msg_per_frame', 'msg_per_chunk'):
+        shape = [r[key] for r in runs if r.get(key) is not None]
+        if shape:
+            summary[key] = median(shape)
     lat = [r['latency'] for r in runs if r.get('latency')]
     if lat:
         summary['latency'] = {
@@ -355,6 +367,10 @@ def run_line(result: JsonDict) -> str:
         format_rate(result['rate']), result['cpu_us_per_msg'], result['sys_us_per_msg'],
         format_share(result['cpu_share']), format_share(result.get('broker_cpu_share')),
         format_share(result.get('machine_busy')),
+    ) + ''.join(
+        '  {} {:.0f}'.format(label, result[key])
+        for key, label in (('msg_per_frame', 'msg/frame'), ('msg_per_chunk', 'msg/chunk'))
+        if result.get(key) is not None
     )
 
 

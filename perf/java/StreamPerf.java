@@ -69,9 +69,13 @@
  *              --scenario single|batch|pipelined|consume [--format amqp|binary]
  *              [--count N] [--batch 100] [--window N] [--rounds R]
  *              [--warmup PERCENT] [--warmup-seconds S] [--broker-pid PID] [--stream NAME]
- *              [--json-out FILE]
+ *              [--json-out FILE] [--via HOST:PORT]
+ *
+ * --via HOST:PORT: every connection goes to HOST:PORT (an address resolver),
+ * e.g. perf/common/wire.py's proxy counting the publishing frames
  */
 
+import com.rabbitmq.stream.Address;
 import com.rabbitmq.stream.Codec;
 import com.rabbitmq.stream.ConfirmationHandler;
 import com.rabbitmq.stream.ConfirmationStatus;
@@ -114,7 +118,7 @@ public final class StreamPerf {
       "usage: StreamPerf [--uri URI] --scenario single|batch|pipelined|consume"
           + " [--format amqp|binary] [--count N] [--batch N] [--window N] [--rounds R]"
           + " [--warmup PERCENT] [--warmup-seconds S] [--broker-pid PID] [--stream NAME]"
-          + " [--json-out FILE]";
+          + " [--json-out FILE] [--via HOST:PORT]";
   static final int CLIENT_WINDOW = 10_000; // ProducerBuilder.maxUnconfirmedMessages default
   static final long RUN_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(600);
   static final double CLK_TCK = 100; // USER_HZ of /proc/*/stat
@@ -134,6 +138,7 @@ public final class StreamPerf {
     Integer brokerPid;
     String stream;
     String jsonOut;
+    String via;
 
     static Options parse(String[] args) {
       Options o = new Options();
@@ -160,6 +165,7 @@ public final class StreamPerf {
           case "--broker-pid": o.brokerPid = Integer.parseInt(v); break;
           case "--stream": o.stream = v; break;
           case "--json-out": o.jsonOut = v; break;
+          case "--via": o.via = v; break;
           default: throw new IllegalArgumentException("unknown option " + a);
         }
       }
@@ -509,6 +515,15 @@ public final class StreamPerf {
   StreamPerf(Options opts) {
     this.opts = opts;
     EnvironmentBuilder builder = Environment.builder().uri(opts.uri);
+    if (opts.via != null) {
+      // every connection through one address (a proxy counting frames,
+      // perf/common/wire.py): the client would connect to the leader as
+      // the broker advertises it, past the proxy
+      int colon = opts.via.lastIndexOf(':');
+      Address via = new Address(
+          opts.via.substring(0, colon), Integer.parseInt(opts.via.substring(colon + 1)));
+      builder.addressResolver(address -> via);
+    }
     if (opts.format.equals("binary")) {
       builder.codec(new RawCodec());
     }

@@ -129,6 +129,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
 from perf.common import cli
 from perf.common.errors import SkipImplementation
@@ -150,6 +151,7 @@ from perf.common.scenarios import (
 from perf.common.streams import (
     BASELINE,
     broker_info,
+    endpoint,
     load_average,
     log_broker,
     redact_url,
@@ -157,6 +159,8 @@ from perf.common.streams import (
     run_line,
     summarise,
 )
+from perf.common.wire import FrameCounter
+from perf.publish.java import JavaStreamAdmin
 from perf.publish.publishers import (
     StreamAdmin,
     publish_rbfly,
@@ -190,56 +194,62 @@ def cases(args: argparse.Namespace) -> list[Case]:
     return result
 
 
-async def run_one(runner: Runner, case: Case) -> JsonDict:
+async def run_one(
+        runner: Runner, case: Case, frames: FrameCounter | None = None, chunks: bool = False,
+) -> JsonDict:
+    """
+    One run to a fresh stream (topic), checked and deleted; with
+    ``frames``, the run went through that proxy, and its counts of the
+    stream's publishing frames are added (``frames``, ``msg_per_frame``);
+    with ``chunks``, the stream is read back and its chunks counted
+    (``chunks``, ``msg_per_chunk``; streams only).
+    """
     target = await runner.admin.create(case, runner.name)
     try:
         result = await runner.run(case, target)
         await runner.admin.check(target, case, runner.name)
+        if frames is not None:
+            counts = frames.take(target).as_json()
+            result['frames'] = counts
+            result['msg_per_frame'] = counts['msg_per_frame']
+        if chunks and isinstance(runner.admin, StreamAdmin | JavaStreamAdmin):
+            n, messages = await stream_chunks(args_url(runner.admin), target)
+            result['chunks'] = n
+            result['msg_per_chunk'] = messages / n if n else 0
     finally:
         await runner.admin.delete(target)
     return result
 
 
-async def benchmark(args: argparse.Namespace) -> JsonDict:
-    admin = StreamAdmin(args.url)
-    broker = await broker_info(args.url)
-    log_broker(broker)
-    runners: list[Runner] = []
-    skipped: dict[str, str] = {}
-    for name in args.impl:
-        try:
-            if name == 'aiokafka':
-                reason = await kafka_available(args.kafka)
-                if reason is not None:
-                    raise SkipImplementation(reason)
-            runners.append(make_runner(name, args, admin))
-        except SkipImplementation as ex:
-            log('{}: skipped: {}'.format(name, ex))
-            skipped[name] = str(ex)
+def args_url(admin: StreamAdmin | JavaStreamAdmin) -> str:
+    return admin.admin.url if isinstance(admin, JavaStreamAdmin) else admin.url
 
-    all_cases = cases(args)
-    runs: dict[str, dict[str, list[JsonDict]]] = {c.key: {} for c in all_cases}
-    load_before = load_average()
+
+async def stream_chunks(url: str, stream: str) -> tuple[int, int]:
+    """
+    Chunks and messages of a stream, read from its first offset (the
+    broker's chunks as they were written: a chunk per batch of the
+    stream's writer).
+    """
+    from rbfly.streams import Offset, streams_client
+
+    client = streams_client(url)
+    chunks = messages = 0
     try:
-        for case in all_cases if args.warmup else []:
-            for runner in runners:
-                if runner.unsupported(case) is None:
-                    warm = replace(case, count=max(1, case.count * args.warmup // 100))
-                    result = await run_one(runner, warm)
-                    log('warm-up {:<15} {:<10} {}'.format(case.key, runner.name, run_line(result)))
-        for i in range(args.rounds):
-            for case in all_cases:
-                for runner in rotated(runners, i):
-                    if runner.unsupported(case) is not None:
-                        continue
-                    result = await run_one(runner, case)
-                    runs[case.key].setdefault(runner.name, []).append(result)
-                    log('round {}/{} {:<15} {:<10} {}'.format(
-                        i + 1, args.rounds, case.key, runner.name, run_line(result),
-                    ))
+        async for chunk in client.subscribe_chunks(
+                stream, offset=Offset.FIRST, amqp=False, timeout=30, stop_at_end=True):
+            chunks += 1
+            messages += len(chunk)
     finally:
-        await admin.close()
+        await client.disconnect()
+    return chunks, messages
 
+
+def collect(
+        args: argparse.Namespace, all_cases: list[Case], runners: list[Runner],
+        skipped: dict[str, str], runs: dict[str, dict[str, list[JsonDict]]],
+) -> dict[str, JsonDict]:
+    """The results of every case: per implementation, its medians and runs (or why skipped)."""
     results: dict[str, JsonDict] = {}
     for case in all_cases:
         per_impl: JsonDict = {}
@@ -263,6 +273,78 @@ async def benchmark(args: argparse.Namespace) -> JsonDict:
             'batch': case.batch if case.scenario == 'batch' else None,
             'window': case.window, 'implementations': per_impl,
         }
+    return results
+
+
+async def frame_proxy(
+        args: argparse.Namespace,
+) -> tuple[FrameCounter | None, argparse.Namespace]:
+    """
+    With ``--frames``, a proxy counting frames, started, and the arguments
+    of the runners: the broker URL through it, and ``via``, its address
+    (for the Java harness, whose connections would go past it to the
+    broker's advertised address); else none, and the arguments as they are.
+    """
+    if not args.frames:
+        return None, args
+    ep = endpoint(args.url)
+    frames = FrameCounter(ep.host, ep.port)
+    await frames.start()
+    via = '127.0.0.1:{}'.format(frames.port)
+    parts = urlsplit(args.url)
+    netloc = parts.netloc.rsplit('@', 1)
+    netloc[-1] = via
+    run_args = argparse.Namespace(**vars(args))
+    run_args.url = urlunsplit(parts._replace(netloc='@'.join(netloc)))
+    run_args.via = via
+    log('frames counted through a proxy at {} (rates are lower through it)'.format(via))
+    return frames, run_args
+
+
+async def benchmark(args: argparse.Namespace) -> JsonDict:
+    admin = StreamAdmin(args.url)
+    broker = await broker_info(args.url)
+    log_broker(broker)
+    runners: list[Runner] = []
+    skipped: dict[str, str] = {}
+    frames, run_args = await frame_proxy(args)
+    for name in args.impl:
+        try:
+            if name == 'aiokafka':
+                reason = await kafka_available(args.kafka)
+                if reason is not None:
+                    raise SkipImplementation(reason)
+            runners.append(make_runner(name, run_args, admin))
+        except SkipImplementation as ex:
+            log('{}: skipped: {}'.format(name, ex))
+            skipped[name] = str(ex)
+
+    all_cases = cases(args)
+    runs: dict[str, dict[str, list[JsonDict]]] = {c.key: {} for c in all_cases}
+    load_before = load_average()
+    try:
+        for case in all_cases if args.warmup else []:
+            for runner in runners:
+                if runner.unsupported(case) is None:
+                    warm = replace(case, count=max(1, case.count * args.warmup // 100))
+                    result = await run_one(runner, warm, frames, args.chunks)
+                    log('warm-up {:<15} {:<10} {}'.format(case.key, runner.name, run_line(result)))
+        for i in range(args.rounds):
+            for case in all_cases:
+                for runner in rotated(runners, i):
+                    if runner.unsupported(case) is not None:
+                        continue
+                    result = await run_one(runner, case, frames, args.chunks)
+                    runs[case.key].setdefault(runner.name, []).append(result)
+                    log('round {}/{} {:<15} {:<10} {}'.format(
+                        i + 1, args.rounds, case.key, runner.name, run_line(result),
+                    ))
+    finally:
+        await admin.close()
+        if frames is not None:
+            await frames.close()
+
+    results = collect(args, all_cases, runners, skipped, runs)
     return {
         'broker': broker,
         'results': results,
@@ -332,6 +414,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help='profile the in-process runs with cProfile, writing DIR/*.pstats'
              ' (timings are distorted)',
     )
+    parser.add_argument(
+        '--frames', action='store_true',
+        help='run every client through a proxy counting its Publish and PublishConfirm'
+             ' frames (messages a frame; rates are lower through the proxy)',
+    )
+    parser.add_argument(
+        '--chunks', action='store_true',
+        help='after each run, read the stream back and count its chunks (messages a'
+             ' chunk, as the broker\'s writer batched them; not timed)',
+    )
     cli.add_json(parser)
     # child mode: one run of --impl rbfly to --stream, result as JSON
     cli.add_child(parser)
@@ -368,6 +460,7 @@ def run(args: argparse.Namespace) -> cli.Outcome:
         'warmup_percent': args.warmup,
         'batch': BATCH_SIZE, 'isolate': args.isolate, 'loop': args.loop,
         'url': redact_url(args.url), 'kafka': args.kafka,
+        'frames': args.frames, 'chunks': args.chunks,
         'message': "'{:010d}'.format(i) (amqp: AMQP string; binary: .encode())",
         'schedule': 'rounds interleaved across implementations, rotating the start;'
                     ' fresh stream per run, checked and deleted afterwards',

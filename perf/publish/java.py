@@ -47,9 +47,9 @@ class JavaPublishRunner(JavaRunner):
 
     def __init__(
             self, url: str, broker_pid: int | None, admin: StreamAdmin, *,
-            warmup_seconds: float = WARMUP_SECONDS,
+            warmup_seconds: float = WARMUP_SECONDS, via: str | None = None,
     ) -> None:
-        super().__init__(url, broker_pid, warmup_seconds=warmup_seconds)
+        super().__init__(url, broker_pid, warmup_seconds=warmup_seconds, via=via)
         self.admin: Admin = JavaStreamAdmin(admin)
         self._api: dict[str, str] = {}
         self._info['api'] = self._api

@@ -40,19 +40,30 @@ def report(doc: JsonDict, rounds: int) -> str:
         peer = ok_rate(impls.get('rstream'))
         ceiling = best_ceiling(impls)
         headers = [
-            'implementation', 'version', 'msg/s', 'spread', 'CPU us/msg', 'sys', 'client',
-            'broker', 'machine', 'p50 us', 'p95 us', 'p99 us', 'vs ' + BASELINE,
+            'implementation', 'version', 'msg/s', 'spread', 'CPU us/msg', 'sys', 'broker us',
+            'client', 'broker', 'machine', 'p50 us', 'p95 us', 'p99 us', 'vs ' + BASELINE,
             'vs rstream', 'of ceiling',
         ]
+        shapes = [
+            (key, label) for key, label in (('msg_per_frame', 'msg/frame'),
+                                            ('msg_per_chunk', 'msg/chunk'))
+            if any(r.get(key) is not None for r in impls.values())
+        ]
+        headers[7:7] = [label for _, label in shapes]
         rows = []
         for name, r in impls.items():
             if r['status'] != 'ok':
                 continue
             lat = r.get('latency') or {}
+            shape = [
+                '-' if r.get(key) is None else '{:,.0f}'.format(r[key]) for key, _ in shapes
+            ]
             rows.append([
                 name, str(r['version']), format_rate(r['median_rate']), spread(r),
                 '{:.2f}'.format(r['cpu_us_per_msg']), '{:.2f}'.format(r['sys_us_per_msg']),
-                format_share(r['cpu_share']),
+                '-' if r.get('broker_us_per_msg') is None
+                else '{:.2f}'.format(r['broker_us_per_msg']),
+                *shape, format_share(r['cpu_share']),
                 format_share(r.get('broker_cpu_share')), format_share(r.get('machine_busy')),
                 _lat(lat, 'p50_us'), _lat(lat, 'p95_us'), _lat(lat, 'p99_us'),
                 format_ratio(ratio(r['median_rate'], base)) if name != BASELINE else '',
@@ -67,7 +78,9 @@ def report(doc: JsonDict, rounds: int) -> str:
                 lines.append('{}: skipped: {}'.format(name, r['reason']))
         lines.append('')
     lines.append(
-        LEGEND + '; latency of each message (single) or batch (batch)'
+        LEGEND + '; broker us: the broker\'s CPU time a message; msg/frame: messages a'
+        ' Publish frame (--frames), msg/chunk: a chunk of the stream (--chunks);'
+        ' latency of each message (single) or batch (batch)'
     )
     return '\n'.join(lines)
 

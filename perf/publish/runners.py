@@ -290,6 +290,7 @@ def make_runner(name: str, args: argparse.Namespace, admin: StreamAdmin) -> Runn
     if name == 'java':
         return JavaPublishRunner(
             url, _streams.BROKER_PID, admin, warmup_seconds=0 if args.quick else WARMUP_SECONDS,
+            via=getattr(args, 'via', None),
         )
     if name in CEILINGS:
         if not url.startswith('rabbitmq-stream:'):
