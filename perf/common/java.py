@@ -76,7 +76,7 @@ def harness_args(
         warmup: int = WARMUP_PERCENT, warmup_seconds: float = WARMUP_SECONDS,
         batch: int = BATCH_SIZE, window: int | None = None,
         broker_pid: int | None = None, stream: str | None = None,
-        json_out: Path | None = None, via: str | None = None,
+        json_out: Path | None = None, via: str | None = None, name: str | None = None,
 ) -> list[str]:
     """Command line of the harness (``scripts/java-perf.sh``) for one scenario."""
     cmd = [
@@ -94,6 +94,8 @@ def harness_args(
         cmd.extend(['--json-out', str(json_out)])
     if via is not None:
         cmd.extend(['--via', via])
+    if name is not None:
+        cmd.extend(['--name', name])
     return cmd
 
 
@@ -113,7 +115,7 @@ def default_implementations(names: Sequence[str]) -> list[str]:
     if reason is None:
         return list(names)
     log('java: not among the default implementations: {}'.format(reason))
-    return [name for name in names if name != IMPL]
+    return [name for name in names if not name.startswith(IMPL)]
 
 
 @functools.cache
@@ -146,6 +148,7 @@ async def run_round(
         url: str, scenario: str, fmt: str, count: int, stream: str, *,
         batch: int = BATCH_SIZE, window: int | None = None, broker_pid: int | None = None,
         warmup_seconds: float = WARMUP_SECONDS, via: str | None = None,
+        name: str | None = None,
 ) -> JsonDict:
     """
     One round in a JVM of its own (warm-up, then one timed run of
@@ -158,7 +161,7 @@ async def run_round(
         out = Path(tmp) / 'java.json'
         cmd = harness_args(
             url, scenario, fmt, count, batch=batch, window=window, broker_pid=broker_pid,
-            stream=stream, json_out=out, warmup_seconds=warmup_seconds, via=via,
+            stream=stream, json_out=out, warmup_seconds=warmup_seconds, via=via, name=name,
         )
         try:
             proc = await asyncio.create_subprocess_exec(
@@ -208,7 +211,7 @@ class JavaRunner:
 
     def __init__(
             self, url: str, broker_pid: int | None, *, warmup_seconds: float = WARMUP_SECONDS,
-            via: str | None = None,
+            via: str | None = None, producer_name: str | None = None,
     ) -> None:
         try:
             java_uri(url)
@@ -220,6 +223,8 @@ class JavaRunner:
         self.warmup_seconds = warmup_seconds
         # every connection of the harness to this HOST:PORT (a proxy counting frames)
         self.via = via
+        # the producers named (deduplicating), or anonymous (the Java client's default)
+        self.producer_name = producer_name
         self._info: JsonDict = {'version': self.version, 'process': 'child'}
 
     async def _round(
@@ -229,6 +234,7 @@ class JavaRunner:
         doc = await run_round(
             self.url, scenario, fmt, count, stream, batch=batch, window=window,
             broker_pid=self.broker_pid, warmup_seconds=self.warmup_seconds, via=self.via,
+            name=self.producer_name,
         )
         if doc['version'] != self.version:
             raise VerificationError('{}: the harness ran stream-client {}, expected {}'.format(

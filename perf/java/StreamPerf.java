@@ -69,7 +69,12 @@
  *              --scenario single|batch|pipelined|consume [--format amqp|binary]
  *              [--count N] [--batch 100] [--window N] [--rounds R]
  *              [--warmup PERCENT] [--warmup-seconds S] [--broker-pid PID] [--stream NAME]
- *              [--json-out FILE] [--via HOST:PORT]
+ *              [--json-out FILE] [--via HOST:PORT] [--name NAME]
+ *
+ * --name NAME: the producers are named (ProducerBuilder.name): the broker
+ * deduplicates their messages by publishing id, tracking each producer's last
+ * one, as it does for rbfly's publishers by default; without it they are
+ * anonymous, the Java client's default
  *
  * --via HOST:PORT: every connection goes to HOST:PORT (an address resolver),
  * e.g. perf/common/wire.py's proxy counting the publishing frames
@@ -118,7 +123,7 @@ public final class StreamPerf {
       "usage: StreamPerf [--uri URI] --scenario single|batch|pipelined|consume"
           + " [--format amqp|binary] [--count N] [--batch N] [--window N] [--rounds R]"
           + " [--warmup PERCENT] [--warmup-seconds S] [--broker-pid PID] [--stream NAME]"
-          + " [--json-out FILE] [--via HOST:PORT]";
+          + " [--json-out FILE] [--via HOST:PORT] [--name NAME]";
   static final int CLIENT_WINDOW = 10_000; // ProducerBuilder.maxUnconfirmedMessages default
   static final long RUN_TIMEOUT_NS = TimeUnit.SECONDS.toNanos(600);
   static final double CLK_TCK = 100; // USER_HZ of /proc/*/stat
@@ -139,6 +144,7 @@ public final class StreamPerf {
     String stream;
     String jsonOut;
     String via;
+    String name;
 
     static Options parse(String[] args) {
       Options o = new Options();
@@ -166,6 +172,7 @@ public final class StreamPerf {
           case "--stream": o.stream = v; break;
           case "--json-out": o.jsonOut = v; break;
           case "--via": o.via = v; break;
+          case "--name": o.name = v; break;
           default: throw new IllegalArgumentException("unknown option " + a);
         }
       }
@@ -539,6 +546,9 @@ public final class StreamPerf {
 
   Producer producer(String stream) {
     ProducerBuilder b = env.producerBuilder().stream(stream).enqueueTimeout(Duration.ZERO);
+    if (opts.name != null) {
+      b.name(opts.name); // deduplication, as rbfly's publishers by default
+    }
     if (opts.scenario.equals("pipelined") || opts.scenario.equals("consume")) {
       b.maxUnconfirmedMessages(opts.window());
     }

@@ -87,6 +87,12 @@ Implementations (``--impl``):
     time is the JVM's (all threads).  Part of the default implementations
     only when java, javac and mvn are installed; skipped when the harness
     cannot be built (``scripts/java-perf.sh --prepare``).
+``java-named``
+    ``java`` with named producers (``ProducerBuilder.name``): the broker
+    deduplicates their messages by publishing id, as it does for plain
+    ``rbfly`` (named by default); ``java``, as the Java client's producers by
+    default, and ``rbfly-anonymous`` are not. A named publisher costs the
+    broker's stream writer a check and a tracking update a message.
 ``ceiling``
     not a client: the broker's ceiling. A minimal publisher written from the
     protocol specification (``perf/common/raw.py``) whose Publish frames are all
@@ -171,7 +177,7 @@ from perf.publish.runners import Runner, make_runner
 KIND = 'publish'
 IMPLEMENTATIONS = (
     'rbfly', BASELINE, 'rstream', 'aiokafka', 'rbfly-subentry', 'rbfly-anonymous', 'rbfly-spin',
-    'rbfly-many', 'rbfly-many-anonymous', 'java',
+    'rbfly-many', 'rbfly-many-anonymous', 'java', 'java-named',
     *CEILINGS,
 )
 SCENARIOS = PUBLISH_SCENARIOS

@@ -13,6 +13,14 @@ from perf.common.scenarios import Case
 from perf.publish.publishers import Admin, StreamAdmin, expected_body
 
 PUBLISH_WARMUP = 'to one stream of its own, by a new producer each run'
+JAVA_NAMED = 'java-named'
+"""
+The Java client with named producers (``ProducerBuilder.name``): the broker
+deduplicates their messages as it does rbfly's publishers' by default
+(``java`` is anonymous, as the Java client's producers are by default, and
+as ``rbfly-anonymous``).
+"""
+PRODUCER_NAME = 'rbfly-perf-java'
 
 
 class JavaStreamAdmin:
@@ -48,8 +56,13 @@ class JavaPublishRunner(JavaRunner):
     def __init__(
             self, url: str, broker_pid: int | None, admin: StreamAdmin, *,
             warmup_seconds: float = WARMUP_SECONDS, via: str | None = None,
+            producer_name: str | None = None,
     ) -> None:
-        super().__init__(url, broker_pid, warmup_seconds=warmup_seconds, via=via)
+        super().__init__(
+            url, broker_pid, warmup_seconds=warmup_seconds, via=via, producer_name=producer_name,
+        )
+        if producer_name is not None:
+            self.name = JAVA_NAMED
         self.admin: Admin = JavaStreamAdmin(admin)
         self._api: dict[str, str] = {}
         self._info['api'] = self._api
@@ -61,8 +74,11 @@ class JavaPublishRunner(JavaRunner):
         doc = await self._round(
             case.scenario, case.fmt, case.count, target, batch=case.batch, window=case.window,
         )
-        self._api[case.scenario] = '{}; {}'.format(
-            doc['api'], WARMUP_NOTE.format(
+        named = '' if self.producer_name is None else 'ProducerBuilder.name({!r}), '.format(
+            self.producer_name,
+        )
+        self._api[case.scenario] = '{}{}; {}'.format(
+            named, doc['api'], WARMUP_NOTE.format(
                 doc['warmup_percent'], self.warmup_seconds, PUBLISH_WARMUP,
             ),
         )

@@ -27,7 +27,7 @@ from perf.common.scenarios import (
     Case,
 )
 from perf.common.streams import BASELINE, BASELINE_VERSION, broker_pid_args, rbfly_module_info
-from perf.publish.java import JavaPublishRunner
+from perf.publish.java import JAVA_NAMED, PRODUCER_NAME, JavaPublishRunner
 from perf.publish.publishers import (
     Admin,
     StreamAdmin,
@@ -287,10 +287,11 @@ def make_runner(name: str, args: argparse.Namespace, admin: StreamAdmin) -> Runn
             name, version, TopicAdmin(args.kafka),
             functools.partial(publish_aiokafka, args.kafka), AIOKAFKA_API, args.profile,
         )
-    if name == 'java':
+    if name in ('java', JAVA_NAMED):
         return JavaPublishRunner(
             url, _streams.BROKER_PID, admin, warmup_seconds=0 if args.quick else WARMUP_SECONDS,
             via=getattr(args, 'via', None),
+            producer_name=PRODUCER_NAME if name == JAVA_NAMED else None,
         )
     if name in CEILINGS:
         if not url.startswith('rabbitmq-stream:'):
