@@ -30,6 +30,10 @@ before the loop):
     :py:class:`~rbfly.streams.PublisherPipelined`, ``await send(m)`` for
     each message, ``await flush()`` at the end; 3,000 and 9,000 messages,
     within its window (10,000)
+``many``
+    :py:class:`~rbfly.streams.PublisherPipelined`, ``await send_many(ms)``
+    for each list of 1,000 messages (the lists made before the loop),
+    ``await flush()`` at the end; 3,000 and 9,000 messages
 ``async-for``
     ``async for`` over ``client.subscribe(stream, offset=Offset.FIRST)``,
     of a stream of 1,000-message chunks
@@ -115,6 +119,9 @@ CHUNK = 1_000
 BATCH = 100
 """Messages of a batch of the ``batch`` scenario."""
 
+MANY = 1_000
+"""Messages of a list of the ``many`` scenario (as ``rbfly-many`` of ``perf.publish``)."""
+
 STREAM = 'bench'
 
 MARK_START = 'getppid'
@@ -186,6 +193,18 @@ async def publish_pipelined(client: Client, messages: Sequence[str]) -> None:
         await publisher.flush()
         mark_stop()
 
+async def publish_many(client: Client, messages: Sequence[str]) -> None:
+    from rbfly.streams import PublisherPipelined
+
+    lists = [list(messages[i:i + MANY]) for i in range(0, len(messages), MANY)]
+    async with client.publisher(STREAM, name='bench', cls=PublisherPipelined) as publisher:
+        send_many = publisher.send_many
+        mark_start()
+        for ms in lists:
+            await send_many(ms)
+        await publisher.flush()
+        mark_stop()
+
 async def prepare(client: Client, messages: Sequence[str]) -> None:
     """Publish the messages to be read, in chunks of :py:data:`CHUNK`."""
     from rbfly.streams import PublisherBatchFast
@@ -254,6 +273,10 @@ SCENARIOS: dict[str, Scenario] = {
     ),
     'pipelined': Scenario(
         publish_pipelined, (3_000, 9_000), 'PublisherPipelined: await send(m), flush()',
+    ),
+    'many': Scenario(
+        publish_many, (3_000, 9_000),
+        'PublisherPipelined: await send_many(ms), {:,} a list, flush()'.format(MANY),
     ),
     'async-for': Scenario(
         consume_iter, (10_000, 30_000),

@@ -43,6 +43,7 @@ def test_scenario_counts_fit_its_loop(name: str) -> None:
     assert 0 < n1 < n2
     assert n1 % bi.BATCH == 0 and n2 % bi.BATCH == 0
     assert n1 % bi.CHUNK == 0 or name in ('send', 'batch')
+    assert name != 'many' or (n1 % bi.MANY == 0 and n2 % bi.MANY == 0)
 
 def test_per_message_cancels_what_runs_once() -> None:
     # 1,000 instructions of start-up, 50 a message
