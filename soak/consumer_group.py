@@ -81,11 +81,9 @@ from soak.consumer_group_analysis import (
     StopKind,
     WorkerRun,
     analyse_directory,
-    as_json,
     log_path,
     read_producer_log,
     save_run,
-    table,
 )
 from soak.consumer_group_cluster import (
     Cluster,
@@ -94,6 +92,7 @@ from soak.consumer_group_cluster import (
     cluster_urls,
     rotated,
 )
+from soak.consumer_group_report import as_json, table
 
 ROOT = Path(__file__).resolve().parents[1]
 POLL = 0.05
