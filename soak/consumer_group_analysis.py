@@ -4,28 +4,8 @@ the logs of the workers and of the producer say about messages lost and
 processed twice, the pauses of the hand-offs of partitions between
 workers, the workers' exits, and whether the goals are met.
 
-A worker's log has a line per message processed, written with one
-``os.write`` to a file opened with ``O_APPEND`` (a SIGKILL leaves whole
-lines; a torn last line is ignored anyway)::
-
-    <partition> <offset> <seq> <time>
-
-and marker lines, starting with ``#``::
-
-    # start <pid> <time>                 the process runs
-    # state <partition> <state> <time>   a partition's subscription changed state
-    # update <partition> <active|inactive> <time>   the broker made it active or not
-    # closed <time>                      the iterator is closed (SIGTERM)
-    # stopped <time>                     the client is closed, exiting with 0
-
-The producer's log has a line per confirmed batch and markers::
-
-    # start <time>
-    c <first seq> <last seq> <time>      sequence numbers first..last confirmed
-    # end <time>
-
-Times are ``time.monotonic()``: one clock for all the processes of a
-machine (CLOCK_MONOTONIC on Linux).
+The logs are read by :py:mod:`soak.consumer_group_logs`; the figures are
+written out by :py:mod:`soak.consumer_group_report`.
 
 A duplicate is an offset of a partition processed again (a sequence
 number the broker stored twice, at two offsets, is the producer's, and
@@ -67,138 +47,29 @@ import dataclasses
 import itertools
 import json
 import math
-import os
 import typing as tp
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from soak.consumer_group_logs import (
+    LogTail,
+    Marker,
+    Processing,
+    ProducerLog,
+    WorkerLog,
+    log_path,
+    parse_line,
+    read_log,
+    read_producer_log,
+)
 
 StopKind = tp.Literal['term', 'kill', 'final']
 """
 How the controller stopped a worker: SIGTERM in the rolling deploy
 (``term``), SIGKILL (``kill``), SIGTERM at the end of the run (``final``).
 """
-
-@dataclass(frozen=True, slots=True)
-class Processing:
-    """A message a worker processed (a line of its log)."""
-    worker: int
-    partition: str
-    offset: int
-    seq: int
-    time: float
-
-@dataclass(frozen=True, slots=True)
-class Marker:
-    """A marker line of a worker's log: its kind and the fields after it."""
-    kind: str
-    fields: tuple[str, ...]
-
-def parse_line(worker: int, line: bytes) -> Processing | Marker | None:
-    """
-    A line of a worker's log, without its newline; ``None`` when it is not
-    one (the controller reads only whole lines, so this is a bug of the
-    worker, and the analysis counts them).
-    """
-    parts = line.decode('utf-8', 'replace').split()
-    if len(parts) >= 2 and parts[0] == '#':
-        return Marker(parts[1], tuple(parts[2:]))
-    if len(parts) != 4:
-        return None
-    try:
-        return Processing(worker, parts[0], int(parts[1]), int(parts[2]), float(parts[3]))
-    except ValueError:
-        return None
-
-class LogTail:
-    """
-    Reads the whole lines a worker appended to its log since the last
-    read: the controller follows the workers while they run. A line
-    without its newline yet (being written, or torn by a SIGKILL) waits
-    for the next read.
-    """
-    def __init__(self, worker: int, path: Path) -> None:
-        self.worker = worker
-        self.path = path
-        self.position = 0
-        self.bad = 0
-        self._rest = b''
-
-    @property
-    def torn(self) -> bool:
-        """The file ends within a line (being written, or torn by a SIGKILL)."""
-        return bool(self._rest)
-
-    def read(self) -> Iterator[Processing | Marker]:
-        """The records of the lines added since the last call."""
-        try:
-            with self.path.open('rb') as f:
-                f.seek(self.position)
-                data = f.read()
-        except FileNotFoundError:
-            return
-        self.position += len(data)
-        data = self._rest + data
-        lines = data.split(b'\n')
-        self._rest = lines.pop()  # b'' after a newline
-        for line in lines:
-            record = parse_line(self.worker, line)
-            if record is None:
-                self.bad += 1
-            else:
-                yield record
-
-@dataclass
-class WorkerLog:
-    """What a worker's log holds."""
-    processings: list[Processing] = field(default_factory=list)
-    markers: list[Marker] = field(default_factory=list)
-    bad_lines: int = 0
-    torn: bool = False  # the file ends within a line (a SIGKILL while writing)
-
-    def has(self, kind: str) -> bool:
-        return any(m.kind == kind for m in self.markers)
-
-    def add(self, record: Processing | Marker) -> None:
-        if isinstance(record, Processing):
-            self.processings.append(record)
-        else:
-            self.markers.append(record)
-
-def read_log(worker: int, path: Path) -> WorkerLog:
-    """All the whole lines of a worker's log."""
-    tail = LogTail(worker, path)
-    log = WorkerLog()
-    for record in tail.read():
-        log.add(record)
-    log.bad_lines = tail.bad
-    log.torn = tail.torn
-    return log
-
-@dataclass(frozen=True)
-class ProducerLog:
-    """What the producer's log holds: the confirmed sequence numbers, when it published."""
-    confirmed: frozenset[int]
-    start: float | None
-    end: float | None
-
-def read_producer_log(path: Path) -> ProducerLog:
-    confirmed: set[int] = set()
-    start = end = None
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        text = ''
-    for line in text.split('\n')[:-1]:  # whole lines only
-        parts = line.split()
-        if len(parts) == 4 and parts[0] == 'c':
-            confirmed.update(range(int(parts[1]), int(parts[2]) + 1))
-        elif len(parts) == 3 and parts[:2] == ['#', 'start']:
-            start = float(parts[2])
-        elif len(parts) == 3 and parts[:2] == ['#', 'end']:
-            end = float(parts[2])
-    return ProducerLog(frozenset(confirmed), start, end)
 
 @dataclass
 class WorkerRun:
@@ -655,7 +526,7 @@ def analyse(
     figures.goals = goals(figures)
     return figures
 
-def _bad_exits(workers: Iterable[WorkerRun]) -> list[str]:
+def bad_exits(workers: Iterable[WorkerRun]) -> list[str]:
     """The workers that did not stop as they were told to, each with why."""
     bad = []
     for w in workers:
@@ -676,7 +547,7 @@ def goals(f: Figures) -> list[Goal]:
     s = f.scenario
     terms = sum(1 for w in f.workers if w.stop == 'term')
     killed = sum(1 for w in f.workers if w.stop == 'kill')
-    bad_exits = _bad_exits(f.workers)
+    exits = bad_exits(f.workers)
     result = [
         Goal('messages confirmed', '{:,}'.format(f.confirmed), '{:,}'.format(s.messages),
              f.confirmed == s.messages),
@@ -697,9 +568,9 @@ def goals(f: Figures) -> list[Goal]:
             '<= {:,}'.format(lk.limit), lk.total <= lk.limit,
         ))
     result.append(Goal(
-        'workers stopped as told', '{} of {}'.format(len(f.workers) - len(bad_exits),
+        'workers stopped as told', '{} of {}'.format(len(f.workers) - len(exits),
                                                     len(f.workers)),
-        'all (SIGTERM: exit 0)', not bad_exits,
+        'all (SIGTERM: exit 0)', not exits,
     ))
     if f.groups is not None:
         listed = [p for p, m in f.groups.members.items() if m is not None]
@@ -718,149 +589,6 @@ def goals(f: Figures) -> list[Goal]:
     result.append(Goal('unreadable log lines', str(f.bad_lines), '0', f.bad_lines == 0))
     result.append(Goal('harness problems', str(len(f.problems)), '0', not f.problems))
     return result
-
-def _ms(seconds: float) -> str:
-    return 'n/a' if math.isnan(seconds) else '{:,.0f} ms'.format(seconds * 1000)
-
-def table(f: Figures) -> str:
-    """The figures of a run as text: the goals, then the details."""
-    s = f.scenario
-    lines = ['{:<36} {:>14}  {:<22} {}'.format('', 'value', 'goal', '')]
-    lines.extend(
-        '{:<36} {:>14}  {:<22} {}'.format(g.name, g.value, g.target, 'ok' if g.ok else 'FAILED')
-        for g in f.goals
-    )
-    pauses = [h.pause for h in f.hand_offs]
-    kill_pauses = [h.pause for h in f.hand_offs if h.after_kill]
-    other_pauses = [h.pause for h in f.hand_offs if not h.after_kill]
-    lines.extend([
-        '',
-        'processed: {:,} messages ({:,} processings); stored twice by the producer: {:,};'
-        ' processed, not confirmed: {:,}'.format(
-            f.processed, f.processings, f.stored_twice, f.unconfirmed),
-        'duplicates after kills: {:,}'.format(f.kill_duplicates),
-        'hand-offs: {:,}; pause p50 {}, p99 {}, max {}'.format(
-            len(pauses), _ms(quantile(pauses, 0.5)), _ms(quantile(pauses, 0.99)),
-            _ms(max(pauses, default=math.nan))),
-        '  graceful: {:,}; p50 {}, p99 {}'.format(
-            len(other_pauses), _ms(quantile(other_pauses, 0.5)),
-            _ms(quantile(other_pauses, 0.99))),
-        '  after kills: {:,}; p50 {}, p99 {}'.format(
-            len(kill_pauses), _ms(quantile(kill_pauses, 0.5)), _ms(quantile(kill_pauses, 0.99))),
-    ])
-    if f.lost:
-        lines.append('lost (first 20): {}'.format(' '.join(str(n) for n in f.lost[:20])))
-    if f.graceful_by_worker:
-        lines.append('graceful duplicates by the worker that processed first: {}'.format(
-            ', '.join('{}: {:,}'.format(w, n) for w, n in sorted(f.graceful_by_worker.items()))))
-    for n, k in enumerate(f.kills, 1):
-        lines.append('kill {}: worker {} at {:.1f} s{}, owned {}; duplicates {:,}, bound {:,}'
-                     ' (store_every {} + {:g} s at the partition rate, per partition owned){}'
-                     .format(n, k.worker, k.time,
-                             '' if k.publishing else ' (after the producer\'s end)',
-                             ', '.join(k.owned) or 'nothing', k.total, k.limit, s.store_every,
-                             s.store_interval, '' if k.ok else ' EXCEEDED'))
-        for partition, count in sorted(k.duplicates.items()):
-            lines.append('  {}: {:,} (bound {:,})'.format(
-                partition, count, k.bound.get(partition, 0)))
-    for lk in f.leader_kills:
-        lines.append('leader kill: node {} (leader of {}) at {:.1f} s, partitions it led: {};'
-                     ' {}; duplicates {:,}, bound {:,}'.format(
-                         lk.node, lk.partition, lk.time - s.t0, ', '.join(lk.led) or '?',
-                         'back at {:.1f} s'.format(lk.revived - s.t0)
-                         if lk.revived is not None else 'not revived', lk.total, lk.limit))
-    if f.stalls:
-        lines.append('longest pause of each partition: {}'.format(', '.join(
-            '{} {} at {:.1f} s'.format(p, _ms(length), start - s.t0)
-            for p, (start, length) in f.stalls.items())))
-    if f.groups is not None:
-        lines.append('group members at {:.1f} s ({} workers running):'.format(
-            f.groups.time - s.t0, f.groups.live))
-        for partition, members in f.groups.members.items():
-            if members is None:
-                lines.append('  {}: not listed'.format(partition))
-                continue
-            lines.append('  {}: {} members, {} active{}; active workers (their view): {}'.format(
-                partition, len(members), sum(1 for m in members if m.active),
-                ', {} ghosts'.format(f.groups.ghosts(partition))
-                if f.groups.ghosts(partition) else '',
-                ', '.join(str(w) for w in f.groups.active_workers.get(partition, [])) or 'none'))
-            lines.extend('    {} sub {} {}'.format(m.connection, m.subscription_id, m.state)
-                         for m in members)
-    lines.append('workers: {}'.format('; '.join(
-        '{} {} exit {}{}'.format(
-            w.index, {'term': 'SIGTERM', 'kill': 'SIGKILL', 'final': 'SIGTERM at the end',
-                      None: 'not stopped'}[w.stop],
-            w.exit_code, '' if w.stop_time is None or w.exit_time is None
-            else ' after {}'.format(_ms(w.exit_time - w.stop_time)))
-        for w in f.workers)))
-    for problem in _bad_exits(f.workers):
-        lines.append('  ' + problem)
-    for problem in f.problems:
-        lines.append('harness: ' + problem)
-    return '\n'.join(lines)
-
-def _json_ms(seconds: float) -> float | None:
-    """Milliseconds, or ``None`` for ``nan`` (JSON has no NaN)."""
-    return None if math.isnan(seconds) else round(seconds * 1000, 3)
-
-def as_json(f: Figures) -> dict[str, tp.Any]:
-    """The figures as a JSON document."""
-    pauses = [h.pause for h in f.hand_offs]
-    return {
-        'ok': f.ok,
-        'goals': [{'name': g.name, 'value': g.value, 'goal': g.target, 'ok': g.ok}
-                  for g in f.goals],
-        'confirmed': f.confirmed,
-        'processed': f.processed,
-        'processings': f.processings,
-        'lost': len(f.lost),
-        'lost (first 100)': f.lost[:100],
-        'stored twice': f.stored_twice,
-        'duplicates, graceful': f.graceful_duplicates,
-        'duplicates, after kills': f.kill_duplicates,
-        'kills': [
-            {'worker': k.worker, 'time': round(k.time, 3), 'publishing': k.publishing,
-             'owned': k.owned,
-             'duplicates': dict(k.duplicates), 'bound': k.bound, 'ok': k.ok}
-            for k in f.kills
-        ],
-        'hand-offs': len(f.hand_offs),
-        'hand-off pause ms': {
-            'p50': _json_ms(quantile(pauses, 0.5)), 'p99': _json_ms(quantile(pauses, 0.99)),
-            'max': _json_ms(max(pauses, default=math.nan)),
-        },
-        'partition rates': f.rates,
-        'longest pause ms': {p: _json_ms(length) for p, (_, length) in f.stalls.items()},
-        'leader kills': [
-            {'partition': k.partition, 'node': k.node, 'led': k.led,
-             'duplicates': dict(k.duplicates), 'bound': k.bound,
-             'time': round(k.time - f.scenario.t0, 3),
-             'revived': None if k.revived is None else round(k.revived - f.scenario.t0, 3)}
-            for k in f.leader_kills
-        ],
-        'group members': None if f.groups is None else {
-            'live workers': f.groups.live,
-            'partitions': {
-                p: None if m is None else {
-                    'members': len(m), 'active': sum(1 for x in m if x.active),
-                    'ghosts': f.groups.ghosts(p),
-                    'active workers': f.groups.active_workers.get(p, []),
-                }
-                for p, m in f.groups.members.items()
-            },
-        },
-        'harness problems': f.problems,
-        'workers': [
-            {'index': w.index, 'stop': w.stop, 'exit': w.exit_code, 'escalated': w.escalated,
-             'stopped marker': w.log.has('stopped'), 'messages': len(w.log.processings)}
-            for w in f.workers
-        ],
-    }
-
-def log_path(directory: str | os.PathLike[str], worker: int) -> Path:
-    """The log of a worker."""
-    return Path(directory) / 'worker-{}.log'.format(worker)
 
 RUN_FILE = 'run.json'
 """What the controller knew of a run, beside the logs (:py:func:`analyse_directory`)."""
@@ -914,3 +642,11 @@ def analyse_directory(directory: Path) -> Figures:
     )
     return analyse(scenario, workers, read_producer_log(directory / 'producer.log'),
                    document['problems'], kills, groups)
+
+__all__ = [
+    'LEADER_KILL_WINDOW', 'RUN_FILE', 'Figures', 'Goal', 'GroupCheck', 'GroupMember', 'HandOff',
+    'KillFigures', 'LeaderKill', 'LogTail', 'Marker', 'Processing', 'ProducerLog', 'Scenario',
+    'StopKind', 'WorkerLog', 'WorkerRun', 'active_workers', 'analyse', 'analyse_directory',
+    'bad_exits', 'goals', 'log_path', 'parse_group_members', 'parse_line', 'quantile', 'read_log',
+    'read_producer_log', 'save_run',
+]

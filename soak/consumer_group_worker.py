@@ -15,7 +15,7 @@ Processing a message is appending a line ``<partition> <offset> <seq>
 <time>`` to its log, with one ``os.write`` to a file opened with
 ``O_APPEND``: a SIGKILL leaves whole lines, and a line is written once the
 message is processed (the format and the markers:
-:py:mod:`soak.consumer_group_analysis`).
+:py:mod:`soak.consumer_group_logs`).
 
 SIGTERM (or SIGINT) stops it as ``examples/graceful_shutdown.py`` stops its
 consumer: the task iterating over the messages is cancelled where it

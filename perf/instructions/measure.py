@@ -63,8 +63,8 @@ without Valgrind (which also checks that they work), a client without
 heartbeats (a timer that fired in some runs: Valgrind makes a run last a
 minute) or ``read_pause`` (it depends on the chunks' age), publishers with
 a name (not a random one). The checkout measured is staged at a fixed path
-(:py:func:`stage`): run from paths of other lengths, the same code counted
-up to 0.6% more or fewer instructions.
+(:py:func:`perf.instructions.callgrind.stage`): run from paths of other
+lengths, the same code counted up to 0.6% more or fewer instructions.
 
 Even so, the same code counts up to 0.8% more or fewer instructions when
 its objects lie elsewhere in memory (:py:data:`PADS`; on 0cfd1c3, five
@@ -75,7 +75,9 @@ of less than about half a percent is no difference.
 
 The script imports rbfly's public API only (``rbfly.streams``,
 ``rbfly.testing``) and nothing of ``perf/``, so that it measures other
-commits as they are: ``--root`` names the checkout whose rbfly is
+commits as they are (the driver, Valgrind's runs and the report, is
+:py:mod:`perf.instructions.callgrind`, which the traced processes do
+not import): ``--root`` names the checkout whose rbfly is
 measured (its extensions built in place), by default the one holding the
 script. Compare figures of one machine, Python and Valgrind, and of the
 same script (its text is the traced process's too): run one copy of it
@@ -84,8 +86,8 @@ against both checkouts. A run of all scenarios in 3 layouts takes about
 
 Example::
 
-    python perf/bench_instructions.py --json /tmp/instructions.json
-    python perf/bench_instructions.py --root /path/to/other/checkout send batch
+    python -m perf.instructions --json /tmp/instructions.json
+    python -m perf.instructions --root /path/to/other/checkout send batch
 """
 
 from __future__ import annotations
@@ -93,16 +95,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import datetime as dt
-import fcntl
 import json
 import os
-import platform
-import shutil
-import statistics
-import subprocess
 import sys
-import tempfile
 import typing as tp
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
@@ -341,239 +336,8 @@ async def dry_run(names: Sequence[str], count: int) -> None:
             await run_client(broker.url, name, count)
         log('{}: {:,} messages, ok'.format(name, count))
 
-#
-# the driver
-#
-
-def cg_total(path: Path) -> int:
-    """Instructions counted in a Callgrind output file (its ``summary``)."""
-    with path.open() as f:
-        for line in f:
-            if line.startswith('summary:'):
-                return int(line.split()[1])
-    raise ValueError('no summary in {}'.format(path))
-
-def per_message(counts: tuple[int, int], instructions: tuple[int, int]) -> float:
-    """Instructions per message: what the second count costs beyond the first."""
-    (n1, n2), (i1, i2) = counts, instructions
-    if n2 <= n1:
-        raise ValueError('the second count must be larger: {}, {}'.format(n1, n2))
-    return (i2 - i1) / (n2 - n1)
-
-def spread(values: Sequence[float]) -> float:
-    """(max - min) / median, in percent."""
-    return (max(values) - min(values)) / statistics.median(values) * 100
-
-STAGE = Path(tempfile.gettempdir()) / 'rbfly-bench-instructions-{}'.format(os.getuid())
-"""
-Where the traced processes run from, whatever the checkout measured: see
-:py:func:`stage`.
-"""
-
-@contextlib.contextmanager
-def stage(root: Path) -> tp.Iterator[Path]:
-    """
-    Stage the checkout ``root`` at a fixed path, :py:data:`STAGE`: its
-    ``rbfly`` (a symbolic link) and a copy of this script in
-    ``checkout``, their compiled modules in ``pycache``, locked for this
-    run.
-
-    The traced process's paths (of its modules, of its script, its
-    command line) are strings of the process as all its objects are: the
-    same code run from paths of other lengths lays out its memory
-    otherwise, and counted 0.1-0.5% more or fewer instructions per
-    message on 0cfd1c3. From the same path, two checkouts of the same
-    code count the same.
-
-    :raises RuntimeError: When another run uses the stage.
-    """
-    STAGE.mkdir(exist_ok=True)
-    with (STAGE / 'lock').open('w') as lock:
-        try:
-            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise RuntimeError('another run uses {}'.format(STAGE)) from None
-        checkout = STAGE / 'checkout'
-        for path in (checkout, STAGE / 'pycache'):
-            shutil.rmtree(path, ignore_errors=True)
-        checkout.mkdir()
-        (checkout / 'rbfly').symlink_to(root.resolve() / 'rbfly', target_is_directory=True)
-        shutil.copyfile(__file__, checkout / Path(__file__).name)
-        yield checkout
-
-class Driver:
-    """
-    Starts a broker and the traced client for each measurement.
-
-    :param checkout: The staged checkout (:py:func:`stage`).
-    :param loop: Event loop of the client (``asyncio`` or ``uvloop``).
-    :param workdir: Directory of the Callgrind files.
-    :param valgrind: The ``valgrind`` executable.
-    """
-    def __init__(self, checkout: Path, loop: str, workdir: Path, valgrind: str) -> None:
-        self.checkout = checkout
-        self.loop = loop
-        self.workdir = workdir
-        self.valgrind = valgrind
-        # the same environment in every run, wherever the script is run from
-        self.env = {
-            'PATH': os.environ.get('PATH', '/usr/bin:/bin'),
-            'LC_ALL': 'C.UTF-8',
-            'PYTHONHASHSEED': '0',
-            'PYTHONPYCACHEPREFIX': str(STAGE / 'pycache'),
-        }
-        self.runs = 0
-
-    def command(self, *args: str, pad: int = 0) -> list[str]:
-        """This script's command, staged; ``pad``: see :py:data:`PADS`."""
-        padding = ['--layout-pad', str(pad)] if pad else []
-        return [
-            sys.executable, str(self.checkout / Path(__file__).name),
-            '--root', str(self.checkout), '--loop', self.loop, *padding, *args,
-        ]
-
-    def run(self, command: list[str]) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            command, env=self.env, cwd=self.checkout, capture_output=True, text=True,
-            check=False,
-        )
-
-    @contextlib.contextmanager
-    def broker(self) -> tp.Iterator[str]:
-        """A fake broker in a child process; its URL."""
-        proc = subprocess.Popen(
-            self.command('--serve'), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            env=self.env, cwd=self.checkout, text=True,
-        )
-        try:
-            assert proc.stdout is not None
-            url = proc.stdout.readline().strip()
-            if not url:
-                raise RuntimeError('the fake broker did not start')
-            yield url
-        finally:
-            assert proc.stdin is not None
-            proc.stdin.close()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-
-    def warm_up(self, names: Sequence[str]) -> None:
-        """Each scenario once, natively: compiles the modules, checks the scenarios."""
-        for name in names:
-            with self.broker() as url:
-                proc = self.run(self.command('--client', url, name, str(CHUNK)))
-            if proc.returncode:
-                raise RuntimeError('{} failed:\n{}{}'.format(name, proc.stdout, proc.stderr))
-
-    def instructions(self, name: str, count: int, pad: int = 0) -> int:
-        """Instructions of the scenario's loop with ``count`` messages."""
-        self.runs += 1
-        out = self.workdir / 'callgrind.{}.{}.{}.{}'.format(self.runs, name, count, pad)
-        with self.broker() as url:
-            proc = self.run([
-                self.valgrind, '--tool=callgrind', '--callgrind-out-file={}'.format(out),
-                '--dump-before={}'.format(MARK_START), '--dump-before={}'.format(MARK_STOP),
-                *self.command('--client', url, name, str(count), pad=pad),
-            ])
-        if proc.returncode:
-            raise RuntimeError('{} {} failed:\n{}{}'.format(name, count, proc.stdout, proc.stderr))
-        # dumps 1 (up to the start) and 2 (the loop), and the end: one
-        # call of each mark, as expected
-        dumps = sorted(p.name for p in self.workdir.glob(out.name + '.*'))
-        if dumps != [out.name + '.1', out.name + '.2']:
-            raise RuntimeError('expected two dumps of {}, found {}'.format(out, dumps))
-        return cg_total(out.with_name(out.name + '.2'))
-
-class Counter(tp.Protocol):
-    """What :py:func:`measure` needs of a :py:class:`Driver`."""
-    def instructions(self, name: str, count: int, pad: int = 0) -> int: ...
-
-def measure(
-        driver: Counter, names: Sequence[str], layouts: int, repeat: int = 1,
-        counts: tuple[int, int] | None = None,
-) -> dict[str, JsonDict]:
-    """
-    Instructions per message of each scenario, in ``layouts`` layouts of
-    the traced process's memory (:py:data:`PADS`), ``repeat`` times each.
-
-    The figure of a scenario is the mean of its layouts' (each the median
-    of its repeats): the same code counts up to 0.8% more or fewer
-    instructions in one layout than in another, so a change of the code,
-    which changes the layout too, is judged by the mean of a few.
-
-    :param counts: The two message counts (default: each scenario's).
-    """
-    chosen = {name: counts or SCENARIOS[name].counts for name in names}
-    results: dict[str, JsonDict] = {
-        name: {'what': SCENARIOS[name].what, 'counts': list(chosen[name]), 'runs': []}
-        for name in names
-    }
-    pads = PADS[:layouts]
-    for r in range(repeat):
-        for pad in pads:
-            for name in names:
-                n1, n2 = (driver.instructions(name, n, pad) for n in chosen[name])
-                value = per_message(chosen[name], (n1, n2))
-                results[name]['runs'].append({
-                    'repeat': r + 1, 'layout_pad': pad, 'instructions': [n1, n2],
-                    'per_message': value,
-                })
-                log('run {}/{}, layout {}: {}: {:,.1f} instructions a message'
-                    ' ({:,} and {:,})'.format(r + 1, repeat, pad, name, value, n1, n2))
-    for result in results.values():
-        repeats = [
-            [run['per_message'] for run in result['runs'] if run['layout_pad'] == pad]
-            for pad in pads
-        ]
-        by_layout = [statistics.median(values) for values in repeats]
-        result['layouts'] = dict(zip(map(str, pads), by_layout, strict=True))
-        result['per_message'] = statistics.fmean(by_layout)
-        result['layout_spread_pct'] = spread(by_layout)
-        result['repeat_spread_pct'] = max(spread(values) for values in repeats)
-    return results
-
-def environment(root: Path, loop: str, valgrind: str) -> JsonDict:
-    def out(*cmd: str) -> str | None:
-        try:
-            return subprocess.run(
-                cmd, capture_output=True, text=True, check=True,
-            ).stdout.strip()
-        except (OSError, subprocess.CalledProcessError):
-            return None
-
-    status = out('git', '-C', str(root), 'status', '--porcelain', '--untracked-files=no')
-    return {
-        'date': dt.datetime.now(dt.UTC).isoformat(timespec='seconds'),
-        'commit': out('git', '-C', str(root), 'rev-parse', '--short', 'HEAD'),
-        'dirty': bool(status) if status is not None else None,
-        'root': str(root),
-        'python': platform.python_version(),
-        'valgrind': out(valgrind, '--version'),
-        'loop': loop,
-        'platform': platform.platform(),
-    }
-
 def log(text: str) -> None:
     print(text, file=sys.stderr, flush=True)
-
-def table(results: dict[str, JsonDict]) -> str:
-    """
-    A line per scenario: the mean of the layouts, their spread, the
-    largest spread of a layout's repeats, each layout's figure.
-    """
-    lines = ['{:<10} {:>11} {:>8} {:>8}  {}'.format(
-        'scenario', 'instr/msg', 'layouts', 'repeats', 'each layout',
-    )]
-    for name, result in results.items():
-        each = ', '.join('{:,.1f}'.format(v) for v in result['layouts'].values())
-        lines.append('{:<10} {:>11,.1f} {:>7.2f}% {:>7.2f}%  {}'.format(
-            name, result['per_message'], result['layout_spread_pct'],
-            result['repeat_spread_pct'], each,
-        ))
-    return '\n'.join(lines)
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
@@ -627,8 +391,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 
 def execute(args: argparse.Namespace) -> tuple[int, str, JsonDict | None]:
     """
-    Run as the arguments say: the exit status, the text to print, and the
-    results' document (``None`` in a child process, or when nothing ran).
+    Run a child process as the arguments say (the traced client, the
+    broker, or the dry run): the exit status, the text to print, and the
+    results' document (``None``: a child has none). The measurement
+    itself, Valgrind and the report, is :py:func:`perf.instructions.callgrind.execute`'s.
     """
     root = args.root.resolve()
     if args.client:
@@ -645,37 +411,14 @@ def execute(args: argparse.Namespace) -> tuple[int, str, JsonDict | None]:
         use_root(root)
         run_loop(dry_run(args.scenarios, CHUNK), args.loop)
         return 0, '', None
-
-    valgrind = shutil.which(args.valgrind)
-    if valgrind is None:
-        log('valgrind not found: {}'.format(args.valgrind))
-        return 2, '', None
-    workdir = Path(tempfile.mkdtemp(prefix='rbfly-callgrind-'))
-    try:
-        with stage(root) as checkout:
-            driver = Driver(checkout, args.loop, workdir, valgrind)
-            driver.warm_up(args.scenarios)
-            results = measure(driver, args.scenarios, args.layouts, args.repeat, args.counts)
-    finally:
-        if args.keep:
-            log('Callgrind files kept in {}'.format(workdir))
-        else:
-            shutil.rmtree(workdir, ignore_errors=True)
-    env = environment(root, args.loop, valgrind)
-    text = 'rbfly {}{}, Python {}, {}, {} loop; mean of {} layout(s), {} run(s) each\n{}'.format(
-        env['commit'] or env['root'], ' (modified)' if env['dirty'] else '', env['python'],
-        env['valgrind'], env['loop'], args.layouts, args.repeat, table(results),
-    )
-    doc = {
-        'env': env, 'layout_pads': list(PADS[:args.layouts]), 'repeat': args.repeat,
-        'scenarios': results,
-    }
-    return 0, text, doc
+    log('measure with python -m perf.instructions (this script runs its child processes)')
+    return 2, '', None
 
 def main(argv: Sequence[str] | None = None) -> int:
     """
     Run as a script: how the staged copy runs in the child processes
-    (``python -m perf.instructions`` runs :py:func:`execute` through the
+    (``python -m perf.instructions`` runs the driver,
+    :py:func:`perf.instructions.callgrind.execute`, through the
     benchmarks' shared ``main()``).
     """
     args = parse_args(argv)

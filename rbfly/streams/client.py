@@ -18,12 +18,12 @@ and wires the parts of :py:mod:`rbfly.streams.parts`; its methods hand over.
 from __future__ import annotations
 
 import contextlib
-import functools
 import ssl as _ssl
 import typing as tp
 from collections.abc import AsyncGenerator, AsyncIterator
 
 from .backoff import Backoff
+from .consuming import Consuming, SubscribeArgs, subscribe_options
 from .decorator import connection
 from .lifecycle import StateListener
 from .metrics import Counters, LatencyListener, Metrics, StreamMetrics
@@ -53,26 +53,18 @@ from .parts.placer import Placer
 from .parts.publishing import Publishing
 from .parts.recovery import Recovery
 from .parts.streams import Streams
-from .parts.subscribing import (
-    ConsumerUpdateCallback,
-    DecodeErrorAction,
-    ResumeCallback,
-    SubscribeOptions,
-    Subscribing,
-)
+from .parts.subscribing import ConsumerUpdateCallback, ResumeCallback, Subscribing
 from .parts.superstreams import SuperStreams
 from .parts.tasks import Background
 from .protocol._chunk import DEFAULT_MAX_CHUNK_UNCOMPRESSED
 from .protocol.constants import DEFAULT_FRAME_MAX, DEFAULT_HEARTBEAT
 from .publishers.awaited import Publisher, PublisherTrait
 from .publishers.superstream import RoutingKey, RoutingStrategy, SuperStreamPublisher
-from .serializers import Codec, OnMismatch, Serializer, as_codec
+from .serializers import Codec, OnMismatch, Serializer
 from .subscriptions._bodies import Bodies
 from .subscriptions.decoded import Decoded
-from .subscriptions.flow import FlowStrategy
-from .subscriptions.handoff import Holding
 from .subscriptions.subscription import Chunk
-from .subscriptions.windows import Pace, WindowHolding, Windows, check_window
+from .subscriptions.windows import Windows
 from .types import BloomFilterExtract, MessageFilter, PartitionReset, PartitionStatus, StreamInfo
 from .url import ConnectionInfo, parse_uri
 
@@ -160,6 +152,7 @@ class StreamsClient:
         offsets.bind(self._subscribing.resolve_start)
         self._super_streams = SuperStreams(connections, self._publishing, self._subscribing)
         self._groups = Groups(connections, offsets, self._streams, self._super_streams)
+        self._consuming = Consuming(offsets, self._subscribing, self._super_streams)
 
     def __repr__(self) -> str:
         return '{}({})'.format(type(self).__name__, ', '.join(map(str, self._credentials.infos)))
@@ -462,43 +455,19 @@ class StreamsClient:
 
     @tp.overload
     def subscribe(
-            self, stream: str, *, offset: Offset = Offset.NEXT,
-            filter: MessageFilter | None = None, timeout: float = 0, amqp: bool = True,
-            name: str | None = None, single_active: bool = False,
-            consumer_update: ConsumerUpdateCallback | None = None, store_every: int = 0,
-            store_interval: float = 5, credit: int | None = None,
-            buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
-            on_state: StateListener | None = None, flow: FlowStrategy | None = None,
-            stop_at_end: bool = False, on_decode_error: DecodeErrorAction = 'raise',
-            serializer: None = None,
-            on_mismatch: OnMismatch = 'raise',
+            self, stream: str, *, serializer: None = None, on_mismatch: OnMismatch = 'raise',
+            **options: tp.Unpack[SubscribeArgs],
     ) -> Bodies: ...
 
     @tp.overload
     def subscribe(
-            self, stream: str, *, offset: Offset = Offset.NEXT,
-            filter: MessageFilter | None = None, timeout: float = 0, amqp: bool = True,
-            name: str | None = None, single_active: bool = False,
-            consumer_update: ConsumerUpdateCallback | None = None, store_every: int = 0,
-            store_interval: float = 5, credit: int | None = None,
-            buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
-            on_state: StateListener | None = None, flow: FlowStrategy | None = None,
-            stop_at_end: bool = False, on_decode_error: DecodeErrorAction = 'raise',
-            serializer: Serializer | Codec,
-            on_mismatch: OnMismatch = 'raise',
+            self, stream: str, *, serializer: Serializer | Codec,
+            on_mismatch: OnMismatch = 'raise', **options: tp.Unpack[SubscribeArgs],
     ) -> Decoded: ...
 
     def subscribe(
-            self, stream: str, *, offset: Offset = Offset.NEXT,
-            filter: MessageFilter | None = None, timeout: float = 0, amqp: bool = True,
-            name: str | None = None, single_active: bool = False,
-            consumer_update: ConsumerUpdateCallback | None = None, store_every: int = 0,
-            store_interval: float = 5, credit: int | None = None,
-            buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
-            on_state: StateListener | None = None, flow: FlowStrategy | None = None,
-            stop_at_end: bool = False, on_decode_error: DecodeErrorAction = 'raise',
-            serializer: Serializer | Codec | None = None,
-            on_mismatch: OnMismatch = 'raise',
+            self, stream: str, *, serializer: Serializer | Codec | None = None,
+            on_mismatch: OnMismatch = 'raise', **options: tp.Unpack[SubscribeArgs],
     ) -> Bodies | Decoded:
         """
         Subscribe to a stream and iterate over its messages' bodies.
@@ -522,36 +491,13 @@ class StreamsClient:
             a message of another content type, or hand over its ``'raw'``
             body.
         """
-        codec = None if serializer is None else as_codec(serializer, on_mismatch)
-        tracker = self._offsets.tracker(name, store_every, store_interval)
-        options = SubscribeOptions(
-            offset=offset, filter=filter, timeout=timeout, amqp=amqp, name=name,
-            single_active=single_active, consumer_update=consumer_update,
-            store_every=store_every, store_interval=store_interval, credit=credit,
-            buffer_bytes=buffer_bytes, resume=resume, on_state=on_state, flow=flow,
-            stop_at_end=stop_at_end, on_decode_error=on_decode_error,
-        )
-        holding = Holding()
-        chunks = self._subscribing.subscribe(stream, options, tracker, holding)
-        # the bodies of the messages, each set as the current message
-        # context (compiled); with a tracker, a message counts as processed
-        # when the next one is asked for, the last one at the end
-        bodies = Bodies(chunks, tracker, holding)
-        if codec is not None:
-            return Decoded(bodies, codec, stream)
-        return bodies
+        return self._consuming.bodies(
+            'subscribe', stream, False, serializer, on_mismatch, options)
 
     def subscribe_windows(
             self, stream: str, *, max_messages: int = 1000, max_wait: float | None = 0.1,
-            offset: Offset = Offset.NEXT,
-            filter: MessageFilter | None = None, timeout: float = 0, amqp: bool = True,
-            name: str | None = None, single_active: bool = False,
-            consumer_update: ConsumerUpdateCallback | None = None, store_every: int = 0,
-            store_interval: float = 5, credit: int | None = None,
-            buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
-            on_state: StateListener | None = None, flow: FlowStrategy | None = None,
-            stop_at_end: bool = False, on_decode_error: DecodeErrorAction = 'raise',
             serializer: Serializer | Codec | None = None, on_mismatch: OnMismatch = 'raise',
+            **options: tp.Unpack[SubscribeArgs],
     ) -> Windows:
         """
         Subscribe to a stream and iterate over windows of its messages,
@@ -582,31 +528,12 @@ class StreamsClient:
         The other parameters (``on_decode_error`` too) are those of
         :py:meth:`subscribe_chunks`.
         """
-        check_window(max_messages, max_wait)
-        codec = None if serializer is None else as_codec(serializer, on_mismatch)
-        tracker = self._offsets.tracker(name, store_every, store_interval)
-        options = SubscribeOptions(
-            offset=offset, filter=filter, timeout=timeout, amqp=amqp, name=name,
-            single_active=single_active, consumer_update=consumer_update,
-            store_every=store_every, store_interval=store_interval, credit=credit,
-            buffer_bytes=buffer_bytes, resume=resume, on_state=on_state, flow=flow,
-            stop_at_end=stop_at_end, on_decode_error=on_decode_error,
-        )
-        holding = WindowHolding()
-        pace = Pace()
-        chunks = self._subscribing.subscribe(stream, options, tracker, holding, pace)
-        return Windows(chunks, tracker, holding, pace, max_messages, max_wait,
-                       codec=codec, stream=stream)
+        return self._consuming.windows(
+            'subscribe_windows', stream, False, max_messages, max_wait, serializer,
+            on_mismatch, options)
 
     def subscribe_chunks(
-            self, stream: str, *, offset: Offset = Offset.NEXT,
-            filter: MessageFilter | None = None, timeout: float = 0, amqp: bool = True,
-            name: str | None = None, single_active: bool = False,
-            consumer_update: ConsumerUpdateCallback | None = None, store_every: int = 0,
-            store_interval: float = 5, credit: int | None = None,
-            buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
-            on_state: StateListener | None = None, flow: FlowStrategy | None = None,
-            stop_at_end: bool = False, on_decode_error: DecodeErrorAction = 'raise',
+            self, stream: str, **options: tp.Unpack[SubscribeArgs],
     ) -> AsyncGenerator[Chunk, None]:
         """
         Subscribe to a stream and receive its messages a chunk at a time:
@@ -614,22 +541,31 @@ class StreamsClient:
         of messages with their offset and timestamp set (the cheapest way
         to consume a stream).
 
-        :param offset: Where to start reading.
+        The options (keyword arguments, typed as
+        :py:class:`~rbfly.streams.consuming.SubscribeArgs`) are those of
+        every subscribe method; one not given has the default said here
+        (none, for a callback or a flow strategy).
+
+        :param offset: Where to start reading (default ``Offset.NEXT``).
         :param filter: Filter values (RabbitMQ 3.13+); only messages with
-            these values are returned.
-        :param amqp: Decode AMQP 1.0 messages; otherwise bodies are bytes.
+            these values are returned (default: every message).
+        :param amqp: Decode AMQP 1.0 messages (the default); otherwise
+            bodies are bytes.
         :param on_decode_error: With ``amqp``, what to do with a message
             that is not AMQP 1.0 (published as raw bytes, or by a client
             of another format): ``'raise'``
             :py:class:`~rbfly.error.MessageDecodeError` (naming the stream
-            and the message's offset) and end the subscription, ``'skip'``
+            and the message's offset) and end the subscription (the
+            default), ``'skip'``
             it, or hand out its bytes as the body (``'raw'``); skipped and
             raw messages are logged (a warning per chunk), and count as
             processed for offset tracking as any other.
         :param timeout: Raise ``TimeoutError`` when no chunk arrives for
-            this many seconds (0: wait forever).
-        :param name: Consumer name, the group of a single active consumer.
-        :param single_active: Single active consumer (RabbitMQ 3.11+): of
+            this many seconds (0, the default: wait forever).
+        :param name: Consumer name, the group of a single active consumer
+            (default: none).
+        :param single_active: Single active consumer (RabbitMQ 3.11+; off
+            by default): of
             the subscriptions named ``name`` (a consumer group), the broker
             sends to one at a time; the one it activates starts after the
             offset stored under ``name``, or at ``offset`` when none is
@@ -646,10 +582,10 @@ class StreamsClient:
             instead of the context's ``offset``.
         :param store_every: Automatic offset tracking: store the offset of
             the last processed chunk under ``name`` once this many messages
-            are processed (0: off), ``store_interval`` seconds after the
+            are processed (0, the default: off), ``store_interval`` seconds after the
             last chunk, and at the end (see :py:mod:`rbfly.streams.subscriptions.tracking`).
         :param store_interval: Seconds after which a processed chunk's
-            offset is stored anyway.
+            offset is stored anyway (default 5).
         :param credit: Chunks the broker may send ahead (default: the client's).
         :param buffer_bytes: Bytes of chunks it may hold (default: the client's).
         :param resume: Called with the stream and the :py:class:`Offset`
@@ -673,16 +609,10 @@ class StreamsClient:
             resolves offset specifications) and stop: a bounded replay.
             Nothing to read (an empty stream, ``Offset.NEXT``) ends the
             iteration at once. Not with a ``filter`` (the broker may skip
-            the last chunk).
+            the last chunk). Off by default.
         """
-        options = SubscribeOptions(
-            offset=offset, filter=filter, timeout=timeout, amqp=amqp, name=name,
-            single_active=single_active, consumer_update=consumer_update,
-            store_every=store_every, store_interval=store_interval, credit=credit,
-            buffer_bytes=buffer_bytes, resume=resume, on_state=on_state, flow=flow,
-            stop_at_end=stop_at_end, on_decode_error=on_decode_error,
-        )
-        return self._subscribing.subscribe(stream, options)
+        return self._consuming.chunks(
+            stream, False, subscribe_options('subscribe_chunks', options))
 
     # -- offsets --
 
@@ -889,43 +819,19 @@ class StreamsClient:
 
     @tp.overload
     def subscribe_super_stream(
-            self, super_stream: str, *, offset: Offset = Offset.NEXT,
-            filter: MessageFilter | None = None, timeout: float = 0, amqp: bool = True,
-            name: str | None = None, single_active: bool = False,
-            consumer_update: ConsumerUpdateCallback | None = None, store_every: int = 0,
-            store_interval: float = 5, credit: int | None = None,
-            buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
-            on_state: StateListener | None = None, flow: FlowStrategy | None = None,
-            stop_at_end: bool = False, on_decode_error: DecodeErrorAction = 'raise',
-            serializer: None = None,
-            on_mismatch: OnMismatch = 'raise',
+            self, super_stream: str, *, serializer: None = None,
+            on_mismatch: OnMismatch = 'raise', **options: tp.Unpack[SubscribeArgs],
     ) -> Bodies: ...
 
     @tp.overload
     def subscribe_super_stream(
-            self, super_stream: str, *, offset: Offset = Offset.NEXT,
-            filter: MessageFilter | None = None, timeout: float = 0, amqp: bool = True,
-            name: str | None = None, single_active: bool = False,
-            consumer_update: ConsumerUpdateCallback | None = None, store_every: int = 0,
-            store_interval: float = 5, credit: int | None = None,
-            buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
-            on_state: StateListener | None = None, flow: FlowStrategy | None = None,
-            stop_at_end: bool = False, on_decode_error: DecodeErrorAction = 'raise',
-            serializer: Serializer | Codec,
-            on_mismatch: OnMismatch = 'raise',
+            self, super_stream: str, *, serializer: Serializer | Codec,
+            on_mismatch: OnMismatch = 'raise', **options: tp.Unpack[SubscribeArgs],
     ) -> Decoded: ...
 
     def subscribe_super_stream(
-            self, super_stream: str, *, offset: Offset = Offset.NEXT,
-            filter: MessageFilter | None = None, timeout: float = 0, amqp: bool = True,
-            name: str | None = None, single_active: bool = False,
-            consumer_update: ConsumerUpdateCallback | None = None, store_every: int = 0,
-            store_interval: float = 5, credit: int | None = None,
-            buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
-            on_state: StateListener | None = None, flow: FlowStrategy | None = None,
-            stop_at_end: bool = False, on_decode_error: DecodeErrorAction = 'raise',
-            serializer: Serializer | Codec | None = None,
-            on_mismatch: OnMismatch = 'raise',
+            self, super_stream: str, *, serializer: Serializer | Codec | None = None,
+            on_mismatch: OnMismatch = 'raise', **options: tp.Unpack[SubscribeArgs],
     ) -> Bodies | Decoded:
         """
         Subscribe to every partition of a super stream and iterate over
@@ -933,33 +839,13 @@ class StreamsClient:
         messages of one partition come in order; ``serializer`` and
         ``on_mismatch`` as for :py:meth:`subscribe`).
         """
-        codec = None if serializer is None else as_codec(serializer, on_mismatch)
-        tracker = self._offsets.tracker(name, store_every, store_interval)
-        options = SubscribeOptions(
-            offset=offset, filter=filter, timeout=timeout, amqp=amqp, name=name,
-            single_active=single_active, consumer_update=consumer_update,
-            store_every=store_every, store_interval=store_interval, credit=credit,
-            buffer_bytes=buffer_bytes, resume=resume, on_state=on_state, flow=flow,
-            stop_at_end=stop_at_end, on_decode_error=on_decode_error,
-        )
-        make = functools.partial(self._super_streams.subscriptions, super_stream, options)
-        holding = Holding()
-        bodies = Bodies(self._subscribing.chunks(make, options, tracker, holding), tracker, holding)
-        if codec is not None:
-            return Decoded(bodies, codec, super_stream)
-        return bodies
+        return self._consuming.bodies(
+            'subscribe_super_stream', super_stream, True, serializer, on_mismatch, options)
 
     def subscribe_super_stream_windows(
             self, super_stream: str, *, max_messages: int = 1000, max_wait: float | None = 0.1,
-            offset: Offset = Offset.NEXT,
-            filter: MessageFilter | None = None, timeout: float = 0, amqp: bool = True,
-            name: str | None = None, single_active: bool = False,
-            consumer_update: ConsumerUpdateCallback | None = None, store_every: int = 0,
-            store_interval: float = 5, credit: int | None = None,
-            buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
-            on_state: StateListener | None = None, flow: FlowStrategy | None = None,
-            stop_at_end: bool = False, on_decode_error: DecodeErrorAction = 'raise',
             serializer: Serializer | Codec | None = None, on_mismatch: OnMismatch = 'raise',
+            **options: tp.Unpack[SubscribeArgs],
     ) -> Windows:
         """
         Subscribe to every partition of a super stream and iterate over
@@ -968,32 +854,12 @@ class StreamsClient:
         partition in order; ``serializer``, ``on_mismatch`` and
         ``on_decode_error`` as there).
         """
-        check_window(max_messages, max_wait)
-        codec = None if serializer is None else as_codec(serializer, on_mismatch)
-        tracker = self._offsets.tracker(name, store_every, store_interval)
-        options = SubscribeOptions(
-            offset=offset, filter=filter, timeout=timeout, amqp=amqp, name=name,
-            single_active=single_active, consumer_update=consumer_update,
-            store_every=store_every, store_interval=store_interval, credit=credit,
-            buffer_bytes=buffer_bytes, resume=resume, on_state=on_state, flow=flow,
-            stop_at_end=stop_at_end, on_decode_error=on_decode_error,
-        )
-        make = functools.partial(self._super_streams.subscriptions, super_stream, options)
-        holding = WindowHolding()
-        pace = Pace()
-        chunks = self._subscribing.chunks(make, options, tracker, holding, pace)
-        return Windows(chunks, tracker, holding, pace, max_messages, max_wait,
-                       codec=codec, stream=super_stream)
+        return self._consuming.windows(
+            'subscribe_super_stream_windows', super_stream, True, max_messages, max_wait,
+            serializer, on_mismatch, options)
 
     def subscribe_super_stream_chunks(
-            self, super_stream: str, *, offset: Offset = Offset.NEXT,
-            filter: MessageFilter | None = None, timeout: float = 0, amqp: bool = True,
-            name: str | None = None, single_active: bool = False,
-            consumer_update: ConsumerUpdateCallback | None = None, store_every: int = 0,
-            store_interval: float = 5, credit: int | None = None,
-            buffer_bytes: int | None = None, resume: ResumeCallback | None = None,
-            on_state: StateListener | None = None, flow: FlowStrategy | None = None,
-            stop_at_end: bool = False, on_decode_error: DecodeErrorAction = 'raise',
+            self, super_stream: str, **options: tp.Unpack[SubscribeArgs],
     ) -> AsyncGenerator[Chunk, None]:
         """
         Subscribe to every partition of a super stream and receive their
@@ -1009,15 +875,8 @@ class StreamsClient:
         The other parameters are those of :py:meth:`subscribe_chunks`
         (``resume`` is called with the partition).
         """
-        options = SubscribeOptions(
-            offset=offset, filter=filter, timeout=timeout, amqp=amqp, name=name,
-            single_active=single_active, consumer_update=consumer_update,
-            store_every=store_every, store_interval=store_interval, credit=credit,
-            buffer_bytes=buffer_bytes, resume=resume, on_state=on_state, flow=flow,
-            stop_at_end=stop_at_end, on_decode_error=on_decode_error,
-        )
-        make = functools.partial(self._super_streams.subscriptions, super_stream, options)
-        return self._subscribing.chunks(make, options)
+        return self._consuming.chunks(
+            super_stream, True, subscribe_options('subscribe_super_stream_chunks', options))
 
 def streams_client(
         uri: str | tp.Sequence[str], /, ssl: _ssl.SSLContext | None = None,

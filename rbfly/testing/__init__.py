@@ -10,7 +10,8 @@ RabbitMQ and the fake broker in rbfly's own suite.
 - :py:mod:`.store`: what the broker keeps (streams of chunks, publishers'
   sequences, offsets, super streams);
 - :py:mod:`.core`: the sans-IO broker, frames in and frames out, and
-  :py:mod:`.session`: one client connection of it (:py:mod:`.publish`
+  :py:mod:`.session`: one client connection of it (:py:mod:`.admin`
+  answers its requests on the store; :py:mod:`.publish`
   reads the ``Publish`` frames it stores; :py:mod:`.config` is what the
   broker says of itself; :py:mod:`.groups`: its groups of single active
   consumers, as RabbitMQ 4.3 runs them);

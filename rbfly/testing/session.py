@@ -9,6 +9,11 @@ session knows it as the :py:class:`SessionHost` it was given. A group
 (:py:mod:`rbfly.testing.groups`) tells its members through their
 sessions (:py:meth:`Session.consumer_update`); a session tells the broker
 of their answers.
+
+The requests that hold nothing of the session (streams, publishers'
+sequences, stored offsets, super streams) are answered by
+:py:mod:`rbfly.testing.admin`, given the broker and the session's
+connection.
 """
 
 
@@ -24,11 +29,9 @@ from dataclasses import dataclass
 from ..error import FrameDecodeError
 from ..streams.protocol import codec
 from ..streams.protocol.base import (
-    Broker,
     CommandVersion,
     OffsetSpec,
     PublishingError,
-    StreamMetadata,
 )
 from ..streams.protocol.commands import (
     Close,
@@ -37,9 +40,7 @@ from ..streams.protocol.commands import (
     ConsumerUpdate,
     ConsumerUpdateResponse,
     Create,
-    CreateResponse,
     CreateSuperStream,
-    CreateSuperStreamResponse,
     Credit,
     CreditResponse,
     DeclarePublisher,
@@ -47,40 +48,31 @@ from ..streams.protocol.commands import (
     Delete,
     DeletePublisher,
     DeletePublisherResponse,
-    DeleteResponse,
     DeleteSuperStream,
-    DeleteSuperStreamResponse,
     Deliver,
     DeliverV2,
     ExchangeCommandVersions,
     ExchangeCommandVersionsResponse,
     Heartbeat,
     Metadata,
-    MetadataResponse,
     MetadataUpdate,
     Open,
     OpenResponse,
     Partitions,
-    PartitionsResponse,
     PeerProperties,
     PeerPropertiesResponse,
     PublishConfirm,
     PublishError,
     QueryOffset,
-    QueryOffsetResponse,
     QueryPublisherSequence,
-    QueryPublisherSequenceResponse,
     ResolveOffsetSpec,
-    ResolveOffsetSpecResponse,
     Route,
-    RouteResponse,
     SaslAuthenticate,
     SaslAuthenticateResponse,
     SaslHandshake,
     SaslHandshakeResponse,
     StoreOffset,
     StreamStats,
-    StreamStatsResponse,
     Subscribe,
     SubscribeResponse,
     Tune,
@@ -88,8 +80,9 @@ from ..streams.protocol.commands import (
     Unsubscribe,
     UnsubscribeResponse,
 )
-from ..streams.protocol.constants import NO_LEADER, Key, OffsetSpecType, ResponseCode
+from ..streams.protocol.constants import Key, OffsetSpecType, ResponseCode
 from ..streams.protocol.frames import FrameReader
+from . import admin
 from .config import BrokerConfig
 from .publish import read_publish
 from .store import Chunk, Entry, Store, StreamLog
@@ -370,23 +363,10 @@ class Session:
         pass
 
     #
-    # streams
+    # streams (what holds no state of the session: rbfly.testing.admin)
     #
     def _log(self, stream: str) -> StreamLog | None:
         return self.core.store.streams.get(stream)
-
-    def _create(self, c: Create, corr: int) -> None:
-        if c.stream.startswith('amq.'):  # reserved, as RabbitMQ's queue names
-            self._send(CreateResponse(corr, RC.PRECONDITION_FAILED))
-            return
-        ok = self.core.store.create(c.stream, dict(c.arguments))
-        self._send(CreateResponse(corr, RC.OK if ok else RC.STREAM_ALREADY_EXISTS))
-
-    def _delete(self, c: Delete, corr: int) -> None:
-        ok = self.core.store.delete(c.stream)
-        self._send(DeleteResponse(corr, RC.OK if ok else RC.STREAM_DOES_NOT_EXIST))
-        if ok:
-            self.core.stream_deleted(c.stream)
 
     def stream_gone(self, stream: str) -> None:
         """A stream was deleted: ``MetadataUpdate``, then its items are gone."""
@@ -399,31 +379,6 @@ class Session:
         for s in subs:
             del self.subscriptions[s.subscription_id]
             self._forget_updates(s)
-
-    def _metadata(self, c: Metadata, corr: int) -> None:
-        config = self.core.config
-        streams = [
-            StreamMetadata(s, RC.OK, 0, []) if self._log(s) is not None
-            else StreamMetadata(s, RC.STREAM_DOES_NOT_EXIST, NO_LEADER, [])
-            for s in c.streams
-        ]
-        self._send(MetadataResponse(corr, [Broker(0, config.host, config.port)], streams))
-
-    def _stream_stats(self, c: StreamStats, corr: int) -> None:
-        log = self._log(c.stream)
-        if log is None:
-            self._send(StreamStatsResponse(corr, RC.STREAM_DOES_NOT_EXIST, {}))
-        else:
-            self._send(StreamStatsResponse(corr, RC.OK, log.stats()))
-
-    def _resolve(self, c: ResolveOffsetSpec, corr: int) -> None:
-        log = self._log(c.stream)
-        if log is None:
-            self._send(ResolveOffsetSpecResponse(corr, RC.STREAM_DOES_NOT_EXIST, 4, 0))
-        else:
-            self._send(ResolveOffsetSpecResponse(
-                corr, RC.OK, OffsetSpecType.OFFSET, log.resolve(c.offset_spec),
-            ))
 
     #
     # publishing
@@ -449,13 +404,6 @@ class Session:
         self._send(DeletePublisherResponse(
             corr, RC.OK if found is not None else RC.PUBLISHER_DOES_NOT_EXIST,
         ))
-
-    def _query_sequence(self, c: QueryPublisherSequence, corr: int) -> None:
-        if self._log(c.stream) is None:
-            self._send(QueryPublisherSequenceResponse(corr, RC.STREAM_DOES_NOT_EXIST, 0))
-            return
-        seq = self.core.store.sequences.get((c.stream, c.reference), 0)
-        self._send(QueryPublisherSequenceResponse(corr, RC.OK, seq))
 
     def _publish(self, publisher_id: int, messages: list[tuple[int, Entry]]) -> None:
         publisher = self.publishers.get(publisher_id)
@@ -601,67 +549,14 @@ class Session:
             self.pump(sub)
         self.core.answered(update)
 
-    #
-    # offsets
-    #
-    def _store_offset(self, c: StoreOffset, corr: None) -> None:
-        if self._log(c.stream) is not None:
-            self.core.store.offsets[(c.stream, c.reference)] = c.offset
-
-    def _query_offset(self, c: QueryOffset, corr: int) -> None:
-        if self._log(c.stream) is None:
-            self._send(QueryOffsetResponse(corr, RC.STREAM_DOES_NOT_EXIST, 0))
-            return
-        offset = self.core.store.offsets.get((c.stream, c.reference))
-        if offset is None:
-            self._send(QueryOffsetResponse(corr, RC.NO_OFFSET, 0))
-        else:
-            self._send(QueryOffsetResponse(corr, RC.OK, offset))
-
-    #
-    # super streams
-    #
-    def _create_super_stream(self, c: CreateSuperStream, corr: int) -> None:
-        store = self.core.store
-        if len(c.partitions) != len(c.binding_keys) or not c.partitions:
-            code = RC.PRECONDITION_FAILED
-        elif any(p.startswith('amq.') for p in c.partitions):
-            code = RC.PRECONDITION_FAILED
-        elif c.name in store.super_streams or any(p in store.streams for p in c.partitions):
-            code = RC.STREAM_ALREADY_EXISTS
-        else:
-            for p in c.partitions:
-                store.create(p, dict(c.arguments))
-            store.super_streams[c.name] = list(zip(c.partitions, c.binding_keys, strict=True))
-            code = RC.OK
-        self._send(CreateSuperStreamResponse(corr, code))
-
-    def _delete_super_stream(self, c: DeleteSuperStream, corr: int) -> None:
-        store = self.core.store
-        bound = store.super_streams.pop(c.name, None)
-        if bound is None:
-            self._send(DeleteSuperStreamResponse(corr, RC.STREAM_DOES_NOT_EXIST))
-            return
-        for partition, _ in bound:
-            if store.delete(partition):
-                self.core.stream_deleted(partition)
-        self._send(DeleteSuperStreamResponse(corr, RC.OK))
-
-    def _partitions(self, c: Partitions, corr: int) -> None:
-        bound = self.core.store.super_streams.get(c.super_stream)
-        if bound is None:
-            self._send(PartitionsResponse(corr, RC.STREAM_DOES_NOT_EXIST, []))
-        else:
-            self._send(PartitionsResponse(corr, RC.OK, [p for p, _ in bound]))
-
-    def _route(self, c: Route, corr: int) -> None:
-        bound = self.core.store.super_streams.get(c.super_stream)
-        if bound is None:
-            self._send(RouteResponse(corr, RC.STREAM_DOES_NOT_EXIST, []))
-        else:
-            self._send(RouteResponse(corr, RC.OK, [p for p, k in bound if k == c.routing_key]))
-
 _Handler: tp.TypeAlias = Callable[[Session, tp.Any, tp.Any], None]
+
+def _store(handler: Callable[[admin.StoreHost, admin.Send, tp.Any, tp.Any], None]) -> _Handler:
+    """A request of :py:mod:`rbfly.testing.admin`, answered on the session's connection."""
+    def handle(session: Session, command: tp.Any, corr: tp.Any) -> None:
+        handler(session.core, session._send, command, corr)
+    return handle
+
 _HANDLERS: dict[type, _Handler] = {
     PeerProperties: Session._peer_properties,
     SaslHandshake: Session._sasl_handshake,
@@ -672,24 +567,24 @@ _HANDLERS: dict[type, _Handler] = {
     Heartbeat: Session._heartbeat,
     Close: Session._close_request,
     CloseResponse: Session._close_response,
-    Create: Session._create,
-    Delete: Session._delete,
-    Metadata: Session._metadata,
-    StreamStats: Session._stream_stats,
-    ResolveOffsetSpec: Session._resolve,
+    Create: _store(admin.create),
+    Delete: _store(admin.delete),
+    Metadata: _store(admin.metadata),
+    StreamStats: _store(admin.stream_stats),
+    ResolveOffsetSpec: _store(admin.resolve),
     DeclarePublisher: Session._declare_publisher,
     DeletePublisher: Session._delete_publisher,
-    QueryPublisherSequence: Session._query_sequence,
+    QueryPublisherSequence: _store(admin.query_sequence),
     Subscribe: Session._subscribe,
     Credit: Session._credit,
     Unsubscribe: Session._unsubscribe,
     ConsumerUpdateResponse: Session._consumer_update_response,
-    StoreOffset: Session._store_offset,
-    QueryOffset: Session._query_offset,
-    CreateSuperStream: Session._create_super_stream,
-    DeleteSuperStream: Session._delete_super_stream,
-    Partitions: Session._partitions,
-    Route: Session._route,
+    StoreOffset: _store(admin.store_offset),
+    QueryOffset: _store(admin.query_offset),
+    CreateSuperStream: _store(admin.create_super_stream),
+    DeleteSuperStream: _store(admin.delete_super_stream),
+    Partitions: _store(admin.partitions),
+    Route: _store(admin.route),
 }
 _HANDSHAKE = frozenset({
     PeerProperties, SaslHandshake, SaslAuthenticate, TuneResponse, Open, Heartbeat, Close,

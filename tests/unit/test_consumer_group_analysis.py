@@ -23,15 +23,14 @@ from soak.consumer_group_analysis import (
     active_workers,
     analyse,
     analyse_directory,
-    as_json,
     parse_group_members,
     parse_line,
     quantile,
     read_log,
     read_producer_log,
     save_run,
-    table,
 )
+from soak.consumer_group_report import as_json, table
 
 P0, P1 = 'ss-0', 'ss-1'
 

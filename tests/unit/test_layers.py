@@ -5,7 +5,8 @@ modules import each other, directly or around a circle.
 ::
 
     rbfly.streams.blocking             the blocking facade (over the client)
-    rbfly.streams.client, extras       the facade; public extras (pipe, tracing,
+    rbfly.streams.client, extras       the facade (and its reading side,
+                                       consuming); public extras (pipe, tracing,
                                        otel, compression)
       rbfly.streams.parts              the client's parts
         rbfly.streams.publishers       user-API objects: publishers,
@@ -58,7 +59,9 @@ PARTS = ('rbfly.streams.parts', 'rbfly.streams.publishers', 'rbfly.streams.subsc
 # the public extras: at the facade's level, used by nothing of the client
 EXTRAS = ('rbfly.streams.pipe', 'rbfly.streams.tracing', 'rbfly.streams.otel',
           'rbfly.streams.compression')
-FACADE = ('rbfly.streams.client', *PARTS)
+# the facade's reading side: the subscribe methods' options and iterators
+CONSUMING = 'rbfly.streams.consuming'
+FACADE = ('rbfly.streams.client', CONSUMING, *PARTS)
 # what the extras may import: the facade, the objects below the parts
 ABOVE_PARTS = ('rbfly.streams.client', 'rbfly.streams.publishers',
                'rbfly.streams.subscriptions', *ADAPTER)
@@ -74,6 +77,7 @@ RULES: dict[str, tuple[str, ...]] = {
     'rbfly.streams.subscriptions': SUBSCRIPTIONS,
     'rbfly.streams.parts': PARTS,
     'rbfly.streams.client': FACADE,
+    CONSUMING: PARTS,
     OAUTH2: VOCABULARY,
     **{name: (name, *ABOVE_PARTS) for name in EXTRAS},
     # the blocking facade: the async facade run on a loop thread

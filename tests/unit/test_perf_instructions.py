@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from perf.instructions import callgrind
 from perf.instructions import measure as bi
 
 def test_arguments_default_to_every_scenario() -> None:
@@ -47,15 +48,15 @@ def test_scenario_counts_fit_its_loop(name: str) -> None:
 
 def test_per_message_cancels_what_runs_once() -> None:
     # 1,000 instructions of start-up, 50 a message
-    assert bi.per_message((100, 300), (1_000 + 100 * 50, 1_000 + 300 * 50)) == 50
+    assert callgrind.per_message((100, 300), (1_000 + 100 * 50, 1_000 + 300 * 50)) == 50
 
 def test_per_message_needs_a_larger_second_count() -> None:
     with pytest.raises(ValueError, match='larger'):
-        bi.per_message((300, 300), (1, 2))
+        callgrind.per_message((300, 300), (1, 2))
 
 def test_spread_is_a_percentage_of_the_median() -> None:
-    assert bi.spread([99, 100, 101]) == pytest.approx(2.0)
-    assert bi.spread([5.0]) == 0
+    assert callgrind.spread([99, 100, 101]) == pytest.approx(2.0)
+    assert callgrind.spread([5.0]) == 0
 
 class FakeDriver:
     """Counts 1,000 instructions once and 50 a message, 1 more per pad."""
@@ -68,7 +69,7 @@ class FakeDriver:
 
 def test_measure_means_the_layouts() -> None:
     driver = FakeDriver()
-    results = bi.measure(driver, ['send', 'chunks'], 2, repeat=2)
+    results = callgrind.measure(driver, ['send', 'chunks'], 2, repeat=2)
     # each scenario at both counts, in the first two layouts, twice
     assert len(driver.calls) == 2 * 2 * 2 * 2
     assert {pad for _, _, pad in driver.calls} == set(bi.PADS[:2])
@@ -78,11 +79,11 @@ def test_measure_means_the_layouts() -> None:
     assert send['per_message'] == pytest.approx(50 + sum(bi.PADS[:2]) / 2)
     assert send['repeat_spread_pct'] == 0
     assert len(send['runs']) == 4
-    assert 'instr/msg' in bi.table(results)
+    assert 'instr/msg' in callgrind.table(results)
 
 def test_measure_takes_the_counts_given() -> None:
     driver = FakeDriver()
-    results = bi.measure(driver, ['batch'], 1, counts=(100, 300))
+    results = callgrind.measure(driver, ['batch'], 1, counts=(100, 300))
     assert [count for _, count, _ in driver.calls] == [100, 300]
     assert results['batch']['per_message'] == 50
 
@@ -92,13 +93,13 @@ def test_callgrind_summary_is_read(tmp_path: Path) -> None:
         '# callgrind format\nversion: 1\ncmd: python\npart: 2\n\nevents: Ir\n'
         'fn=(1) main\n0 12\n\nsummary: 123456789\ntotals: 123456789\n',
     )
-    assert bi.cg_total(path) == 123_456_789
+    assert callgrind.cg_total(path) == 123_456_789
 
 def test_callgrind_file_without_summary_is_refused(tmp_path: Path) -> None:
     path = tmp_path / 'callgrind.out'
     path.write_text('events: Ir\n')
     with pytest.raises(ValueError, match='no summary'):
-        bi.cg_total(path)
+        callgrind.cg_total(path)
 
 def test_rbfly_of_another_checkout_is_refused(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

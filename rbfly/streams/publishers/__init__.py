@@ -2,9 +2,13 @@
 Publishers: the user-API objects that send messages to a stream.
 
 - :py:mod:`~rbfly.streams.publishers.base`: the state every publisher
-  shares (publishing ids, unconfirmed messages, their recovery, confirmation
-  timeouts) and the contract the client's parts drive it through
+  shares (publishing ids, unconfirmed messages, their recovery) and the
+  contract the client's parts drive it through
   (:py:class:`~rbfly.streams.publishers.base.PublisherControl`);
+- :py:mod:`~rbfly.streams.publishers.deadlines`: the confirmation timeouts
+  of a publisher's messages, a part each publisher holds;
+- :py:mod:`~rbfly.streams.publishers.listeners`: what a publisher tells
+  the application of its messages' outcomes (listeners, statuses);
 - :py:mod:`~rbfly.streams.publishers.options`: a publisher's options, one
   frozen record checked by the client;
 - :py:mod:`~rbfly.streams.publishers.awaited`: the publishers whose

@@ -32,13 +32,8 @@ from ...amqp import MessageCtx
 from ...types import AMQPAppProperties, AMQPBody
 from ..protocol._publish import SubEntryBatch
 from ..types import BloomFilterExtract
-from .base import (
-    ConfirmationStatus,
-    ConfirmListener,
-    ErrorListener,
-    PublisherTrait,
-    StatusListener,
-)
+from .base import PublisherTrait
+from .listeners import ConfirmationStatus, ConfirmListener, ErrorListener, StatusListener
 from .options import PublisherOptions
 from .pipelined import PublisherPipelined
 

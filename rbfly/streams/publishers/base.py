@@ -1,8 +1,10 @@
 """
 The state every publisher shares: publishing ids, the messages waiting for
-confirmation, sending them again on a new connection, confirmation
-timeouts, and how a publishing loop waits for a confirmation (see
-:py:mod:`rbfly.streams.publishers.awaited` for the publisher classes).
+confirmation, sending them again on a new connection, and how a publishing
+loop waits for a confirmation (see :py:mod:`rbfly.streams.publishers.awaited`
+for the publisher classes). A publisher holds its confirmation timeouts
+as a part (:py:mod:`rbfly.streams.publishers.deadlines`); what it tells the
+application is typed in :py:mod:`rbfly.streams.publishers.listeners`.
 
 Each message gets a publishing id one higher than the previous one. A
 publisher keeps every message until the broker confirms it. When the
@@ -16,11 +18,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses as dtc
 import logging
 import math
 import typing as tp
-from collections import deque
 from time import monotonic
 
 from ...amqp import MessageCtx
@@ -31,6 +31,8 @@ from ..protocol._publish import PublishEncoder
 from ..protocol.constants import ResponseCode
 from ..types import BloomFilterExtract
 from ._confirm import Confirmation, confirm, explicit_ids, track
+from .deadlines import ConfirmDeadlines
+from .listeners import ConfirmationStatus, ConfirmListener, ErrorListener, StatusListener
 from .options import DEFAULT_OPTIONS, PublisherOptions
 
 if tp.TYPE_CHECKING:
@@ -46,35 +48,6 @@ PROBE_CHECK = 16
 """
 Publish frames between two readings of the clock, while a publisher waits
 to time a confirmation again (see :py:meth:`PublisherTrait._send_frames`).
-"""
-
-ConfirmListener: tp.TypeAlias = tp.Callable[[tp.Sequence[int]], None]
-"""Called with the publishing ids of each group of confirmed messages."""
-
-ErrorListener: tp.TypeAlias = tp.Callable[[int, Exception], None]
-"""Called with the publishing id and the error of a rejected message."""
-
-@dtc.dataclass(frozen=True, slots=True)
-class ConfirmationStatus:
-    """
-    The outcome of one message of a pipelined publisher, as given to its
-    status listeners (see :py:meth:`~rbfly.streams.PublisherPipelined.add_listener`).
-
-    :ivar publishing_id: The message's publishing id.
-    :ivar message: The message, as sent.
-    :ivar confirmed: Whether the broker confirmed it.
-    :ivar error: Why not, when not confirmed (e.g.
-        :py:class:`~rbfly.streams.MessageRejected`).
-    """
-    publishing_id: int
-    message: tp.Any
-    confirmed: bool
-    error: Exception | None = None
-
-StatusListener: tp.TypeAlias = tp.Callable[[tp.Sequence[ConfirmationStatus]], None]
-"""
-Called with the outcome of each group of messages: those confirmed by one
-broker frame, or one failed message.
 """
 
 class PublisherHost(tp.Protocol):
@@ -186,10 +159,10 @@ class PublisherTrait:
         self._closed = False
         self.owner: Owner | None = None
         self.lifecycle = Lifecycle('publisher', stream)
-        # with confirm_timeout: when messages handed over fail if not
-        # confirmed, in order, and the timer of the first
-        self._deadlines: deque[tuple[float, tp.Iterable[int]]] = deque()
-        self._timer: asyncio.TimerHandle | None = None
+        # with confirm_timeout: when messages handed over fail if not confirmed
+        self._deadlines = ConfirmDeadlines(
+            self._unconfirmed, self._overdue, lambda: self._error is None,
+        )
         # when the last awaited confirmation came (see _confirmation)
         self._confirmed_at = -math.inf
         # the counters of the stream's publishers, and the confirmation
@@ -242,8 +215,7 @@ class PublisherTrait:
     def on_confirm(self, publishing_ids: tp.Sequence[int]) -> None:
         self._stats.confirmed += len(publishing_ids)
         self._released(confirm(self._unconfirmed, self._waiting, publishing_ids))
-        if self._deadlines:
-            self._prune()
+        self._deadlines.prune()
         if self._probe > 0 and self._probe not in self._unconfirmed:
             self._probed()
 
@@ -290,7 +262,7 @@ class PublisherTrait:
         """
 
     #
-    # confirmation timeout
+    # confirmation timeout (see ConfirmDeadlines)
     #
 
     def _deadline(self, ids: tp.Iterable[int]) -> None:
@@ -298,44 +270,12 @@ class PublisherTrait:
         Messages (their ids) were handed to the publisher just now: with a
         ``confirm_timeout``, they fail when not confirmed by then.
         """
-        timeout = self.confirm_timeout
-        if timeout is None:
-            return
-        loop = asyncio.get_running_loop()
-        self._deadlines.append((loop.time() + timeout, ids))
-        if self._timer is None:
-            self._timer = loop.call_at(self._deadlines[0][0], self._expire)
+        self._deadlines.add(ids, self.confirm_timeout)
 
-    def _expire(self) -> None:
-        """Fail the messages whose confirmation is overdue."""
-        self._timer = None
-        deadlines = self._deadlines
-        loop = asyncio.get_running_loop()
-        now = loop.time()
+    def _overdue(self, publishing_id: int) -> None:
+        """A message's confirmation is overdue: it fails."""
         timeout = tp.cast(float, self.confirm_timeout)
-        while deadlines and deadlines[0][0] <= now:
-            _, ids = deadlines.popleft()
-            for pid in ids:
-                if pid in self._unconfirmed:
-                    self._reject(pid, ConfirmTimeout(pid, self.stream, timeout))
-        self._prune()
-        # a rejection above may have armed the timer already (the pipelined
-        # publisher sends its buffer then): one timer, never two
-        if deadlines and self._error is None and self._timer is None:
-            self._timer = loop.call_at(deadlines[0][0], self._expire)
-
-    def _prune(self) -> None:
-        """Forget the deadlines of the oldest messages, once all confirmed."""
-        deadlines = self._deadlines
-        unconfirmed = self._unconfirmed
-        while deadlines and not any(pid in unconfirmed for pid in deadlines[0][1]):
-            deadlines.popleft()
-
-    def _stop_timer(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-        self._deadlines.clear()
+        self._reject(publishing_id, ConfirmTimeout(publishing_id, self.stream, timeout))
 
     def on_connection_lost(self, error: Exception) -> None:
         # unconfirmed messages wait for the reconnection; see restore
@@ -381,7 +321,7 @@ class PublisherTrait:
         self._error = error
         self._unconfirmed.clear()
         self._probe = min(self._probe, 0)
-        self._stop_timer()
+        self._deadlines.stop()
         self.lifecycle.move(ResourceState.CLOSED, str(error) or type(error).__name__, error)
         waiting = self._waiting
         self._waiting = {}
@@ -414,7 +354,7 @@ class PublisherTrait:
             self._error = PublisherError('publisher for stream {!r} is closed'.format(
                 self.stream,
             ))
-        self._stop_timer()
+        self._deadlines.stop()
 
     @property
     def unconfirmed(self) -> int:

@@ -23,13 +23,8 @@ from ..error import EnqueueTimeout
 from ..protocol._publish import SubEntryBatch
 from ._confirm import Confirmation, track
 from ._pipeline import PipelineState, message_size
-from .base import (
-    ConfirmationStatus,
-    ConfirmListener,
-    ErrorListener,
-    PublisherTrait,
-    StatusListener,
-)
+from .base import PublisherTrait
+from .listeners import ConfirmationStatus, ConfirmListener, ErrorListener, StatusListener
 from .options import PublisherOptions
 
 # the publishers' logger, as documented (doc/logging.rst)

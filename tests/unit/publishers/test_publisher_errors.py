@@ -122,7 +122,7 @@ async def test_confirm_timeout_bookkeeping() -> None:
     client = Client()
     publisher = Publisher(tp.cast(tp.Any, client), 'orders', 0, 'name', 0)
     publisher._deadline(range(1, 3))
-    assert not publisher._deadlines and publisher._timer is None  # no timeout set
+    assert not publisher._deadlines and not publisher._deadlines.armed  # no timeout set
 
     publisher.confirm_timeout = 0.05
     loop = asyncio.get_running_loop()
@@ -141,7 +141,7 @@ async def test_confirm_timeout_bookkeeping() -> None:
     assert isinstance(error, ConfirmTimeout)
     assert error.publishing_id == 3
     assert publisher._unconfirmed == {}
-    assert not publisher._deadlines and publisher._timer is None
+    assert not publisher._deadlines and not publisher._deadlines.armed
     assert client.counters.errored == 1
     assert futures[1].result() is None
 

@@ -1,0 +1,170 @@
+"""
+The reading side of the facade: the options its subscribe methods share,
+and the iterators they return.
+
+:py:class:`SubscribeArgs` types, once, the keyword arguments that
+:py:meth:`~rbfly.streams.StreamsClient.subscribe`,
+:py:meth:`~rbfly.streams.StreamsClient.subscribe_windows`,
+:py:meth:`~rbfly.streams.StreamsClient.subscribe_chunks` and their super
+stream siblings take alike (``**options: Unpack[SubscribeArgs]``): mypy
+and an editor check each name and type as if it were spelt out in each
+signature. A new option of a subscription is added here, described in
+:py:meth:`~rbfly.streams.StreamsClient.subscribe_chunks`, and read from
+the record the subscriptions part builds subscriptions with
+(:py:class:`~rbfly.streams.parts.subscribing.SubscribeOptions`; a test
+keeps the two lists equal).
+
+:py:class:`Consuming` receives the parts that read (offsets,
+subscriptions, super streams) and builds what a subscribe method returns:
+message bodies (or objects), windows, or chunks, of a stream or of every
+partition of a super stream.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import typing as tp
+from collections.abc import AsyncGenerator
+
+from .lifecycle import StateListener
+from .offset import Offset
+from .parts.offsets import Offsets
+from .parts.subscribing import (
+    ConsumerUpdateCallback,
+    DecodeErrorAction,
+    ResumeCallback,
+    SubscribeOptions,
+    Subscribing,
+)
+from .parts.superstreams import SuperStreams
+from .serializers import Codec, OnMismatch, Serializer, as_codec
+from .subscriptions._bodies import Bodies
+from .subscriptions.decoded import Decoded
+from .subscriptions.flow import FlowStrategy
+from .subscriptions.handoff import Holding
+from .subscriptions.subscription import Chunk
+from .subscriptions.tracking import OffsetTracker
+from .subscriptions.windows import Pace, WindowHolding, Windows, check_window
+from .types import MessageFilter
+
+class SubscribeArgs(tp.TypedDict, total=False):
+    """
+    The options of a subscription, as keyword arguments of the subscribe
+    methods of :py:class:`~rbfly.streams.StreamsClient`: each is
+    described, with its default, at
+    :py:meth:`~rbfly.streams.StreamsClient.subscribe_chunks`.
+    """
+    offset: Offset
+    filter: MessageFilter | None
+    timeout: float
+    amqp: bool
+    name: str | None
+    single_active: bool
+    consumer_update: ConsumerUpdateCallback | None
+    store_every: int
+    store_interval: float
+    credit: int | None
+    buffer_bytes: int | None
+    resume: ResumeCallback | None
+    on_state: StateListener | None
+    flow: FlowStrategy | None
+    stop_at_end: bool
+    on_decode_error: DecodeErrorAction
+
+SUBSCRIBE_NAMES: tp.Final = frozenset(SubscribeArgs.__annotations__)
+"""The names of the options of a subscription."""
+
+def subscribe_options(where: str, options: SubscribeArgs) -> SubscribeOptions:
+    """
+    The record of a subscription's options (an option not given has its
+    default there), refusing a name a subscription does not have, as
+    Python refused an unexpected keyword argument, and naming the closest.
+
+    :param where: The facade's method given the options, for the message
+        (``StreamsClient.<where>()``, as Python names it).
+    :raises TypeError: For an unknown option.
+    """
+    unknown = sorted(options.keys() - SUBSCRIBE_NAMES)
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], SUBSCRIBE_NAMES, 1)
+        raise TypeError('StreamsClient.{}() got an unexpected keyword argument {!r}{}'.format(
+            where, unknown[0], '; did you mean {!r}?'.format(close[0]) if close else '',
+        ))
+    return SubscribeOptions(**options)
+
+class Consuming:
+    """
+    What the facade's subscribe methods return, built from the parts that
+    read: each method names itself (``where``, for its errors), the stream
+    or super stream, and hands over its options.
+
+    Nothing is checked against the broker, or subscribed, before the first
+    iteration; bad options (a window's bounds, a serializer, tracking
+    without a name) raise at the call.
+    """
+    def __init__(
+            self, offsets: Offsets, subscribing: Subscribing, super_streams: SuperStreams,
+    ) -> None:
+        self._offsets = offsets
+        self._subscribing = subscribing
+        self._super_streams = super_streams
+
+    def bodies(
+            self, where: str, stream: str, super_stream: bool,
+            serializer: Serializer | Codec | None, on_mismatch: OnMismatch,
+            args: SubscribeArgs,
+    ) -> Bodies | Decoded:
+        """
+        The bodies of the messages, each set as the current message context
+        (compiled); with a tracker, a message counts as processed when the
+        next one is asked for, the last one at the end. With a serializer,
+        their objects.
+        """
+        options = subscribe_options(where, args)
+        codec = None if serializer is None else as_codec(serializer, on_mismatch)
+        tracker = self._tracker(options)
+        holding = Holding()
+        chunks = self.chunks(stream, super_stream, options, tracker, holding)
+        bodies = Bodies(chunks, tracker, holding)
+        if codec is not None:
+            return Decoded(bodies, codec, stream)
+        return bodies
+
+    def windows(
+            self, where: str, stream: str, super_stream: bool, max_messages: int,
+            max_wait: float | None, serializer: Serializer | Codec | None,
+            on_mismatch: OnMismatch, args: SubscribeArgs,
+    ) -> Windows:
+        """Windows of messages (see :py:mod:`rbfly.streams.subscriptions.windows`)."""
+        options = subscribe_options(where, args)
+        check_window(max_messages, max_wait)
+        codec = None if serializer is None else as_codec(serializer, on_mismatch)
+        tracker = self._tracker(options)
+        holding = WindowHolding()
+        pace = Pace()
+        chunks = self.chunks(stream, super_stream, options, tracker, holding, pace)
+        return Windows(chunks, tracker, holding, pace, max_messages, max_wait,
+                       codec=codec, stream=stream)
+
+    def chunks(
+            self, stream: str, super_stream: bool, options: SubscribeOptions,
+            tracker: OffsetTracker | None = None, holding: Holding | None = None,
+            pace: Pace | None = None,
+    ) -> AsyncGenerator[Chunk, None]:
+        """
+        The chunks of a stream, or of every partition of a super stream
+        (see :py:meth:`rbfly.streams.parts.subscribing.Subscribing.chunks`
+        for ``tracker``, ``holding`` and ``pace``, a message or window
+        iterator's).
+        """
+        if super_stream:
+            make = functools.partial(self._super_streams.subscriptions, stream, options)
+            return self._subscribing.chunks(make, options, tracker, holding, pace)
+        return self._subscribing.subscribe(stream, options, tracker, holding, pace)
+
+    def _tracker(self, options: SubscribeOptions) -> OffsetTracker | None:
+        """A message or window iterator's automatic offset tracker, if any."""
+        return self._offsets.tracker(options.name, options.store_every, options.store_interval)
+
+__all__ = ['SUBSCRIBE_NAMES', 'Consuming', 'SubscribeArgs', 'subscribe_options']
