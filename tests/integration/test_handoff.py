@@ -405,16 +405,24 @@ async def test_lost_connection_while_active(
     assert len(a_offsets) <= at_cut + 1
     assert min(o for who, _, o, _ in processed if who == 'B') <= max(a_offsets) + 1
 
-async def group_consumers(broker: str, stream: str) -> list[dict[str, tp.Any]]:
+async def group_consumers(
+        broker: str, stream: str, timeout: float | None = None,
+) -> list[dict[str, tp.Any]]:
     """
     The members of the test's group on a stream, as the broker lists them
     (none: the group does not exist).
+
+    :param timeout: Seconds the broker's CLI may take (``None``: no
+        limit). It starts an Erlang VM each time: on this 2-core machine
+        at a load of 20, ``rabbitmq-diagnostics ping`` took 53 s and one
+        listing more than 6 minutes.
+    :raises subprocess.TimeoutExpired: When it takes longer.
     """
     result = await asyncio.to_thread(
         subprocess.run,
         [SCRIPT, 'ctl', broker, 'rabbitmq-streams', '-q', 'list_stream_group_consumers',
          '--stream', stream, '--reference', GROUP, '--formatter', 'json'],
-        capture_output=True, text=True,
+        capture_output=True, text=True, timeout=timeout,
     )
     if result.returncode != 0 and 'group does not exist' in result.stdout + result.stderr:
         return []
@@ -436,7 +444,8 @@ async def explained(
         yield
     except Exception as ex:
         try:
-            group: object = await group_consumers(broker, stream)
+            # (bounded: the report is not worth a hung test)
+            group: object = await group_consumers(broker, stream, timeout=120)
         except Exception as group_ex:  # noqa: BLE001 - the report of a failure
             group = group_ex
         try:
