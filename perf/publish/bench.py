@@ -216,8 +216,11 @@ async def run_one(
         await runner.admin.check(target, case, runner.name)
         if frames is not None:
             counts = frames.take(target).as_json()
-            result['frames'] = counts
-            result['msg_per_frame'] = counts['msg_per_frame']
+            if counts['publish_frames']:
+                result['frames'] = counts
+                result['msg_per_frame'] = counts['msg_per_frame']
+            else:  # its connections did not go through the proxy (aiokafka, rstream's leader)
+                log('{}: no frames through the proxy, not counted'.format(runner.name))
         if chunks and isinstance(runner.admin, StreamAdmin | JavaStreamAdmin):
             n, messages = await stream_chunks(args_url(runner.admin), target)
             result['chunks'] = n

@@ -37,12 +37,14 @@ class Backoff:
         connections (down, restarting) is waited for as ``attempts`` says.
     :param stall_time: Seconds from the first of such losses in a row
         before the client may give up, however many ``stalls`` came
-        within them. A cluster electing a new stream leader drops the
+        within them (``stalls=0`` gives up at the first loss all the
+        same). A cluster electing a new stream leader drops the
         connections that ask about the stream meanwhile (RabbitMQ 4.0
         closes a connection whose publisher sequence query finds no
         leader), for seconds: short delays would use the stalls up within
         the election. With the default delays, the stalls take longer
-        than this anyway.
+        than this anyway. Each loss also takes one of the ``attempts``,
+        when those are limited: they may end recovery sooner.
     """
     initial: float = 0.1
     maximum: float = 30.0
@@ -61,7 +63,7 @@ class Backoff:
             raise ValueError('backoff attempts must be at least 1')
         if self.stalls is not None and self.stalls < 0:
             raise ValueError('backoff stalls must be at least 0')
-        if self.stall_time < 0:
+        if not self.stall_time >= 0:  # NaN too
             raise ValueError('backoff stall_time must be at least 0')
 
     def delays(self, rand: Callable[[], float] = random.random) -> Iterator[float]:
@@ -144,7 +146,7 @@ class Pace:
         stalled = self.stalled
         used_up = (
             limit is not None and stalled > limit
-            and now - self.stalled_since >= self.backoff.stall_time
+            and (limit == 0 or now - self.stalled_since >= self.backoff.stall_time)
         )
         delay = None if used_up else self.failed(now)
         if delay is None:

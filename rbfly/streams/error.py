@@ -233,11 +233,11 @@ class ConnectionLost(StreamsError):
 class RecoveryStalled(ConnectionLost):
     """
     The client gave up restoring publishers and subscriptions: each of the
-    last connections (as many as the reconnection backoff's ``stalls``)
-    was lost before any progress, no confirmation, no chunk (a broker or
-    proxy that drops every connection after its handshake, or a chunk the
-    client refuses for good). The text names the last loss, also the
-    exception's ``__cause__``.
+    last connections (more than the reconnection backoff's ``stalls``,
+    over at least its ``stall_time``) was lost before any progress, no
+    confirmation, no chunk (a broker or proxy that drops every connection
+    after its handshake, or a chunk the client refuses for good). The text
+    names the last loss, also the exception's ``__cause__``.
     """
 
 

@@ -16,6 +16,8 @@ import collections
 import contextlib
 import json
 import logging
+import os
+import signal
 import subprocess
 import typing as tp
 import uuid
@@ -205,7 +207,7 @@ async def stop(members: tp.Sequence[Member]) -> None:
     for task in tasks:
         task.cancel()
     if tasks:
-        await asyncio.wait(tasks)
+        await asyncio.wait(tasks, timeout=WAIT)
 
 async def publish_until(
         client: StreamsClient, super_stream: str, stop: asyncio.Event,
@@ -419,15 +421,32 @@ async def group_consumers(
     :raises subprocess.TimeoutExpired: When it takes longer.
     """
     result = await asyncio.to_thread(
-        subprocess.run,
-        [SCRIPT, 'ctl', broker, 'rabbitmq-streams', '-q', 'list_stream_group_consumers',
-         '--stream', stream, '--reference', GROUP, '--formatter', 'json'],
-        capture_output=True, text=True, timeout=timeout,
+        run_group, [SCRIPT, 'ctl', broker, 'rabbitmq-streams', '-q', 'list_stream_group_consumers',
+                    '--stream', stream, '--reference', GROUP, '--formatter', 'json'],
+        timeout,
     )
     if result.returncode != 0 and 'group does not exist' in result.stdout + result.stderr:
         return []
     result.check_returncode()
     return tp.cast(list[dict[str, tp.Any]], json.loads(result.stdout))
+
+def run_group(cmd: list[str], timeout: float | None) -> subprocess.CompletedProcess[str]:
+    """
+    Run a command in a process group of its own, killed whole when it
+    takes longer than ``timeout`` (the broker's CLI is a script starting
+    an Erlang VM: killing the script alone leaves the VM running).
+    """
+    with subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            start_new_session=True,
+    ) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 @contextlib.asynccontextmanager
 async def explained(

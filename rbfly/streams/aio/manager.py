@@ -176,7 +176,7 @@ class ConnectionManager(tp.Generic[P, S]):
         """
         Pace the next connection by the lost one's progress; give up, with
         :py:class:`~rbfly.streams.error.RecoveryStalled`, after the
-        backoff's stalls (or attempts).
+        backoff's stalls over its stall time (or its attempts).
         """
         if protocol.progressed or self._age() >= STABLE:
             self._pace.progressed()

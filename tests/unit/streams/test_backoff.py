@@ -76,6 +76,16 @@ def test_pace_stall_time() -> None:
     assert [pace.stall(t) for t in (300, 301, 302)] == [1, 1, 1]
     assert pace.stall(330) is None
 
+def test_pace_no_stalls_gives_up_at_once() -> None:
+    """``stalls=0`` gives up at the first stall, whatever the stall time."""
+    pace = Pace(Backoff(initial=1, maximum=1, jitter=0, stalls=0))
+    assert pace.stall(0) is None
+
+def test_stall_time_nan_refused() -> None:
+    """A stall time of NaN (never reached, never giving up) is refused."""
+    with pytest.raises(ValueError):
+        Backoff(stall_time=float('nan'))
+
 def test_pace_gives_up_after_attempts() -> None:
     """The backoff's attempts used up: given up too."""
     pace = Pace(Backoff(initial=1, maximum=1, jitter=0, attempts=2, stalls=None))

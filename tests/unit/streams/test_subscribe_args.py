@@ -119,9 +119,10 @@ bad = client.subscribe_chunks('s', ofset=Offset.FIRST)
 wrong = client.subscribe_windows('s', store_every='10')
 '''
 
-def test_mypy_checks_options(tmp_path: Path) -> None:
+def test_mypy_checks_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """mypy --strict refuses a misspelt option and a wrongly typed one, and only those."""
     api = pytest.importorskip('mypy.api')
+    monkeypatch.chdir(ROOT)  # the checkout's rbfly, wherever pytest runs
     source = tmp_path / 'snippet.py'
     source.write_text(SNIPPET)
     out, err, status = api.run([
