@@ -10,13 +10,28 @@ leader on the node of the stream coordinator's Raft leader, and on another
 node.
 
 What the client goes through (RabbitMQ 4.0.5): the broker sends a
-MetadataUpdate (code 6, stream not available) at once; for a while (up to
-about 0.5 s with the coordinator's node, often about 10 ms without) Metadata
-answers OK with no leader (reference 65535); Subscribe on a replica that
-restarts answers STREAM_NOT_AVAILABLE; QueryPublisherSequence (and Subscribe)
-may crash the connection (osiris fetch_writer_seq(undefined, ...), nodedown
-in query_writers, noproc in get_reader_context); messages sent under the old
-publisher id come back as "publisher does not exist" (code 18).
+MetadataUpdate (code 6, stream not available) at once; for a while (about
+0.5 s with the coordinator's node, often about 10 ms without, but 5 s in 3
+of about 80 kills with the coordinator's node: the new coordinator's stop
+of the dead member failed, nodedown, and its next try came 5.0 s
+later) Metadata answers OK with no leader (reference 65535); Subscribe on a
+replica that restarts answers STREAM_NOT_AVAILABLE; QueryPublisherSequence
+(and Subscribe) may crash the connection (osiris fetch_writer_seq(undefined,
+...), nodedown in query_writers, noproc in get_reader_context); messages
+sent under the old publisher id come back as "publisher does not exist"
+(code 18).
+
+A named publisher's connection is then dropped at each declaration, for
+those 5 s (the node's log: rabbit_stream_reader crashed in
+handle_frame_post_auth on QueryPublisherSequence, in
+osiris:fetch_writer_seq(undefined, <<"failover">>) or nodedown in
+query_writers). With the tests' short delays (``FAST``), ten such stalls
+in a row take about 3 s: the client gave up with RecoveryStalled (CI; 1
+of 14 runs of the two publisher tests with the coordinator's node here,
+given up 2.8 s after the kill) until
+:py:attr:`rbfly.streams.Backoff.stall_time` kept it trying for 30 s (10
+runs of the cluster tests passed, two of them through such 5 s, with 15
+and 17 connections dropped).
 """
 
 import asyncio
