@@ -36,6 +36,8 @@ from rbfly.streams.error import (
 )
 from rbfly.testing import FakeBroker
 
+from .conftest import Opened
+
 @pytest.fixture(params=['rabbitmq', 'fake'])
 async def broker_url(request: pytest.FixtureRequest) -> AsyncIterator[str]:
     """RabbitMQ 4.3, then the fake broker."""
@@ -184,12 +186,13 @@ async def test_offset_last_and_next(client: StreamsClient, stream: str) -> None:
     assert 5 <= start and last == [(i, 'b{}'.format(i - 5)) for i in range(start, 10)]
 
     got: list[tuple[int, object]] = []
+    opened = Opened()
 
     async def consume() -> None:
-        got.extend(await read(client, stream, 2, Offset.NEXT))
+        got.extend(await read(client, stream, 2, Offset.NEXT, on_state=opened))
 
     task = asyncio.create_task(consume())
-    await asyncio.sleep(0.5)  # subscribed; nothing old is delivered
+    await opened.wait()  # subscribed: nothing old is delivered, the new is
     await publish(client, stream, ['n0', 'n1'])
     await asyncio.wait_for(task, 10)
     assert got == [(10, 'n0'), (11, 'n1')]
