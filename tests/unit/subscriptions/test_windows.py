@@ -127,6 +127,38 @@ def test_bad_bounds() -> None:
     with pytest.raises(ValueError, match='max_wait'):
         Windows(gen([]), None, WindowHolding(), Pace(), 1, -1)
 
+async def test_pace_bound_of_the_wait() -> None:
+    """
+    A wait that timed out ended at the idle timeout only when that bound
+    came first as the wait was computed, whatever the clock reads after:
+    a timer may fire before the loop's clock reaches its time (uvloop's
+    count whole milliseconds), and a getmany cancelled meanwhile clears
+    the deadline.
+    """
+    now = asyncio.get_running_loop().time()
+    pace = Pace()
+    pace.start(None)
+    pace.deadline = now + 10
+    wait = pace.wait()
+    assert wait is not None and 9 < wait <= 10
+    assert not pace.idle()  # the deadline, the clock short of it
+    pace.deadline = None
+    assert not pace.idle()
+    assert pace.wait() is None  # no bound: no timeout
+
+    pace = Pace()
+    pace.start(5)  # an idle timeout before the deadline
+    pace.deadline = now + 10
+    wait = pace.wait()
+    assert wait is not None and wait <= 5
+    assert pace.idle()
+    pace.deadline = now + 1  # now the deadline first
+    pace.wait()
+    assert not pace.idle()
+    pace.deadline = None  # the idle timeout alone
+    pace.wait()
+    assert pace.idle()
+
 def test_from_end() -> None:
     assert Offset.from_end(0).value == 0
     assert str(Offset.from_end(7)) == 'offset=from_end(7)'
