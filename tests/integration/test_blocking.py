@@ -33,6 +33,8 @@ from rbfly.streams import (
     CreditWhenProcessed,
     Offset,
     RequestTimeout,
+    ResourceState,
+    StateChange,
 )
 from rbfly.streams.blocking import (
     BlockingCallInLoop,
@@ -156,11 +158,20 @@ def test_offset_last(blocking: BlockingClient, stream: str) -> None:
 
 def test_offset_next(blocking: BlockingClient, stream: str) -> None:
     """``NEXT`` waits for new messages; a wait that times out loses none."""
+    opened = threading.Event()  # (the listener is called on the client's loop)
+
+    def on_state(change: StateChange) -> None:
+        if change.state is ResourceState.OPEN:
+            opened.set()
+
     with blocking.publisher(stream) as pub:
         pub.send_batch(['old0', 'old1'])
-        with blocking.subscribe(stream, offset=Offset.NEXT) as records:
+        with blocking.subscribe(stream, offset=Offset.NEXT, on_state=on_state) as records:
             with pytest.raises(TimeoutError):
                 records.next(timeout=0.5)
+            # the broker takes NEXT as the end when it answers the Subscribe
+            # (the first next() sent it; it may come after 0.5 s)
+            assert opened.wait(30)
             pub.send_batch(['n0', 'n1'])
             got = [records.next(timeout=10) for _ in range(2)]
     assert [(r.offset, r.body) for r in got] == [(2, 'n0'), (3, 'n1')]
