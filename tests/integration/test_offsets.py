@@ -81,7 +81,7 @@ async def test_offset_reference(client: StreamsClient, stream: str) -> None:
     assert await client.query_offset(stream, 'reader-1') == 5
     assert await first(client, stream, Offset.reference('reader-1')) == (6, 6)
     await client.write_offset(stream, 'reader-1', 12)
-    await asyncio.sleep(0.3)
+    await stored(client, stream, 'reader-1', 12)  # (not 0.3 s: no answer to wait for)
     assert await first(client, stream, Offset.reference('reader-1')) == (13, 13)
 
 async def stored(client: StreamsClient, stream: str, reference: str, value: int) -> None:
