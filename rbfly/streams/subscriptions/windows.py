@@ -221,8 +221,10 @@ class Windows:
         self._handed: list[Segment] = []
         self._filling: list[Segment] = []
         self._error: BaseException | None = None
-        # the fetch of the next chunk, kept over a cancelled getmany
+        # the fetch of the next chunk, kept over a cancelled getmany; a
+        # chunk it fetched that a hand-off cut before it was taken
         self._pending: asyncio.Future[Chunk] | None = None
+        self._dropped: Chunk | None = None
         self._ended = False
         self._closed = False
         holding.cut = weakref.WeakMethod(self._cut)
@@ -371,6 +373,9 @@ class Windows:
                 self._error = ex
                 return None
             self._pending = None
+            if chunk is self._dropped:  # cut before it was taken: the next consumer's
+                self._dropped = None
+                continue
             if chunk:
                 return chunk
             deadline = self._pace.deadline
@@ -415,6 +420,17 @@ class Windows:
             if c.stream == stream and start < end:
                 filling[i] = (c, start, start)
                 _release(c, start, end, cut=True)
+        # a chunk fetched and not taken yet: out of the subscription's
+        # buffer (which the hand-off emptied) and not in the window either,
+        # while the call waiting for the fetch has not resumed (or was
+        # cancelled); taken after the hand-off, it was processed twice
+        pending = self._pending
+        if pending is not None and pending.done() and not pending.cancelled() \
+                and pending.exception() is None:
+            fetched = pending.result()
+            if fetched and fetched.stream == stream:
+                self._dropped = fetched
+                _release(fetched, 0, len(fetched), cut=True)
 
     async def commit(self) -> None:
         """

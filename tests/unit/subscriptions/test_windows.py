@@ -218,6 +218,27 @@ async def test_cancelled_getmany_goes_on() -> None:
     with pytest.raises(StopAsyncIteration):
         await w.getmany()
 
+async def test_cut_chunk_fetched_not_taken() -> None:
+    """
+    A hand-off's cut drops a chunk of its stream already fetched and not
+    taken into a window yet (the fetch of a cancelled getmany, or one
+    whose call has not resumed): the next consumer processes it, not this one.
+    """
+    queue: asyncio.Queue[Chunk | None] = asyncio.Queue()
+    w = Windows(queued(queue), None, WindowHolding(), Pace(), 10, None)
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.01):
+            await w.getmany()  # its fetch waits on
+    queue.put_nowait(chunk('a', 0, 3))
+    pending = w._pending
+    assert pending is not None
+    await asyncio.wait((pending,))  # fetched, not taken
+    w._cut('a')
+    w._cut('b')  # (of another stream: kept)
+    queue.put_nowait(chunk('b', 0, 2))
+    queue.put_nowait(None)
+    assert offsets(await w.getmany()) == [0, 1]  # of 'b' only
+
 async def test_aclose_after_cancelled_getmany() -> None:
     """Closing with a cancelled call's fetch pending ends the fetch and the generator."""
     queue: asyncio.Queue[Chunk | None] = asyncio.Queue()
