@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from rbfly.streams import Offset, StreamsClient, streams_client
+from rbfly.streams import Offset, ResourceState, StateChange, StreamsClient, streams_client
 from rbfly.streams.backoff import Backoff
 
 from ..missing import missing
@@ -156,3 +156,23 @@ async def proxied(
         yield c
     finally:
         await c.disconnect()
+
+class Opened:
+    """
+    A subscription's state listener (its ``on_state``): :py:meth:`wait`
+    returns once the broker answered its Subscribe. A subscription at
+    ``Offset.NEXT`` starts where the stream ends when the broker gets that
+    command, so a test publishes what it must receive after this, never
+    after a sleep (0.5 s was not always enough on a loaded machine).
+    """
+    def __init__(self) -> None:
+        self._event = asyncio.Event()
+
+    def __call__(self, change: StateChange) -> None:
+        if change.state is ResourceState.OPEN:
+            self._event.set()
+
+    async def wait(self) -> None:
+        """Wait until the subscription is open (30 s at most)."""
+        async with asyncio.timeout(30):
+            await self._event.wait()

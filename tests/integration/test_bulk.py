@@ -26,6 +26,8 @@ from rbfly.streams import (
 )
 from rbfly.streams.error import NoOffset
 
+from .conftest import Opened
+
 WAIT = 30  # seconds any step may take at most
 
 async def read(client: StreamsClient, stream: str, count: int, amqp: bool = True) -> list[object]:
@@ -164,7 +166,12 @@ async def test_windows_wait(client: StreamsClient, stream: str) -> None:
     windows = client.subscribe_windows(stream, offset=Offset.FIRST, max_messages=1000,
                                        max_wait=0.05)
     async with asyncio.timeout(WAIT), windows:
-        assert [m.body for m in await anext(windows)] == ['0', '1', '2', '3', '4']
+        # (the broker may write the batch of 5 as more than one chunk, and
+        # send them further apart than max_wait)
+        first: list[object] = []
+        while len(first) < 5:
+            first.extend(m.body for m in await anext(windows))
+        assert first == ['0', '1', '2', '3', '4']
         assert await windows.getmany(max_wait=0.05) == []
         assert await windows.getmany(max_wait=0) == []
         waiting = asyncio.ensure_future(anext(windows))
@@ -333,8 +340,11 @@ async def test_windows_serializer(client: StreamsClient, stream: str) -> None:
         await plain.send('plain')
     got: list[tuple[int, object]] = []
     async with asyncio.timeout(WAIT):
+        # (until full: the 3 messages are 3 chunks, and the first window's
+        # max_wait counts the Subscribe's round trip too)
         async with client.subscribe_windows(
-                stream, offset=Offset.FIRST, max_messages=3, serializer=json) as windows:
+                stream, offset=Offset.FIRST, max_messages=3, max_wait=None,
+                serializer=json) as windows:
             got.extend((m.stream_offset, m.body) for m in await windows.getmany())
     assert got == [(i, {'n': i}) for i in range(3)]
     with pytest.raises(ContentTypeMismatch):
@@ -380,11 +390,16 @@ async def test_windows_getmany_timeout(client: StreamsClient, stream: str) -> No
     ``asyncio.timeout`` around getmany: the timeout ends nothing; the
     next call gets what came meanwhile.
     """
+    opened = Opened()
     async with asyncio.timeout(WAIT):
-        async with client.subscribe_windows(stream, max_messages=2, max_wait=None) as windows:
+        async with client.subscribe_windows(stream, max_messages=2, max_wait=None,
+                                            on_state=opened) as windows:
             with pytest.raises(TimeoutError):
                 async with asyncio.timeout(0.2):
                     await windows.getmany()
+            # (the cancelled call's fetch subscribes, at NEXT: the end when
+            # the broker answers, which may be after 0.2 s)
+            await opened.wait()
             async with client.publisher(stream) as pub:
                 await pub.send_many(['a', 'b'])
             assert [m.body for m in await windows.getmany()] == ['a', 'b']

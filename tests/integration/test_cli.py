@@ -355,8 +355,16 @@ def test_publish_interrupted(url43: str, name: str) -> None:
     """
     rbfly = [sys.executable, '-m', 'rbfly', '--url', url43]
     subprocess.run([*rbfly, 'stream', 'create', name], check=True, cwd=ROOT)
-    publisher = subprocess.Popen([*rbfly, 'publish', name], stdin=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, cwd=ROOT)
+    # SIGINT's default action in the child, as a terminal's: a test run
+    # started with SIGINT ignored (nohup, a shell's background job) passes
+    # that on, and the publisher ignored the signal (3 hangs of 3 so); a
+    # handler of this process is reset to the default in the child
+    interrupt = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        publisher = subprocess.Popen([*rbfly, 'publish', name], stdin=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, cwd=ROOT)
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_DFL if interrupt is None else interrupt)
     assert publisher.stdin is not None
     try:
         publisher.stdin.write(b'first\n')

@@ -53,10 +53,18 @@ def _required(name: str) -> str:
         pytest.fail('{} is not set (run: eval "$(scripts/brokers.sh env)")'.format(name))
     return value
 
-def _run(command: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+def _run(
+        command: list[str], env: dict[str, str], interpreters: int = 1,
+) -> subprocess.CompletedProcess[str]:
+    """
+    Run a command, a hang ending it after :py:data:`TIMEOUT` seconds per
+    Python interpreter it starts: an interpreter importing rbfly took 6
+    to 8 s to start at a load of 17-20 on 2 cores, and the shell example's
+    four took more than 30 s together once.
+    """
     return subprocess.run(
-        command, env=env, cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT,
-        check=False,
+        command, env=env, cwd=ROOT, capture_output=True, text=True,
+        timeout=TIMEOUT * interpreters, check=False,
     )
 
 def _example(name: str, **env: str) -> str:
@@ -192,7 +200,7 @@ def test_tls_client_certificate(url4: str) -> None:
 
 def test_cli_pipeline(url: str) -> None:
     done = _run(['bash', str(EXAMPLES / 'cli_pipeline.sh')],
-                _env(RBFLY_URL=url, PYTHON=sys.executable))
+                _env(RBFLY_URL=url, PYTHON=sys.executable), interpreters=4)
     assert done.returncode == 0, done.stdout + done.stderr
     assert done.stdout.splitlines()[-1].startswith('ok: 1000 lines piped'), done.stdout
 

@@ -25,6 +25,7 @@ from rbfly.streams.aio.connection import StreamsProtocol
 from rbfly.streams.error import AuthenticationFailure
 from rbfly.testing import own_connection
 
+from .conftest import Opened
 from .proxy import Proxy
 
 async def fill(client: StreamsClient, stream: str, n: int, per_batch: int = 10) -> None:
@@ -288,12 +289,14 @@ async def test_disconnect_ends_waiting_subscriber(any_url: str, stream: str) -> 
     client = streams_client(any_url)
     await client.create_stream(stream)
 
+    opened = Opened()
+
     async def consume() -> None:
-        async for _ in client.subscribe(stream, offset=Offset.NEXT):
+        async for _ in client.subscribe(stream, offset=Offset.NEXT, on_state=opened):
             pass
 
     task = asyncio.create_task(consume())
-    await asyncio.sleep(0.3)
+    await opened.wait()  # waiting for messages (not 0.3 s: maybe still subscribing)
     await client.disconnect()
     with pytest.raises(ConnectionLost, match='disconnected'):
         await asyncio.wait_for(task, 5)

@@ -10,14 +10,18 @@ import pytest
 from rbfly.streams import Offset, PublisherBatchFast, StreamsClient, get_message_ctx
 from rbfly.streams.error import NoOffset
 
+from .conftest import Opened
+
 async def publish(client: StreamsClient, stream: str, values: range) -> None:
     async with client.publisher(stream, cls=PublisherBatchFast) as publisher:
         for i in values:
             publisher.batch(i)
         await publisher.flush()
 
-async def first(client: StreamsClient, stream: str, offset: Offset) -> tuple[int, object]:
-    async for body in client.subscribe(stream, offset=offset, timeout=5):
+async def first(
+        client: StreamsClient, stream: str, offset: Offset, opened: Opened | None = None,
+) -> tuple[int, object]:
+    async for body in client.subscribe(stream, offset=offset, timeout=5, on_state=opened):
         return get_message_ctx().stream_offset, body
     raise AssertionError('no message')
 
@@ -38,13 +42,14 @@ async def test_offset_last(client: StreamsClient, stream: str) -> None:
 async def test_offset_next(client: StreamsClient, stream: str) -> None:
     """NEXT receives only messages published after subscribing."""
     await publish(client, stream, range(10))
+    opened = Opened()
 
     async def later() -> None:
-        await asyncio.sleep(0.5)
+        await opened.wait()  # (the broker takes NEXT as the end when subscribed)
         await publish(client, stream, range(10, 11))
 
     task = asyncio.create_task(later())
-    assert await first(client, stream, Offset.NEXT) == (10, 10)
+    assert await first(client, stream, Offset.NEXT, opened) == (10, 10)
     await task
 
 async def test_offset_timestamp(client: StreamsClient, stream: str) -> None:
@@ -76,7 +81,7 @@ async def test_offset_reference(client: StreamsClient, stream: str) -> None:
     assert await client.query_offset(stream, 'reader-1') == 5
     assert await first(client, stream, Offset.reference('reader-1')) == (6, 6)
     await client.write_offset(stream, 'reader-1', 12)
-    await asyncio.sleep(0.3)
+    await stored(client, stream, 'reader-1', 12)  # (not 0.3 s: no answer to wait for)
     assert await first(client, stream, Offset.reference('reader-1')) == (13, 13)
 
 async def stored(client: StreamsClient, stream: str, reference: str, value: int) -> None:

@@ -285,7 +285,13 @@ async def test_cut_while_declaring(proxied: StreamsClient, proxy: Proxy, stream:
                 await publisher.send(i)
 
     task = asyncio.create_task(publish())
-    await asyncio.sleep(0.3)  # the declaration waits for its answer
+    # the declaration sent, its answer held (0.3 s was not always enough on
+    # a loaded machine: the cut then came first, and the hold caught the
+    # declaration on the new connection, never released); polled, the
+    # proxy has no event for it
+    async with asyncio.timeout(30):
+        while not proxy.holding:  # noqa: ASYNC110
+            await asyncio.sleep(0.01)
     assert not task.done()
     assert proxy.cut() == 1
     proxy.release()

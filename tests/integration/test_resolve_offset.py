@@ -23,14 +23,18 @@ from rbfly.streams import (
 )
 from rbfly.streams.error import StreamDoesNotExist
 
+from .conftest import Opened
+
 def kind(message: MessageCtx) -> str:
     """Filter value of a message: the first letter of its body."""
     return tp.cast(str, message.body)[0]
 
-async def first_offset(client: StreamsClient, stream: str, offset: Offset) -> int:
+async def first_offset(
+        client: StreamsClient, stream: str, offset: Offset, opened: Opened | None = None,
+) -> int:
     """Offset of the first message a subscription with ``offset`` receives."""
     async with asyncio.timeout(30):
-        async for _ in client.subscribe(stream, offset=offset):
+        async for _ in client.subscribe(stream, offset=offset, on_state=opened):
             return get_message_ctx().stream_offset
     raise AssertionError('the subscription ended')
 
@@ -84,8 +88,9 @@ async def test_resolve_offset(url43: str, stream: str) -> None:
         # the end of the stream: the offset the next message gets
         end = await client.resolve_offset(stream, Offset.NEXT)
         assert end == 31
-        sub = asyncio.create_task(first_offset(client, stream, Offset.NEXT))
-        await asyncio.sleep(0.5)  # subscribed
+        opened = Opened()
+        sub = asyncio.create_task(first_offset(client, stream, Offset.NEXT, opened))
+        await opened.wait()  # subscribed (at the end as of then)
         async with client.publisher(stream) as publisher:
             await publisher.send('3-0')
         assert await sub == end

@@ -27,6 +27,7 @@ from rbfly.streams import (
 from rbfly.streams.backoff import Backoff
 from rbfly.streams.error import NoOffset, StreamDoesNotExist
 from rbfly.streams.publishers.superstream import hash_partition
+from rbfly.streams.subscriptions.handoff import ConsumerUpdateContext
 
 from .proxy import Proxy
 
@@ -170,18 +171,45 @@ async def test_single_active_consumers_share_partitions(
     other = streams_client(url4)
     received: dict[str, list[tuple[str, str]]] = {'a': [], 'b': []}
     total = 300
+    # partitions each consumer was made active on (the broker answered)
+    active: dict[str, set[str]] = {'a': set(), 'b': set()}
+    moved = asyncio.Event()
+
+    publishing = False
+
+    def update(who: str) -> tp.Callable[[ConsumerUpdateContext], Offset | None]:
+        def updated(context: ConsumerUpdateContext) -> Offset | None:
+            (active[who].add if context.active else active[who].discard)(context.stream)
+            moved.set()
+            # the partitions are empty until both consumers are active: one
+            # made active before starts at the first message, whenever the
+            # broker gets the answer (NEXT would be the end as of then, maybe
+            # after messages published meanwhile); after, at the end (NEXT)
+            return None if publishing else Offset.FIRST
+        return updated
+
+    async def until(condition: tp.Callable[[], bool]) -> None:
+        async with asyncio.timeout(30):
+            while not condition():
+                moved.clear()
+                await moved.wait()
 
     async def consume(c: StreamsClient, who: str) -> None:
         async for chunk in c.subscribe_super_stream_chunks(
-                super_stream, name='group', single_active=True, offset=Offset.NEXT):
+                super_stream, name='group', single_active=True, offset=Offset.NEXT,
+                consumer_update=update(who)):
             received[who].extend((chunk.stream, tp.cast(str, m.body)) for m in chunk)
             if len(received['a']) + len(received['b']) >= total:
                 return
 
     tasks = [asyncio.create_task(consume(client, 'a'))]
-    await asyncio.sleep(1)
+    # the broker makes the first consumer active on every partition, then
+    # moves one to the second (the first steps down before), not within
+    # a given time on a loaded machine
+    await until(lambda: len(active['a']) == 3)
     tasks.append(asyncio.create_task(consume(other, 'b')))
-    await asyncio.sleep(2)  # the broker moves a partition to the second consumer
+    await until(lambda: bool(active['b']))
+    publishing = True
     try:
         async with client.super_stream_publisher(
                 super_stream, _key, cls=PublisherBatchFast) as publisher:

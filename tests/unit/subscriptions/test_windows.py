@@ -127,6 +127,38 @@ def test_bad_bounds() -> None:
     with pytest.raises(ValueError, match='max_wait'):
         Windows(gen([]), None, WindowHolding(), Pace(), 1, -1)
 
+async def test_pace_bound_of_the_wait() -> None:
+    """
+    A wait that timed out ended at the idle timeout only when that bound
+    came first as the wait was computed, whatever the clock reads after:
+    a timer may fire before the loop's clock reaches its time (uvloop's
+    count whole milliseconds), and a getmany cancelled meanwhile clears
+    the deadline.
+    """
+    now = asyncio.get_running_loop().time()
+    pace = Pace()
+    pace.start(None)
+    pace.deadline = now + 10
+    wait = pace.wait()
+    assert wait is not None and 9 < wait <= 10
+    assert not pace.idle()  # the deadline, the clock short of it
+    pace.deadline = None
+    assert not pace.idle()
+    assert pace.wait() is None  # no bound: no timeout
+
+    pace = Pace()
+    pace.start(5)  # an idle timeout before the deadline
+    pace.deadline = now + 10
+    wait = pace.wait()
+    assert wait is not None and wait <= 5
+    assert pace.idle()
+    pace.deadline = now + 1  # now the deadline first
+    pace.wait()
+    assert not pace.idle()
+    pace.deadline = None  # the idle timeout alone
+    pace.wait()
+    assert pace.idle()
+
 def test_from_end() -> None:
     assert Offset.from_end(0).value == 0
     assert str(Offset.from_end(7)) == 'offset=from_end(7)'
@@ -185,6 +217,27 @@ async def test_cancelled_getmany_goes_on() -> None:
         await w.getmany()
     with pytest.raises(StopAsyncIteration):
         await w.getmany()
+
+async def test_cut_chunk_fetched_not_taken() -> None:
+    """
+    A hand-off's cut drops a chunk of its stream already fetched and not
+    taken into a window yet (the fetch of a cancelled getmany, or one
+    whose call has not resumed): the next consumer processes it, not this one.
+    """
+    queue: asyncio.Queue[Chunk | None] = asyncio.Queue()
+    w = Windows(queued(queue), None, WindowHolding(), Pace(), 10, None)
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.01):
+            await w.getmany()  # its fetch waits on
+    queue.put_nowait(chunk('a', 0, 3))
+    pending = w._pending
+    assert pending is not None
+    await asyncio.wait((pending,))  # fetched, not taken
+    w._cut('a')
+    w._cut('b')  # (of another stream: kept)
+    queue.put_nowait(chunk('b', 0, 2))
+    queue.put_nowait(None)
+    assert offsets(await w.getmany()) == [0, 1]  # of 'b' only
 
 async def test_aclose_after_cancelled_getmany() -> None:
     """Closing with a cancelled call's fetch pending ends the fetch and the generator."""
