@@ -24,13 +24,13 @@ spent 33 us of CPU per confirmed message, most of it here.
 from collections import deque
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from cpython.long cimport PyLong_FromUnsignedLongLong
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.stdint cimport uint16_t, uint32_t
 from libc.string cimport memcpy
 
 from ..._wire._buffer cimport rbfly_load_u16, rbfly_load_u32, rbfly_load_u64
+from ._ids cimport id_int
 
 from ...error import FrameDecodeError
 from .commands import Deliver, DeliverV2, Heartbeat, PublishConfirm
@@ -194,7 +194,7 @@ def decode_hot(frame: memoryview) -> Deliver | DeliverV2 | Heartbeat | PublishCo
             return None
         ids = PyTuple_New(count)
         for i in range(count):
-            pid = PyLong_FromUnsignedLongLong(rbfly_load_u64(p + 9 + 8 * i))
+            pid = id_int(rbfly_load_u64(p + 9 + 8 * i))
             Py_INCREF(pid)  # PyTuple_SET_ITEM steals the reference
             PyTuple_SET_ITEM(ids, i, pid)
         return PublishConfirm(p[4], ids)

@@ -13,10 +13,10 @@ uvloop, RabbitMQ 3.10); here the loops run in C.
 
 from cpython.dict cimport PyDict_SetItem
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
-from cpython.long cimport PyLong_FromUnsignedLongLong
 from libc.stdint cimport uint64_t
 
 from ...amqp._message cimport MessageCtx
+from ..protocol._ids cimport id_int
 from ..protocol._size cimport body_size
 
 cdef class Confirmation:
@@ -96,7 +96,7 @@ def track(
         raise ValueError('{} ids for {} messages'.format(len(ids), n))
     for i in range(n):
         if ids is None:
-            pid = PyLong_FromUnsignedLongLong(first + <uint64_t>i)
+            pid = id_int(first + <uint64_t>i)
         else:
             pid = <object>PyList_GET_ITEM(ids, i)
         m = <object>PyList_GET_ITEM(messages, i)
