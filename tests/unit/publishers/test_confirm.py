@@ -4,6 +4,7 @@ awaitable that is done at once (rbfly.streams.aio._ready), without a broker.
 """
 
 import asyncio
+import typing as tp
 
 import pytest
 
@@ -130,7 +131,7 @@ async def test_confirm_sees_a_wait_added_by_a_confirmation() -> None:
     """
     future = asyncio.get_running_loop().create_future()
     later = Confirmation(future, 1)
-    waiting: dict[int, object] = {}
+    waiting: dict[int, tp.Any] = {}  # confirm() takes any object with confirm()
 
     class Adds:
         def confirm(self) -> None:
