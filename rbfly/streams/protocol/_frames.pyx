@@ -24,10 +24,13 @@ spent 33 us of CPU per confirmed message, most of it here.
 from collections import deque
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.stdint cimport uint16_t, uint32_t
 from libc.string cimport memcpy
 
 from ..._wire._buffer cimport rbfly_load_u16, rbfly_load_u32, rbfly_load_u64
+from ._ids cimport id_int
 
 from ...error import FrameDecodeError
 from .commands import Deliver, DeliverV2, Heartbeat, PublishConfirm
@@ -175,6 +178,8 @@ def decode_hot(frame: memoryview) -> Deliver | DeliverV2 | Heartbeat | PublishCo
     cdef uint16_t key, version
     cdef uint32_t count, i
     cdef const unsigned char *p
+    cdef tuple ids
+    cdef object pid
     if n < 4:
         return None
     view = frame
@@ -187,7 +192,11 @@ def decode_hot(frame: memoryview) -> Deliver | DeliverV2 | Heartbeat | PublishCo
         count = rbfly_load_u32(p + 5)
         if <Py_ssize_t> count * 8 != n - 9:
             return None
-        ids = tuple([rbfly_load_u64(p + 9 + 8 * i) for i in range(count)])
+        ids = PyTuple_New(count)
+        for i in range(count):
+            pid = id_int(rbfly_load_u64(p + 9 + 8 * i))
+            Py_INCREF(pid)  # PyTuple_SET_ITEM steals the reference
+            PyTuple_SET_ITEM(ids, i, pid)
         return PublishConfirm(p[4], ids)
     elif key == 0x0008:
         if version == 1 and n >= 5:

@@ -11,13 +11,12 @@ the next batch of 100 messages sent (measured: 10-byte AMQP messages,
 uvloop, RabbitMQ 3.10); here the loops run in C.
 """
 
-from cpython.dict cimport PyDict_DelItem, PyDict_GetItem, PyDict_SetItem
+from cpython.dict cimport PyDict_SetItem
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
-from cpython.long cimport PyLong_FromUnsignedLongLong
-from cpython.ref cimport PyObject
 from libc.stdint cimport uint64_t
 
 from ...amqp._message cimport MessageCtx
+from ..protocol._ids cimport id_int
 from ..protocol._size cimport body_size
 
 cdef class Confirmation:
@@ -97,7 +96,7 @@ def track(
         raise ValueError('{} ids for {} messages'.format(len(ids), n))
     for i in range(n):
         if ids is None:
-            pid = PyLong_FromUnsignedLongLong(first + <uint64_t>i)
+            pid = id_int(first + <uint64_t>i)
         else:
             pid = <object>PyList_GET_ITEM(ids, i)
         m = <object>PyList_GET_ITEM(messages, i)
@@ -110,27 +109,34 @@ def confirm(dict unconfirmed, dict waiting, object publishing_ids):
     Messages are confirmed: forget them, and count them off the
     confirmations waiting for them.
 
+    Each id is looked up once in each dictionary (popped, not looked up
+    and then deleted): the ids of a confirmation are other ``int``
+    objects than the dictionaries' keys, and each lookup compares them
+    by value. Counted by Callgrind (``python -m perf.instructions many``):
+    a lookup and a deletion cost about 200 instructions a message more.
+
     :return: Body bytes of the messages forgotten (see
         :py:mod:`rbfly.streams.protocol._size`), for the pipelined publisher's
         window in bytes.
     """
-    cdef object pid, c
-    cdef PyObject *found
+    cdef object pid, c, m
     cdef Py_ssize_t size = 0
+    # nothing adds to ``waiting`` in this loop but a confirmation of
+    # another type (any code), after which it is looked at again
+    cdef bint any_waiting = len(waiting) != 0
     for pid in publishing_ids:
-        found = PyDict_GetItem(unconfirmed, pid)
-        if found is not NULL:
-            size += body_size(<object>found)
-            PyDict_DelItem(unconfirmed, pid)
-        if not waiting:
+        # a missing message, or a None body, counts 0 bytes either way
+        m = unconfirmed.pop(pid, None)
+        if m is not None:
+            size += body_size(m)
+        if not any_waiting:
             continue
-        found = PyDict_GetItem(waiting, pid)
-        if found is NULL:
+        c = waiting.pop(pid, None)
+        if c is None:
             continue
-        c = <object>found
-        PyDict_DelItem(waiting, pid)
         if type(c) is Confirmation:
             (<Confirmation>c).confirm()
         else:
             c.confirm()
+        any_waiting = len(waiting) != 0
     return size

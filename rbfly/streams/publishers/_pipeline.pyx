@@ -183,7 +183,9 @@ cdef class PipelineState:
         cdef Py_ssize_t unconfirmed = len(self._unconfirmed)
         cdef Py_ssize_t size
         cdef object msg
-        cdef object pid = self.message_id
+        # the ids as a C integer: an int object per message cost about 60
+        # instructions (Callgrind, ``python -m perf.instructions many``)
+        cdef unsigned long long pid = self.message_id
         while i < n:
             if self._error is not None or self._write_paused \
                     or unconfirmed + nb >= self.window \

@@ -199,3 +199,18 @@ def test_many_chunks_linear() -> None:
     result = reader.next_frame()
     assert result is not None
     assert len(result) == size + 5
+
+def test_decode_hot_publish_confirm_ids() -> None:
+    """PublishConfirm ids of every size, up to 2**64 - 1, as a tuple of ints."""
+    import struct
+
+    from rbfly.streams.protocol import PublishConfirm
+    from rbfly.streams.protocol._frames import decode_hot
+
+    ids = (0, 1, 255, 256, 2**30 - 1, 2**30, 2**31, 2**63 - 1, 2**63, 2**64 - 1)
+    frame = struct.pack('>HHBI', 3, 1, 7, len(ids)) + b''.join(struct.pack('>Q', i) for i in ids)
+    confirm = decode_hot(memoryview(frame))
+    assert confirm == PublishConfirm(7, ids)
+    assert isinstance(confirm, PublishConfirm) and type(confirm.publishing_ids) is tuple
+    empty = decode_hot(memoryview(struct.pack('>HHBI', 3, 1, 7, 0)))
+    assert empty == PublishConfirm(7, ())

@@ -131,3 +131,32 @@ def test_too_large_refused_before_copying() -> None:
         encoder.encode(0, [b'x' * 100_000_000], 0, 1, amqp=False)
     frames = [encoder.encode(0, [b'y' * POOLED_FRAME], 0, 1, amqp=False)[1] for _ in range(3)]
     assert all(len(f.obj) <= 4 * POOLED_FRAME for f in frames)  # type: ignore[union-attr,arg-type]
+
+class Text(str):
+    """A str subclass: not the fast path of a short ASCII str body."""
+
+@pytest.mark.parametrize('body', [
+    '', 'a', '0123456789', 'x' * 255,  # short ASCII: written at once
+    'x' * 256, 'żółw', 'ż' * 200, '\U0001f600', Text('abc'),  # the general way
+])
+def test_str_bodies_golden(body: str) -> None:
+    """
+    A bare str body is an amqp-value section holding an AMQP string (str8
+    up to 255 UTF-8 bytes, str32 above), whichever way the encoder takes.
+    """
+    data = body.encode('utf-8')
+    header = b'\xa1' + bytes([len(data)]) if len(data) <= 255 \
+        else b'\xb1' + len(data).to_bytes(4, 'big')
+    count, frame = PublishEncoder().encode(0, [body], 0, 1)
+    cmd = decode(frame[4:])
+    assert count == 1 and isinstance(cmd, Publish)
+    [(pid, message)] = cmd.messages
+    assert pid == 1
+    assert bytes(message) == b'\x00\x53\x77' + header + data
+    assert decode_amqp(bytes(message)).body == body
+
+def test_str_body_with_a_surrogate() -> None:
+    """A str not encodable as UTF-8 is refused, as before the fast path."""
+    from rbfly.error import AMQPEncodeError
+    with pytest.raises(AMQPEncodeError, match='not encodable as UTF-8'):
+        PublishEncoder().encode(0, ['\ud800'], 0, 1)

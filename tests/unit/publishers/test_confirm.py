@@ -4,6 +4,7 @@ awaitable that is done at once (rbfly.streams.aio._ready), without a broker.
 """
 
 import asyncio
+import typing as tp
 
 import pytest
 
@@ -100,3 +101,42 @@ def test_ready_protocols() -> None:
     with pytest.raises(StopIteration) as ex:
         r.send(None)
     assert ex.value.value is None
+
+IDS = [0, 1, 255, 256, 2**30 - 1, 2**30, 2**31, 2**63 - 1, 2**63, 2**64 - 2]
+
+def test_track_and_confirm_boundary_ids() -> None:
+    """
+    Ids around the one-digit ints of CPython (2**30) and the signed 64-bit
+    bound are kept and confirmed as the ints they are.
+    """
+    unconfirmed: dict[int, object] = {}
+    for pid in IDS:
+        track(unconfirmed, {}, ['m', 'n'], pid, None, None)
+    expected = sorted({p for pid in IDS for p in (pid, pid + 1)})
+    assert sorted(unconfirmed) == expected
+    assert all(type(p) is int for p in unconfirmed)
+    assert confirm(unconfirmed, {}, tuple(expected)) == len(expected)
+    assert unconfirmed == {}
+
+def test_confirm_none_body_and_missing() -> None:
+    """A message with a None body, or an unknown id, counts 0 bytes."""
+    unconfirmed: dict[int, object] = {1: None, 2: b'ab'}
+    assert confirm(unconfirmed, {}, [1, 2, 3]) == 2
+    assert unconfirmed == {}
+
+async def test_confirm_sees_a_wait_added_by_a_confirmation() -> None:
+    """
+    A confirmation of another type runs any code: a wait it adds for a
+    later id of the same frame is counted off in the same call.
+    """
+    future = asyncio.get_running_loop().create_future()
+    later = Confirmation(future, 1)
+    waiting: dict[int, tp.Any] = {}  # confirm() takes any object with confirm()
+
+    class Adds:
+        def confirm(self) -> None:
+            waiting[3] = later
+
+    waiting[1] = Adds()
+    confirm({}, waiting, [1, 2, 3])
+    assert future.done() and waiting == {}
