@@ -27,6 +27,7 @@ from rbfly.streams import (
     streams_client,
 )
 from rbfly.streams.error import NoOffset
+from rbfly.streams.subscriptions.windows import Windows
 
 from .conftest import Opened
 from .test_handoff import run_group
@@ -241,10 +242,31 @@ async def group_members(partition: str) -> object:
     )
     return json.loads(result.stdout) if result.returncode == 0 else (result.stdout + result.stderr)
 
+def subscriptions(windows: Windows | None) -> str:
+    """
+    The states of a window iterator's subscriptions, for a failure's
+    report: per partition whether it is active, on a connection, its next
+    offset, the chunks it buffers, the credits the broker holds for it as
+    the client counts them, and its consumer updates under way (read from
+    the chunk generator's frame: a test's look inside, nothing to rely on).
+    """
+    frame = None if windows is None else getattr(windows._chunks, 'ag_frame', None)
+    subs = None if frame is None else frame.f_locals.get('subs')
+    if not subs:
+        return 'none (not started, or ended)'
+    return '; '.join(
+        '{} {}{} next {} received {} buffered {} inflight {} updating {}'.format(
+            sub.stream.rsplit('-', 1)[-1], 'active' if sub.active else 'inactive',
+            '' if sub.protocol is not None else ' (no connection)', sub.next_offset,
+            sub.received_offset, len(sub._chunks), getattr(sub._policy, 'inflight', '?'),
+            len(sub._tasks),
+        ) for sub in subs
+    )
+
 async def explain_group(
         ex: Exception, admin: StreamsClient, partitions: list[str],
         processed: list[tuple[str, str, int]], updates: dict[str, list[str]],
-        where: dict[str, str], tasks: dict[str, asyncio.Task[None]],
+        where: dict[str, str], tasks: dict[str, asyncio.Task[None]], held: dict[str, Windows],
 ) -> None:
     """
     Add to a failure of the consumer group's test what each member holds:
@@ -267,9 +289,9 @@ async def explain_group(
                     r.append([o, o])
         offsets = '; '.join('{}: {}'.format(s.rsplit('-', 1)[-1], ', '.join(
             '{}-{}'.format(a, b) for a, b in r)) for s, r in sorted(runs.items()))
-        ex.add_note('{}: task {}; loop at {}; updates: {}; processed: {}'.format(
+        ex.add_note('{}: task {}; loop at {}; updates: {}; processed: {}; subscriptions: {}'.format(
             label, outcome, where[label], ', '.join(updates[label]) or 'none',
-            offsets or 'none'))
+            offsets or 'none', subscriptions(held.get(label))))
     for partition in partitions:
         try:
             stored: object = await asyncio.wait_for(admin.query_offset(partition, GROUP), WAIT)
@@ -307,6 +329,7 @@ async def test_windows_consumer_group_handoff(url4: str) -> None:
             # consumer updates, and where its loop is
             updates: dict[str, list[str]] = {'A': [], 'B': []}
             where = {'A': 'not started', 'B': 'not started'}
+            held: dict[str, Windows] = {}
 
             def told(label: str) -> tp.Callable[[ConsumerUpdateContext], None]:
                 def update(ctx: ConsumerUpdateContext) -> None:
@@ -323,6 +346,7 @@ async def test_windows_consumer_group_handoff(url4: str) -> None:
                         store_every=10, store_interval=0.2, max_messages=40, max_wait=0.05,
                         consumer_update=told(label),
                     )
+                    held[label] = windows
                     async with windows:
                         while not stop.is_set():
                             where[label] = '{:.3f} getmany'.format(loop.time() - start)
@@ -360,7 +384,9 @@ async def test_windows_consumer_group_handoff(url4: str) -> None:
                     stop_b.set()
                     await b
             except Exception as ex:
-                await explain_group(ex, admin, partitions, processed, updates, where, tasks)
+                await explain_group(
+                    ex, admin, partitions, processed, updates, where, tasks, held,
+                )
                 raise
             finally:
                 for task in tasks.values():  # (a failure's: not left running)
