@@ -273,7 +273,8 @@ async def explain_group(
     the consumer updates the broker sent it, where its loop is, its task's
     outcome, the offsets it processed per partition (runs of consecutive
     offsets), and the broker's view of each partition (its group's members
-    and the offset stored under the group's name).
+    the offset stored under the group's name, and the offset after its
+    last message).
     """
     for label in sorted(updates):
         task = tasks.get(label)
@@ -302,8 +303,12 @@ async def explain_group(
             group: object = await group_members(partition)
         except Exception as group_ex:  # noqa: BLE001 - the report of a failure
             group = group_ex
-        ex.add_note('{}: offset stored {}; group as the broker lists it: {}'.format(
-            partition, stored, group))
+        try:
+            end: object = await asyncio.wait_for(admin.end_offset(partition), WAIT)
+        except Exception as end_ex:  # noqa: BLE001 - the report of a failure
+            end = end_ex
+        ex.add_note('{}: end offset {}; offset stored {}; group as the broker lists it: {}'.format(
+            partition, end, stored, group))
 
 async def test_windows_consumer_group_handoff(url4: str) -> None:
     """
