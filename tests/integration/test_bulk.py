@@ -7,7 +7,6 @@ automatic offset tracking, flow strategies, a consumer group's hand-offs).
 
 import asyncio
 import collections
-import json
 import typing as tp
 import uuid
 
@@ -15,7 +14,6 @@ import pytest
 
 from rbfly.amqp import MessageCtx
 from rbfly.streams import (
-    ConsumerUpdateContext,
     CreditWhenProcessed,
     Offset,
     Publisher,
@@ -27,11 +25,8 @@ from rbfly.streams import (
     streams_client,
 )
 from rbfly.streams.error import NoOffset
-from rbfly.streams.subscriptions.windows import Windows
 
 from .conftest import Opened
-from .test_handoff import run_group
-from .test_update_secret import SCRIPT
 
 WAIT = 30  # seconds any step may take at most
 
@@ -229,87 +224,6 @@ async def test_windows_flow_strategy(client: StreamsClient, stream: str) -> None
 
 GROUP = 'bulk-group'
 
-async def group_members(partition: str) -> object:
-    """
-    The members of the group on a partition, as the broker (RabbitMQ 4)
-    lists them, for a failure's report. Bounded: the broker's CLI starts an
-    Erlang VM, slow on a loaded machine (minutes at a load of 20).
-    """
-    result = await asyncio.to_thread(
-        run_group, [SCRIPT, 'ctl', '4', 'rabbitmq-streams', '-q', 'list_stream_group_consumers',
-                    '--stream', partition, '--reference', GROUP, '--formatter', 'json'],
-        120,
-    )
-    return json.loads(result.stdout) if result.returncode == 0 else (result.stdout + result.stderr)
-
-def subscriptions(windows: Windows | None) -> str:
-    """
-    The states of a window iterator's subscriptions, for a failure's
-    report: per partition whether it is active, on a connection, its next
-    offset, the chunks it buffers, the credits the broker holds for it as
-    the client counts them, and its consumer updates under way (read from
-    the chunk generator's frame: a test's look inside, nothing to rely on).
-    """
-    frame = None if windows is None else getattr(windows._chunks, 'ag_frame', None)
-    subs = None if frame is None else frame.f_locals.get('subs')
-    if not subs:
-        return 'none (not started, or ended)'
-    return '; '.join(
-        '{} {}{} next {} received {} buffered {} inflight {} updating {}'.format(
-            sub.stream.rsplit('-', 1)[-1], 'active' if sub.active else 'inactive',
-            '' if sub.protocol is not None else ' (no connection)', sub.next_offset,
-            sub.received_offset, len(sub._chunks), getattr(sub._policy, 'inflight', '?'),
-            len(sub._tasks),
-        ) for sub in subs
-    )
-
-async def explain_group(
-        ex: Exception, admin: StreamsClient, partitions: list[str],
-        processed: list[tuple[str, str, int]], updates: dict[str, list[str]],
-        where: dict[str, str], tasks: dict[str, asyncio.Task[None]], held: dict[str, Windows],
-) -> None:
-    """
-    Add to a failure of the consumer group's test what each member holds:
-    the consumer updates the broker sent it, where its loop is, its task's
-    outcome, the offsets it processed per partition (runs of consecutive
-    offsets), and the broker's view of each partition (its group's members
-    the offset stored under the group's name, and the offset after its
-    last message).
-    """
-    for label in sorted(updates):
-        task = tasks.get(label)
-        outcome = 'not started' if task is None else 'running' if not task.done() \
-            else 'cancelled' if task.cancelled() else repr(task.exception() or 'done')
-        runs: dict[str, list[list[int]]] = collections.defaultdict(list)
-        for who, s, o in processed:
-            if who == label:
-                r = runs[s]
-                if r and r[-1][1] + 1 == o:
-                    r[-1][1] = o
-                else:
-                    r.append([o, o])
-        offsets = '; '.join('{}: {}'.format(s.rsplit('-', 1)[-1], ', '.join(
-            '{}-{}'.format(a, b) for a, b in r)) for s, r in sorted(runs.items()))
-        ex.add_note('{}: task {}; loop at {}; updates: {}; processed: {}; subscriptions: {}'.format(
-            label, outcome, where[label], ', '.join(updates[label]) or 'none',
-            offsets or 'none', subscriptions(held.get(label))))
-    for partition in partitions:
-        try:
-            stored: object = await asyncio.wait_for(admin.query_offset(partition, GROUP), WAIT)
-        except Exception as stored_ex:  # noqa: BLE001 - the report of a failure
-            stored = stored_ex
-        try:
-            # (bounded: the broker's CLI is slow on a loaded machine)
-            group: object = await group_members(partition)
-        except Exception as group_ex:  # noqa: BLE001 - the report of a failure
-            group = group_ex
-        try:
-            end: object = await asyncio.wait_for(admin.end_offset(partition), WAIT)
-        except Exception as end_ex:  # noqa: BLE001 - the report of a failure
-            end = end_ex
-        ex.add_note('{}: end offset {}; offset stored {}; group as the broker lists it: {}'.format(
-            partition, end, stored, group))
-
 async def test_windows_consumer_group_handoff(url4: str) -> None:
     """
     A consumer group reading windows of a super stream: B joins while A
@@ -322,49 +236,27 @@ async def test_windows_consumer_group_handoff(url4: str) -> None:
     processed: list[tuple[str, str, int]] = []
     progress = {'A': 0, 'B': 0}
     async with streams_client(url4) as admin:
-        partitions = await admin.create_super_stream(super_stream, 4)
+        await admin.create_super_stream(super_stream, 4)
         try:
             async with admin.super_stream_publisher(
                     super_stream, str, cls=PublisherPipelined) as publisher:
                 await publisher.send_many(range(total))
-
-            loop = asyncio.get_running_loop()
-            start = loop.time()
-            # each member's story, for a failure's report: the broker's
-            # consumer updates, and where its loop is
-            updates: dict[str, list[str]] = {'A': [], 'B': []}
-            where = {'A': 'not started', 'B': 'not started'}
-            held: dict[str, Windows] = {}
-
-            def told(label: str) -> tp.Callable[[ConsumerUpdateContext], None]:
-                def update(ctx: ConsumerUpdateContext) -> None:
-                    updates[label].append('{:.3f} {} {} (stored {}, start {})'.format(
-                        loop.time() - start, ctx.stream.rsplit('-', 1)[-1],
-                        'active' if ctx.active else 'inactive', ctx.stored_offset, ctx.offset,
-                    ))
-                return update
 
             async def member(label: str, stop: asyncio.Event) -> None:
                 async with streams_client(url4) as client:
                     windows = client.subscribe_super_stream_windows(
                         super_stream, name=GROUP, single_active=True, offset=Offset.FIRST,
                         store_every=10, store_interval=0.2, max_messages=40, max_wait=0.05,
-                        consumer_update=told(label),
                     )
-                    held[label] = windows
                     async with windows:
                         while not stop.is_set():
-                            where[label] = '{:.3f} getmany'.format(loop.time() - start)
                             window = await windows.getmany()
-                            where[label] = '{:.3f} window of {}'.format(
-                                loop.time() - start, len(window))
                             for m in window:
                                 processed.append((label, tp.cast(str, m.stream),
                                                   m.stream_offset))
                             progress[label] += len(window)
                             step.set()
                             await asyncio.sleep(0.01)  # processing
-                    where[label] = '{:.3f} left'.format(loop.time() - start)
 
             def done() -> bool:
                 return len({(s, o) for _, s, o in processed}) >= total
@@ -376,28 +268,16 @@ async def test_windows_consumer_group_handoff(url4: str) -> None:
 
             step = asyncio.Event()
             stop_a, stop_b = asyncio.Event(), asyncio.Event()
-            tasks: dict[str, asyncio.Task[None]] = {}
-            try:
-                async with asyncio.timeout(WAIT * 2):
-                    a = tasks['A'] = asyncio.create_task(member('A', stop_a))
-                    await until(lambda: progress['A'] >= 400)
-                    b = tasks['B'] = asyncio.create_task(member('B', stop_b))
-                    await until(lambda: progress['B'] >= 200 or done())
-                    stop_a.set()
-                    await a  # leaves: its partitions go to B
-                    await until(done)
-                    stop_b.set()
-                    await b
-            except Exception as ex:
-                await explain_group(
-                    ex, admin, partitions, processed, updates, where, tasks, held,
-                )
-                raise
-            finally:
-                for task in tasks.values():  # (a failure's: not left running)
-                    task.cancel()
-                if tasks:
-                    await asyncio.wait(tasks.values())
+            async with asyncio.timeout(WAIT * 2):
+                a = asyncio.create_task(member('A', stop_a))
+                await until(lambda: progress['A'] >= 400)
+                b = asyncio.create_task(member('B', stop_b))
+                await until(lambda: progress['B'] >= 200 or done())
+                stop_a.set()
+                await a  # leaves: its partitions go to B
+                await until(done)
+                stop_b.set()
+                await b
         finally:
             await admin.delete_super_stream(super_stream)
     assert progress['B'] > 0  # partitions were handed over to B
