@@ -30,6 +30,7 @@ MODULES = [
     'rbfly.amqp._sections',
     'rbfly.streams.subscriptions._bodies',
     'rbfly.streams.protocol._chunk',
+    'rbfly.streams.publishers._unconfirmed',
     'rbfly.streams.publishers._confirm',
     'rbfly.streams.protocol._frames',
     'rbfly.streams.publishers._pipeline',

@@ -3,6 +3,8 @@ import typing as tp
 
 from typing_extensions import disjoint_base
 
+from ._unconfirmed import Unconfirmed
+
 @disjoint_base
 class Confirmation:
     future: asyncio.Future[None]
@@ -13,10 +15,10 @@ class Confirmation:
     def fail(self, error: Exception) -> None: ...
 
 def explicit_ids(
-    messages: list[tp.Any], first: int, unconfirmed: dict[int, tp.Any],
+    messages: list[tp.Any], first: int, unconfirmed: Unconfirmed,
 ) -> list[int] | None: ...
 def track(
-    unconfirmed: dict[int, tp.Any],
+    unconfirmed: Unconfirmed,
     waiting: dict[int, Confirmation],
     messages: list[tp.Any],
     first: int,
@@ -24,7 +26,7 @@ def track(
     confirmation: Confirmation | None,
 ) -> None: ...
 def confirm(
-    unconfirmed: dict[int, tp.Any],
+    unconfirmed: Unconfirmed,
     waiting: dict[int, Confirmation],
     publishing_ids: tp.Iterable[int],
 ) -> int: ...

@@ -6,6 +6,7 @@ from typing_extensions import disjoint_base
 from ...amqp import MessageCtx
 from ...types import AMQPBody
 from ..protocol._publish import SubEntryBatch
+from ._unconfirmed import Unconfirmed
 
 def message_size(message: object) -> int: ...
 
@@ -21,7 +22,7 @@ class PipelineState:
     linger: float
     _timer_handle: asyncio.TimerHandle | None
     message_id: int
-    _unconfirmed: dict[int, tp.Any]
+    _unconfirmed: Unconfirmed
     _error: Exception | None
     _buffer: list[tp.Any]
     _buffer_first: int

@@ -21,6 +21,7 @@ from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from ...amqp._message cimport MessageCtx
 from ..aio._ready cimport ready
 from ..protocol._size cimport body_size
+from ._unconfirmed cimport Unconfirmed
 
 import asyncio
 
@@ -49,7 +50,7 @@ cdef class PipelineState:
     # the fields of PublisherTrait the path reads: declared here, they
     # are C fields that PublisherTrait's Python code sets as attributes
     cdef public object message_id
-    cdef public dict _unconfirmed
+    cdef public Unconfirmed _unconfirmed
     cdef public object _error
     # messages buffered for the next Publish frames, the publishing id of
     # the first, and whether sending the buffer is scheduled
@@ -79,7 +80,7 @@ cdef class PipelineState:
 
     def __cinit__(self, *args, **kw):
         self.message_id = 0
-        self._unconfirmed = {}
+        self._unconfirmed = Unconfirmed()
         self._buffer = []
         self._buffer_first = 0
         self._scheduled = False
@@ -111,7 +112,7 @@ cdef class PipelineState:
         cdef bint full
         if self._error is None \
                 and not self._write_paused \
-                and len(self._unconfirmed) + n < self.window \
+                and self._unconfirmed.count + n < self.window \
                 and self._pending_bytes < self.window_bytes \
                 and not (type(message) is MessageCtx
                          and (<MessageCtx> message).stream_publish_id):
@@ -180,7 +181,7 @@ cdef class PipelineState:
         cdef list buffer = self._buffer
         cdef Py_ssize_t n = PyList_GET_SIZE(messages)
         cdef Py_ssize_t nb = PyList_GET_SIZE(buffer)
-        cdef Py_ssize_t unconfirmed = len(self._unconfirmed)
+        cdef Py_ssize_t unconfirmed = self._unconfirmed.count
         cdef Py_ssize_t size
         cdef object msg
         # the ids as a C integer: an int object per message cost about 60
@@ -208,7 +209,7 @@ cdef class PipelineState:
                 self._send_buffer()
                 buffer = self._buffer
                 nb = PyList_GET_SIZE(buffer)
-                unconfirmed = len(self._unconfirmed)
+                unconfirmed = self._unconfirmed.count
         self.message_id = pid
         if nb and not self._scheduled:
             if self.linger > 0:

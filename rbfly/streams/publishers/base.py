@@ -31,6 +31,7 @@ from ..protocol._publish import PublishEncoder
 from ..protocol.constants import ResponseCode
 from ..types import BloomFilterExtract
 from ._confirm import Confirmation, confirm, explicit_ids, track
+from ._unconfirmed import Unconfirmed
 from .deadlines import ConfirmDeadlines
 from .listeners import ConfirmationStatus, ConfirmListener, ErrorListener, StatusListener
 from .options import DEFAULT_OPTIONS, PublisherOptions
@@ -151,8 +152,8 @@ class PublisherTrait:
         self._filter_extract = filter_extract
         self.protocol: StreamsProtocol | None = None
         # messages sent and not confirmed yet, kept to send them again
-        # after a reconnection (insertion order is publishing id order)
-        self._unconfirmed: dict[int, tp.Any] = {}
+        # after a reconnection (iterated in order of their ids)
+        self._unconfirmed = Unconfirmed()
         self._waiting: dict[int, Confirmation] = {}
         self._ready = asyncio.Event()
         self._error: Exception | None = None

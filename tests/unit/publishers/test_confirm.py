@@ -11,27 +11,35 @@ import pytest
 from rbfly.amqp import MessageCtx
 from rbfly.streams.aio._ready import ready
 from rbfly.streams.publishers._confirm import Confirmation, confirm, explicit_ids, track
+from rbfly.streams.publishers._unconfirmed import Unconfirmed
+
+def kept(items: dict[int, object]) -> Unconfirmed:
+    """Unconfirmed messages, as a dictionary of them."""
+    u = Unconfirmed()
+    for pid, m in items.items():
+        u[pid] = m
+    return u
 
 def test_explicit_ids_none() -> None:
     """Plain messages and messages without an id of their own: None."""
-    assert explicit_ids(['a', MessageCtx('b'), b'c'], 7, {}) is None
-    assert explicit_ids([], 7, {}) is None
+    assert explicit_ids(['a', MessageCtx('b'), b'c'], 7, Unconfirmed()) is None
+    assert explicit_ids([], 7, Unconfirmed()) is None
 
 def test_explicit_ids_continue_from_own() -> None:
     """A message with its own id; later messages continue from it."""
     messages = ['a', MessageCtx('b', stream_publish_id=20), 'c', 'd']
-    assert explicit_ids(messages, 7, {}) == [7, 20, 21, 22]
+    assert explicit_ids(messages, 7, Unconfirmed()) == [7, 20, 21, 22]
 
 def test_explicit_ids_repeat_or_waiting() -> None:
     """An id twice, or one waiting for confirmation: ValueError."""
     with pytest.raises(ValueError, match='must not repeat'):
-        explicit_ids(['a', MessageCtx('b', stream_publish_id=7)], 7, {})
+        explicit_ids(['a', MessageCtx('b', stream_publish_id=7)], 7, Unconfirmed())
     with pytest.raises(ValueError, match=r'waiting for confirmation: 3\.\.3'):
-        explicit_ids([MessageCtx('b', stream_publish_id=3)], 7, {3: 'x'})
+        explicit_ids([MessageCtx('b', stream_publish_id=3)], 7, kept({3: 'x'}))
 
 async def test_track_and_confirm() -> None:
     """A group's future is done when its last message is confirmed."""
-    unconfirmed: dict[int, object] = {}
+    unconfirmed = Unconfirmed()
     waiting: dict[int, Confirmation] = {}
     future = asyncio.get_running_loop().create_future()
     c = Confirmation(future, 3)
@@ -51,16 +59,16 @@ def test_confirm_counts_body_bytes() -> None:
     pipelined publisher's window in bytes counts them: bytes, str
     (characters), bare or in a MessageCtx; other bodies count 0.
     """
-    unconfirmed: dict[int, object] = {
+    unconfirmed = kept({
         1: b'abc', 2: 'żółw', 3: MessageCtx(b'12345'), 4: {'a': 1}, 5: MessageCtx(7),
-    }
+    })
     assert confirm(unconfirmed, {}, [1, 2, 99]) == 7
     assert confirm(unconfirmed, {}, [3, 4, 5]) == 5
     assert unconfirmed == {}
 
 async def test_track_with_ids_without_confirmation() -> None:
     """Explicit ids; no confirmation: only the unconfirmed messages."""
-    unconfirmed: dict[int, object] = {}
+    unconfirmed = Unconfirmed()
     waiting: dict[int, Confirmation] = {}
     track(unconfirmed, waiting, ['a', 'b'], 0, [5, 9], None)
     assert unconfirmed == {5: 'a', 9: 'b'} and waiting == {}
@@ -109,7 +117,7 @@ def test_track_and_confirm_boundary_ids() -> None:
     Ids around the one-digit ints of CPython (2**30) and the signed 64-bit
     bound are kept and confirmed as the ints they are.
     """
-    unconfirmed: dict[int, object] = {}
+    unconfirmed = Unconfirmed()
     for pid in IDS:
         track(unconfirmed, {}, ['m', 'n'], pid, None, None)
     expected = sorted({p for pid in IDS for p in (pid, pid + 1)})
@@ -120,7 +128,7 @@ def test_track_and_confirm_boundary_ids() -> None:
 
 def test_confirm_none_body_and_missing() -> None:
     """A message with a None body, or an unknown id, counts 0 bytes."""
-    unconfirmed: dict[int, object] = {1: None, 2: b'ab'}
+    unconfirmed = kept({1: None, 2: b'ab'})
     assert confirm(unconfirmed, {}, [1, 2, 3]) == 2
     assert unconfirmed == {}
 
@@ -138,5 +146,5 @@ async def test_confirm_sees_a_wait_added_by_a_confirmation() -> None:
             waiting[3] = later
 
     waiting[1] = Adds()
-    confirm({}, waiting, [1, 2, 3])
+    confirm(Unconfirmed(), waiting, [1, 2, 3])
     assert future.done() and waiting == {}
