@@ -32,6 +32,7 @@ MODULES = [
     'rbfly.streams.protocol._chunk',
     'rbfly.streams.publishers._unconfirmed',
     'rbfly.streams.publishers._confirm',
+    'rbfly.streams.protocol._confirm_ids',
     'rbfly.streams.protocol._frames',
     'rbfly.streams.publishers._pipeline',
     'rbfly.streams.protocol._publish',

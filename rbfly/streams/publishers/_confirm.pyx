@@ -17,6 +17,7 @@ from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from libc.stdint cimport uint64_t
 
 from ...amqp._message cimport MessageCtx
+from ..protocol._confirm_ids cimport ConfirmIds
 from ..protocol._ids cimport id_int
 from ..protocol._size cimport body_size
 from ._unconfirmed cimport Unconfirmed, as_id
@@ -110,6 +111,19 @@ def track(
             pid = <object>PyList_GET_ITEM(ids, i)
         PyDict_SetItem(waiting, pid, confirmation)
 
+cdef bint count_off(dict waiting, object pid) except -1:
+    """
+    Count a confirmed id off the confirmation waiting for it, if any;
+    return whether any confirmation still waits.
+    """
+    c = waiting.pop(pid, None)
+    if c is not None:
+        if type(c) is Confirmation:
+            (<Confirmation>c).confirm()
+        else:
+            c.confirm()
+    return len(waiting) != 0
+
 def confirm(Unconfirmed unconfirmed, dict waiting, object publishing_ids):
     """
     Messages are confirmed: forget them, and count them off the
@@ -125,25 +139,30 @@ def confirm(Unconfirmed unconfirmed, dict waiting, object publishing_ids):
         :py:mod:`rbfly.streams.protocol._size`), for the pipelined publisher's
         window in bytes.
     """
-    cdef object pid, c, m
+    cdef object pid, m
     cdef uint64_t value
-    cdef Py_ssize_t size = 0
+    cdef Py_ssize_t size = 0, i
+    cdef ConfirmIds frame_ids
     # nothing adds to ``waiting`` in this loop but a confirmation of
     # another type (any code), after which it is looked at again
     cdef bint any_waiting = len(waiting) != 0
+    if type(publishing_ids) is ConfirmIds:
+        # a frame's ids, read as C integers: an int object is made per id
+        # only for a caller waiting on ids
+        frame_ids = <ConfirmIds> publishing_ids
+        for i in range(frame_ids.n):
+            value = frame_ids.at(i)
+            # a missing message, or a None body, counts 0 bytes either way
+            m = unconfirmed.take(value, None)
+            if m is not None:
+                size += body_size(m)
+            if any_waiting:
+                any_waiting = count_off(waiting, id_int(value))
+        return size
     for pid in publishing_ids:
-        # a missing message, or a None body, counts 0 bytes either way
         m = unconfirmed.take(value, None) if as_id(pid, &value) else None
         if m is not None:
             size += body_size(m)
-        if not any_waiting:
-            continue
-        c = waiting.pop(pid, None)
-        if c is None:
-            continue
-        if type(c) is Confirmation:
-            (<Confirmation>c).confirm()
-        else:
-            c.confirm()
-        any_waiting = len(waiting) != 0
+        if any_waiting:
+            any_waiting = count_off(waiting, pid)
     return size

@@ -201,16 +201,34 @@ def test_many_chunks_linear() -> None:
     assert len(result) == size + 5
 
 def test_decode_hot_publish_confirm_ids() -> None:
-    """PublishConfirm ids of every size, up to 2**64 - 1, as a tuple of ints."""
+    """
+    PublishConfirm ids of every size, up to 2**64 - 1, as a sequence of
+    ints (read from the frame's bytes as asked): equal to the tuple, and
+    read as one.
+    """
     import struct
+    from collections.abc import Sequence
 
     from rbfly.streams.protocol import PublishConfirm
     from rbfly.streams.protocol._frames import decode_hot
 
     ids = (0, 1, 255, 256, 2**30 - 1, 2**30, 2**31, 2**63 - 1, 2**63, 2**64 - 1)
-    frame = struct.pack('>HHBI', 3, 1, 7, len(ids)) + b''.join(struct.pack('>Q', i) for i in ids)
-    confirm = decode_hot(memoryview(frame))
-    assert confirm == PublishConfirm(7, ids)
-    assert isinstance(confirm, PublishConfirm) and type(confirm.publishing_ids) is tuple
+    data = bytearray(struct.pack('>HHBI', 3, 1, 7, len(ids)))
+    data += b''.join(struct.pack('>Q', i) for i in ids)
+    confirm = decode_hot(memoryview(data))
+    data[9:] = bytes(len(data) - 9)  # the frame's buffer is reused: the ids were copied
+    assert confirm == PublishConfirm(7, ids) and hash(confirm) == hash(PublishConfirm(7, ids))
+    assert isinstance(confirm, PublishConfirm)
+    got = confirm.publishing_ids
+    assert isinstance(got, Sequence) and len(got) == len(ids)
+    assert tuple(got) == ids and list(got) == list(ids)
+    assert [got == list(ids), got != (0, 1), got[2:4] == (255, 256)] == [True, True, True]
+    assert all(type(i) is int for i in got)
+    assert got[0] == 0 and got[-1] == 2**64 - 1
+    assert 2**63 in got and 5 not in got and got.index(256) == 3 and got.count(1) == 1
+    assert list(reversed(got)) == list(reversed(ids))
+    with pytest.raises(IndexError):
+        got[len(ids)]
+    assert repr(got) == 'ConfirmIds({!r})'.format(ids)
     empty = decode_hot(memoryview(struct.pack('>HHBI', 3, 1, 7, 0)))
     assert empty == PublishConfirm(7, ())
