@@ -31,7 +31,10 @@ of 14 runs of the two publisher tests with the coordinator's node here,
 given up 2.8 s after the kill) until
 :py:attr:`rbfly.streams.Backoff.stall_time` kept it trying for 30 s (10
 runs of the cluster tests passed, two of them through such 5 s, with 15
-and 17 connections dropped).
+and 17 connections dropped). The client now declares a publisher or
+subscription again only once Metadata names a leader: its connection is
+lost once, by the kill (the tests that move to another node count the
+``on_connection`` events), and the nodes' logs show no reader crash.
 """
 
 import asyncio
