@@ -27,7 +27,10 @@ class ConnectionState(enum.Enum):
     LOST = 'lost'
     """The connection was lost; the client reconnects when it has publishers or subscriptions."""
     RECOVERED = 'recovered'
-    """Connected again after a loss, publishers and subscriptions restored."""
+    """
+    Connected again after a loss, publishers and subscriptions restored
+    (those of a stream without a leader now are declared once it has one).
+    """
     FAILED = 'failed'
     """Reconnection given up (the backoff policy's attempts are used up)."""
     CLOSED = 'closed'

@@ -89,16 +89,38 @@ class Placer:
         return placement.own_connection_allowed(sub.activation is not None,
                                                 protocol.broker_version)
 
-    async def subscription_places(self, protocol: StreamsProtocol, stream: str) -> list[Where]:
+    async def subscription_places(
+            self, protocol: StreamsProtocol, stream: str, leader: bool = False,
+    ) -> list[Where]:
         """
         Where to subscribe to a stream, best first (``None``: the client's
         own connection, ``protocol``).
 
+        :param leader: Raise instead of answering while the stream has no
+            leader (see :py:meth:`places_of`).
         :raises StreamDoesNotExist: When there is no such stream.
         :raises StreamNotAvailable: When a client reading from replicas
-            only finds none.
+            only finds none, or, with ``leader``, when the stream has no
+            leader now.
         """
-        found = metadata.existing(await metadata.members(protocol.request, stream), stream)
+        found = await metadata.members(protocol.request, stream)
+        return self.places_of(protocol, stream, found, leader)
+
+    def places_of(
+            self, protocol: StreamsProtocol, stream: str, found: metadata.StreamMembers,
+            leader: bool = False,
+    ) -> list[Where]:
+        """
+        Where to subscribe to a stream whose members are ``found`` (see
+        :py:meth:`subscription_places`). With ``leader``, a stream without
+        a leader is not available: its replicas restart to follow the
+        new one, and the client's node's member may be one of them
+        (subscribed there, the broker's connection reader crashed, the
+        connection lost; RabbitMQ 4.0.5).
+        """
+        found = metadata.existing(found, stream)
+        if leader and found.status is metadata.Status.NO_LEADER:
+            raise StreamNotAvailable('stream {!r} has no leader now'.format(stream))
         return placement.subscription_places(
             stream, found.nodes, node_of(protocol), self._options.replicas_only,
             self._connections.connected(),
@@ -131,6 +153,7 @@ class Placer:
 
     async def place_subscription(
             self, protocol: StreamsProtocol, sub: Subscription, spec: OffsetSpec,
+            leader: bool = False,
     ) -> None:
         """
         Subscribe on the best connection for the subscription's stream
@@ -139,13 +162,17 @@ class Placer:
         client's own connection (:py:meth:`on_own`) goes to a connection of
         its own (to the client's node where that one would do).
 
+        :param leader: Subscribe only once the stream has a leader (a
+            subscription placed anew: see :py:meth:`places_of`).
         :raises ConnectionLost: When no member's node can be reached.
+        :raises StreamNotAvailable: With ``leader``, when the stream has
+            no leader now.
         """
         connections = self._connections
         declarer = self._declarer
         error: Exception | None = None
         on_own = self.on_own(protocol, sub)
-        for node in await self.subscription_places(protocol, sub.stream):
+        for node in await self.subscription_places(protocol, sub.stream, leader):
             own = connections.own
             if node is None and on_own and connections.has_room(own, 'subscriptions'):
                 # a lost connection is the client connection's recovery to
@@ -223,13 +250,22 @@ class Placer:
         when that one is full); a publisher declared again (not
         ``initial``) sends its unconfirmed messages again.
 
+        A publisher declared again waits for its stream's leader (its
+        caller asks again): declared while the stream elects one, the
+        broker's connection reader crashed on its sequence query and the
+        connection was lost (RabbitMQ 4.0.5,
+        ``osiris:fetch_writer_seq(undefined, ...)``), the client's own
+        connection with all it held.
+
         :raises ConnectionLost: With ``publishers_on_leader``, when the
             leader's node cannot be reached.
-        :raises StreamNotAvailable: With ``publishers_on_leader``, when the
-            stream has no leader now.
+        :raises StreamNotAvailable: With ``publishers_on_leader``, or not
+            ``initial``, when the stream has no leader now.
         """
         on_leader = self._options.publishers_on_leader
-        node = await self.leader_node(protocol, publisher.stream, strict=on_leader)
+        node = await self.leader_node(
+            protocol, publisher.stream, strict=on_leader or not initial,
+        )
         if node is not None:
             if await self._declare_placed(node, publisher, initial):
                 return

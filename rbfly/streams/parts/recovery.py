@@ -128,6 +128,9 @@ class Recovery:
                 let_go(publisher)
                 self.relocate_publisher(publisher)
                 return
+        elif self._await_leader(protocol, publisher,
+                                await metadata.members(protocol.request, publisher.stream)):
+            return
         await self.restore_publisher(protocol, publisher)
 
     async def restore_publisher(self, protocol: StreamsProtocol, publisher: PublisherTrait) -> None:
@@ -142,8 +145,11 @@ class Recovery:
         consumer's on a broker of another version), place it anew.
         """
         placer = self._placer
+        found = await metadata.members(protocol.request, sub.stream)
+        if self._await_leader(protocol, sub, found):
+            return
         if placer.on_own(protocol, sub) \
-                and (await placer.subscription_places(protocol, sub.stream))[0] is None:
+                and placer.places_of(protocol, sub.stream, found)[0] is None:
             spec = await self._offsets.resume_spec(sub)
             if spec is not None:
                 declarer = self._declarer
@@ -154,6 +160,39 @@ class Recovery:
         let_go(sub)
         detach(sub)
         self.relocate_subscription(sub)
+
+    def _await_leader(
+            self, protocol: StreamsProtocol, item: Held, found: metadata.StreamMembers,
+    ) -> bool:
+        """
+        Leave a publisher or subscription of the client's connection
+        (``protocol``) whose stream has no leader now (``found``: the
+        broker's Metadata for it) to the restore of a changed stream,
+        which declares it once Metadata names a leader (see
+        :py:meth:`_restore_stream`); true when left so.
+
+        Declared at once, it crashed the broker's connection reader
+        while the stream elected a leader (RabbitMQ 4.0.5:
+        ``osiris:fetch_writer_seq(undefined, ...)`` on the publisher's
+        sequence query, ``noproc`` on a subscription's reader), and the
+        connection was lost: the client reconnected and declared it again,
+        a connection lost every 0.3-0.5 s, 14 of them while an election
+        took 5 s (``tests/cluster``), and the other publishers and
+        subscriptions of the connection lost with each. Metadata is
+        answered meanwhile. A replica does not serve a subscription then
+        either: it restarts to follow the new leader (Metadata lists
+        none without one).
+
+        The connection's recovery goes on with what it holds of other
+        streams meanwhile. Any other answer (the stream deleted, say) is
+        left to the declaration, which ends it as before.
+        """
+        if found.status is not metadata.Status.NO_LEADER:
+            return False
+        logger.info('%s of %r: its stream has no leader now; declared again once it has',
+                    item.kind[:-1], item.stream)
+        self._stream_changed(item.stream, protocol, {item})
+        return True
 
     def placing(self, item: object) -> bool:
         """
@@ -249,7 +288,7 @@ class Recovery:
         async def place(protocol: StreamsProtocol) -> None:
             spec = await offsets.resume_spec(sub)
             if spec is not None:
-                await placer.place_subscription(protocol, sub, spec)
+                await placer.place_subscription(protocol, sub, spec, leader=True)
 
         self._tasks.spawn(self._keep_placing(
             'subscription to {!r}'.format(sub.stream), place,
