@@ -143,13 +143,20 @@ cdef class Unconfirmed:
 
     cdef object take(self, uint64_t pid, object default):
         """Forget the message of id ``pid`` and return it (``default`` when none is kept)."""
-        cdef Py_ssize_t i = self.find(pid)
+        cdef Py_ssize_t i = self._head
         cdef Py_ssize_t k
         cdef Run r
         cdef object m
-        if i < 0:
+        if i >= PyList_GET_SIZE(self._runs):
             return default
+        # the oldest run first, where confirmations come (find() looks
+        # there too, at the cost of a call a message)
         r = <Run> PyList_GET_ITEM(self._runs, i)
+        if pid - r.first >= <uint64_t> PyList_GET_SIZE(r.messages):
+            i = self.find(pid)
+            if i < 0:
+                return default
+            r = <Run> PyList_GET_ITEM(self._runs, i)
         k = <Py_ssize_t> (pid - r.first)
         m = <object> PyList_GET_ITEM(r.messages, k)
         if m is GONE:
