@@ -148,3 +148,31 @@ async def test_confirm_sees_a_wait_added_by_a_confirmation() -> None:
     waiting[1] = Adds()
     confirm(Unconfirmed(), waiting, [1, 2, 3])
     assert future.done() and waiting == {}
+
+async def test_confirm_ids_of_a_frame() -> None:
+    """
+    The ids of a PublishConfirm frame as decoded (read as C integers):
+    messages forgotten, their bytes counted, waiting callers counted off;
+    an id of no message is ignored.
+    """
+    import struct
+
+    from rbfly.streams.protocol import PublishConfirm
+    from rbfly.streams.protocol._frames import decode_hot
+
+    def frame(*ids: int) -> PublishConfirm:
+        data = struct.pack('>HHBI', 3, 1, 0, len(ids)) + b''.join(struct.pack('>Q', i) for i in ids)
+        decoded = decode_hot(memoryview(data))
+        assert isinstance(decoded, PublishConfirm)
+        return decoded
+
+    unconfirmed = Unconfirmed()
+    waiting: dict[int, Confirmation] = {}
+    future = asyncio.get_running_loop().create_future()
+    c = Confirmation(future, 2)
+    track(unconfirmed, waiting, ['ab', 'cde'], 2**40, None, c)
+    track(unconfirmed, {}, ['f'], 2**40 + 2, None, None)
+    assert confirm(unconfirmed, waiting, frame(2**40, 7).publishing_ids) == 2
+    assert not future.done() and list(unconfirmed) == [2**40 + 1, 2**40 + 2]
+    assert confirm(unconfirmed, waiting, frame(2**40 + 1, 2**40 + 2).publishing_ids) == 4
+    assert future.done() and not unconfirmed and waiting == {}
