@@ -69,6 +69,7 @@ from soak.consumer_group_members import GroupCheck, GroupMember, parse_group_mem
 from soak.consumer_group_run import (
     LEADER_KILL_WINDOW,
     RUN_FILE,
+    Charged,
     LeaderKill,
     Run,
     Scenario,
@@ -79,7 +80,7 @@ from soak.consumer_group_run import (
 )
 
 @dataclass
-class KillFigures:
+class KillFigures(Charged):
     """
     The duplicates a SIGKILL caused, and their bound.
 
@@ -103,14 +104,6 @@ class KillFigures:
         """The worker processed a message in a partition it held until its death."""
         since = self.since.get(p.partition)
         return since is not None and p.time >= since
-
-    @property
-    def total(self) -> int:
-        return sum(self.duplicates.values())
-
-    @property
-    def limit(self) -> int:
-        return sum(self.bound.values())
 
     @property
     def ok(self) -> bool:

@@ -87,8 +87,25 @@ workers learn of the failover within a second (a lost connection, a
 MetadataUpdate).
 """
 
+class Charged:
+    """
+    The duplicates charged to a kill (of a worker, :py:class:`KillFigures
+    <soak.consumer_group_analysis.KillFigures>`, or of a leader's node,
+    :py:class:`LeaderKill`), and their bound, each by partition.
+    """
+    duplicates: Counter[str]
+    bound: dict[str, int]
+
+    @property
+    def total(self) -> int:
+        return sum(self.duplicates.values())
+
+    @property
+    def limit(self) -> int:
+        return sum(self.bound.values())
+
 @dataclass
-class LeaderKill:
+class LeaderKill(Charged):
     """
     The node of a partition's leader killed (SIGKILL of the broker) while
     the workers consume, and brought back.
@@ -113,14 +130,6 @@ class LeaderKill:
     def caused(self, before: Processing, after: Processing) -> bool:
         """A message processed again (``after``) because of the kill."""
         return before.time <= self.time + LEADER_KILL_WINDOW and after.time >= self.time
-
-    @property
-    def total(self) -> int:
-        return sum(self.duplicates.values())
-
-    @property
-    def limit(self) -> int:
-        return sum(self.bound.values())
 
 RUN_FILE = 'run.json'
 """What the controller knew of a run, beside the logs (:py:func:`analyse_directory`)."""
