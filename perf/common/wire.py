@@ -104,8 +104,7 @@ class _Connection:
         buf = self.up
         for key, start in _frames(buf, data):
             if key == PUBLISH:
-                pid, count = struct.unpack_from('>Bi', buf, start + 4)
-                stats = self.counter.stream(self.publishers.get(pid, ''))
+                stats, count = self._counted(buf, start)
                 stats.publish_frames += 1
                 stats.published += count
                 stats.max_frame = max(stats.max_frame, count)
@@ -119,10 +118,18 @@ class _Connection:
         buf = self.down
         for key, start in _frames(buf, data):
             if key == PUBLISH_CONFIRM:
-                pid, count = struct.unpack_from('>Bi', buf, start + 4)
-                stats = self.counter.stream(self.publishers.get(pid, ''))
+                stats, count = self._counted(buf, start)
                 stats.confirm_frames += 1
                 stats.confirmed += count
+
+    def _counted(self, buf: bytearray, start: int) -> tuple[StreamFrames, int]:
+        """
+        The figures of the stream a Publish or PublishConfirm frame's
+        publisher writes to, and the frame's count (``PublisherId`` then
+        an int32 count, after the key and version: messages or ids).
+        """
+        pid, count = struct.unpack_from('>Bi', buf, start + 4)
+        return self.counter.stream(self.publishers.get(pid, '')), count
 
 class FrameCounter:
     """
