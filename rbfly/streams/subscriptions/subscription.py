@@ -24,7 +24,7 @@ subscription spins only while its average gap between chunks is below
 ``spin``: a consumer at the live end of a quiet stream sleeps at once.
 
 A single active consumer's answers to the broker's consumer updates are
-its part :py:class:`~rbfly.streams.subscriptions.single_active.ConsumerUpdates`.
+a part of its own, ``ConsumerUpdates`` (``subscriptions/single_active.py``).
 
 Recovery: a subscription outlives its connection. When the connection is
 lost, chunks already received can still be read; the client subscribes
