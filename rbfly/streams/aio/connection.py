@@ -183,7 +183,8 @@ class StreamsProtocol(asyncio.Protocol):
                 self._coalescing = True
                 self.loop.call_soon(self._end_coalescing)
         self.flush()
-        self.reads.read_done(self.transport)
+        if self.reads.history:
+            self.reads.read_done(self.transport)
 
     @property
     def read_pause(self) -> float:
