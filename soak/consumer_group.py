@@ -68,21 +68,17 @@ from pathlib import Path
 
 from rbfly.error import RbFlyError
 from rbfly.streams import streams_client
-from soak.consumer_group_analysis import (
-    Figures,
-    Scenario,
-    analyse_directory,
-    read_producer_log,
-    save_run,
-)
+from soak.consumer_group_analysis import Figures, analyse_directory
 from soak.consumer_group_cluster import (
     Cluster,
     cluster_script,
     cluster_urls,
 )
 from soak.consumer_group_config import GROUP, Config
+from soak.consumer_group_logs import read_producer_log
 from soak.consumer_group_processes import Group
 from soak.consumer_group_report import as_json, table
+from soak.consumer_group_run import Scenario, save_run
 
 @dataclass
 class Result:

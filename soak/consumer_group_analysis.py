@@ -4,8 +4,11 @@ the logs of the workers and of the producer say about messages lost and
 processed twice, the pauses of the hand-offs of partitions between
 workers, the workers' exits, and whether the goals are met.
 
-The logs are read by :py:mod:`soak.consumer_group_logs`; the figures are
-written out by :py:mod:`soak.consumer_group_report`.
+The logs are read by :py:mod:`soak.consumer_group_logs`, what the
+controller knew of the run (workers, kills, the scenario) is in
+:py:mod:`soak.consumer_group_run`, the group members the broker listed in
+:py:mod:`soak.consumer_group_members`; the figures are written out by
+:py:mod:`soak.consumer_group_report`.
 
 A duplicate is an offset of a partition processed again (a sequence
 number the broker stored twice, at two offsets, is the producer's, and
@@ -45,9 +48,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import json
 import math
-import typing as tp
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -64,65 +65,22 @@ from soak.consumer_group_logs import (
     read_log,
     read_producer_log,
 )
-
-StopKind = tp.Literal['term', 'kill', 'final']
-"""
-How the controller stopped a worker: SIGTERM in the rolling deploy
-(``term``), SIGKILL (``kill``), SIGTERM at the end of the run (``final``).
-"""
-
-@dataclass
-class WorkerRun:
-    """
-    A worker process as the controller saw it.
-
-    :ivar index: Its number (its log is ``worker-<index>.log``).
-    :ivar started: When it was started.
-    :ivar stop: How it was stopped (``None``: it was not, a failure).
-    :ivar stop_time: When the signal was sent.
-    :ivar exit_code: Its exit status (``-9``: SIGKILL; ``None``: it did not
-        exit).
-    :ivar exit_time: When it was seen to have exited.
-    :ivar escalated: It did not exit within the deadline after SIGTERM
-        and was killed.
-    :ivar log: Its log.
-    """
-    index: int
-    started: float
-    stop: StopKind | None = None
-    stop_time: float | None = None
-    exit_code: int | None = None
-    exit_time: float | None = None
-    escalated: bool = False
-    log: WorkerLog = field(default_factory=WorkerLog)
-
-    @property
-    def killed(self) -> bool:
-        return self.stop == 'kill'
-
-@dataclass(frozen=True)
-class Scenario:
-    """
-    What the analysis needs to know of the run.
-
-    :ivar partitions: The super stream's partitions.
-    :ivar store_every: The workers' ``store_every``.
-    :ivar store_interval: The workers' ``store_interval`` (seconds).
-    :ivar t0: The start of the run (times are printed from it).
-    :ivar restarts: Graceful restarts asked for.
-    :ivar kills: Kills asked for.
-    :ivar messages: Messages the producer was to publish.
-    """
-    partitions: Sequence[str]
-    store_every: int
-    store_interval: float
-    t0: float
-    restarts: int
-    kills: int
-    messages: int
+from soak.consumer_group_members import GroupCheck, GroupMember, parse_group_members
+from soak.consumer_group_run import (
+    LEADER_KILL_WINDOW,
+    RUN_FILE,
+    Charged,
+    LeaderKill,
+    Run,
+    Scenario,
+    StopKind,
+    WorkerRun,
+    load_run,
+    save_run,
+)
 
 @dataclass
-class KillFigures:
+class KillFigures(Charged):
     """
     The duplicates a SIGKILL caused, and their bound.
 
@@ -146,14 +104,6 @@ class KillFigures:
         """The worker processed a message in a partition it held until its death."""
         since = self.since.get(p.partition)
         return since is not None and p.time >= since
-
-    @property
-    def total(self) -> int:
-        return sum(self.duplicates.values())
-
-    @property
-    def limit(self) -> int:
-        return sum(self.bound.values())
 
     @property
     def ok(self) -> bool:
@@ -182,119 +132,6 @@ class Goal:
     value: str
     target: str
     ok: bool
-
-@dataclass(frozen=True, slots=True)
-class GroupMember:
-    """
-    A member of a partition's group as the broker lists it: its
-    connection, its subscription id there, its state (RabbitMQ 3.11-4.0:
-    ``active`` or ``inactive``; 4.1+ adds the connection's, e.g. ``active
-    (connected)``, ``waiting (disconnected)``).
-    """
-    connection: str
-    subscription_id: int
-    state: str
-
-    @property
-    def active(self) -> bool:
-        return self.state.split(' ', 1)[0] == 'active'
-
-def parse_group_members(text: str) -> list[GroupMember]:
-    """
-    The members of a group from ``rabbitmq-streams
-    list_stream_group_consumers --formatter json`` (RabbitMQ 4.0: a JSON
-    array of objects ``subscription_id``, ``connection_name``, ``state``,
-    one a line).
-
-    :raises ValueError: When the text is not such a list.
-    """
-    items = json.loads(text) if text.strip() else []
-    if not isinstance(items, list):
-        raise ValueError('not a list of group members: {!r}'.format(text[:200]))
-    return [GroupMember(str(i['connection_name']), int(i['subscription_id']), str(i['state']))
-            for i in items]
-
-LEADER_KILL_WINDOW = 5.0
-"""
-Seconds after a partition leader's node was killed within which a
-message processed, then processed again, is charged to the kill: the
-workers learn of the failover within a second (a lost connection, a
-MetadataUpdate).
-"""
-
-@dataclass
-class LeaderKill:
-    """
-    The node of a partition's leader killed (SIGKILL of the broker) while
-    the workers consume, and brought back.
-
-    :ivar partition: The partition whose leader's node was killed.
-    :ivar node: The node (``r1``...).
-    :ivar time: When it was killed (``time.monotonic()``).
-    :ivar led: The partitions whose leader was on that node.
-    :ivar revived: When it was up again (``None``: it was not).
-    :ivar duplicates: The messages processed again because of it, by
-        partition (computed).
-    :ivar bound: Their bound, by partition (computed).
-    """
-    partition: str
-    node: str
-    time: float
-    led: list[str]
-    revived: float | None = None
-    duplicates: Counter[str] = field(default_factory=Counter)
-    bound: dict[str, int] = field(default_factory=dict)
-
-    def caused(self, before: Processing, after: Processing) -> bool:
-        """A message processed again (``after``) because of the kill."""
-        return before.time <= self.time + LEADER_KILL_WINDOW and after.time >= self.time
-
-    @property
-    def total(self) -> int:
-        return sum(self.duplicates.values())
-
-    @property
-    def limit(self) -> int:
-        return sum(self.bound.values())
-
-@dataclass
-class GroupCheck:
-    """
-    The members of each partition's group, listed once every confirmed
-    message was processed (or the drain deadline passed), the workers
-    still running.
-
-    :ivar live: The workers running then (each has one member a partition).
-    :ivar members: The members of each partition's group (``None``: the
-        listing failed).
-    :ivar time: When they were listed.
-    :ivar active_workers: The workers active on each partition then, as
-        they saw it (computed from their logs: the broker's last consumer
-        update, unless the subscription was lost or moved since).
-    """
-    live: int
-    members: dict[str, list[GroupMember] | None]
-    time: float
-    active_workers: dict[str, list[int]] = field(default_factory=dict)
-
-    def ghosts(self, partition: str) -> int:
-        """Members beyond one for each live worker."""
-        members = self.members.get(partition)
-        return 0 if members is None else max(0, len(members) - self.live)
-
-    def active(self, partition: str) -> int | None:
-        members = self.members.get(partition)
-        return None if members is None else sum(1 for m in members if m.active)
-
-    @property
-    def without_active(self) -> list[str]:
-        """Partitions whose group has no active member (or was not listed)."""
-        return [p for p in self.members if not self.active(p)]
-
-    @property
-    def without_active_worker(self) -> list[str]:
-        """Partitions no worker consumed, as the workers saw it."""
-        return [p for p in self.members if not self.active_workers.get(p)]
 
 def active_workers(
         workers: Sequence[WorkerRun], partitions: Sequence[str], when: float,
@@ -590,63 +427,18 @@ def goals(f: Figures) -> list[Goal]:
     result.append(Goal('harness problems', str(len(f.problems)), '0', not f.problems))
     return result
 
-RUN_FILE = 'run.json'
-"""What the controller knew of a run, beside the logs (:py:func:`analyse_directory`)."""
-
-def save_run(
-        directory: Path, scenario: Scenario, workers: Sequence[WorkerRun],
-        problems: Sequence[str], leader_kills: Sequence[LeaderKill] = (),
-        groups: GroupCheck | None = None,
-) -> None:
-    """Write what the controller knew of a run, so that its logs can be analysed again."""
-    document: dict[str, tp.Any] = {
-        'scenario': {
-            'partitions': list(scenario.partitions), 'store_every': scenario.store_every,
-            'store_interval': scenario.store_interval, 't0': scenario.t0,
-            'restarts': scenario.restarts, 'kills': scenario.kills,
-            'messages': scenario.messages,
-        },
-        'workers': [
-            {'index': w.index, 'started': w.started, 'stop': w.stop, 'stop_time': w.stop_time,
-             'exit_code': w.exit_code, 'exit_time': w.exit_time, 'escalated': w.escalated}
-            for w in workers
-        ],
-        'problems': list(problems),
-        'leader_kills': [
-            {'partition': k.partition, 'node': k.node, 'time': k.time, 'led': k.led,
-             'revived': k.revived}
-            for k in leader_kills
-        ],
-        'groups': None if groups is None else {
-            'live': groups.live, 'time': groups.time,  # (active_workers: from the logs)
-            'members': {p: None if m is None else [dataclasses.asdict(x) for x in m]
-                        for p, m in groups.members.items()},
-        },
-    }
-    (directory / RUN_FILE).write_text(json.dumps(document, indent=1) + '\n')
-
 def analyse_directory(directory: Path) -> Figures:
     """The figures of a run from its directory (logs and ``run.json``)."""
-    document = json.loads((directory / RUN_FILE).read_text())
-    scenario = Scenario(**document['scenario'])
-    workers = [WorkerRun(**w) for w in document['workers']]
-    for w in workers:
+    run = load_run(directory)
+    for w in run.workers:
         w.log = read_log(w.index, log_path(directory, w.index))
-    kills = [LeaderKill(**k) for k in document.get('leader_kills', [])]
-    found = document.get('groups')
-    groups = None if found is None else GroupCheck(
-        found['live'],
-        {p: None if m is None else [GroupMember(**x) for x in m]
-         for p, m in found['members'].items()},
-        found['time'],
-    )
-    return analyse(scenario, workers, read_producer_log(directory / 'producer.log'),
-                   document['problems'], kills, groups)
+    return analyse(run.scenario, run.workers, read_producer_log(directory / 'producer.log'),
+                   run.problems, run.leader_kills, run.groups)
 
 __all__ = [
     'LEADER_KILL_WINDOW', 'RUN_FILE', 'Figures', 'Goal', 'GroupCheck', 'GroupMember', 'HandOff',
-    'KillFigures', 'LeaderKill', 'LogTail', 'Marker', 'Processing', 'ProducerLog', 'Scenario',
-    'StopKind', 'WorkerLog', 'WorkerRun', 'active_workers', 'analyse', 'analyse_directory',
-    'bad_exits', 'goals', 'log_path', 'parse_group_members', 'parse_line', 'quantile', 'read_log',
-    'read_producer_log', 'save_run',
+    'KillFigures', 'LeaderKill', 'LogTail', 'Marker', 'Processing', 'ProducerLog', 'Run',
+    'Scenario', 'StopKind', 'WorkerLog', 'WorkerRun', 'active_workers', 'analyse',
+    'analyse_directory', 'bad_exits', 'goals', 'load_run', 'log_path', 'parse_group_members',
+    'parse_line', 'quantile', 'read_log', 'read_producer_log', 'save_run',
 ]

@@ -18,7 +18,7 @@ import shlex
 import subprocess
 from pathlib import Path
 
-from soak.consumer_group_analysis import GroupMember, parse_group_members
+from soak.consumer_group_members import GroupMember, parse_group_members
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / 'scripts' / 'cluster.sh'

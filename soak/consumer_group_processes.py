@@ -14,18 +14,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from soak.consumer_group_analysis import (
-    GroupCheck,
-    GroupMember,
-    LeaderKill,
-    LogTail,
-    Processing,
-    StopKind,
-    WorkerRun,
-    log_path,
-)
 from soak.consumer_group_cluster import Cluster, ClusterError, rotated
 from soak.consumer_group_config import GROUP, Config
+from soak.consumer_group_logs import LogTail, Processing, log_path
+from soak.consumer_group_members import GroupCheck, GroupMember
+from soak.consumer_group_run import LeaderKill, StopKind, WorkerRun
 
 ROOT = Path(__file__).resolve().parents[1]
 POLL = 0.05

@@ -150,6 +150,25 @@ PUBLISHERS: list[tuple[str, type, bool]] = [
     ('binbatch', PublisherBinBatch, True),
 ]
 
+class Pace:
+    """
+    A publisher's batches at a steady rate, one every ``period`` seconds;
+    a batch that took longer starts the schedule again from now (no burst
+    to catch up).
+    """
+    def __init__(self, period: float) -> None:
+        self.period = period
+        self.next_at = time.monotonic()
+
+    async def wait(self) -> None:
+        """Wait for the next batch's time."""
+        self.next_at += self.period
+        delay = self.next_at - time.monotonic()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        else:
+            self.next_at = time.monotonic()
+
 def body(ledger: Ledger, seq: int) -> tp.Any:
     text = '{}:{}'.format(ledger.key, seq)
     return text.encode() if ledger.binary else text
@@ -160,8 +179,7 @@ async def publish(
     """Send ``RATE`` messages a second until ``stop``; a failed call marks its messages."""
     publisher: tp.Any = client.publisher(ledger.stream, cls=cls, name='soak-' + ledger.key)
     async with publisher as p:
-        period = BATCH / RATE
-        next_at = time.monotonic()
+        pace = Pace(BATCH / RATE)
         while not stop.is_set():
             first = ledger.sent
             seqs = range(first, first + BATCH)
@@ -192,12 +210,7 @@ async def publish(
                 stats.errors['{}: {}'.format(ledger.key, type(ex).__name__)] += 1
                 for seq in seqs:
                     ledger.failed.add(seq)
-            next_at += period
-            delay = next_at - time.monotonic()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            else:
-                next_at = time.monotonic()
+            await pace.wait()
         if cls is PublisherPipelined:
             with contextlib.suppress(RbFlyError):
                 await p.flush()
@@ -212,8 +225,7 @@ async def publish_super(
 
     async with client.super_stream_publisher(
             super_stream, key, name='soak-super', cls=Publisher) as pub:
-        period = BATCH / RATE
-        next_at = time.monotonic()
+        pace = Pace(BATCH / RATE)
         while not stop.is_set():
             first = ledger.sent
             ledger.sent += BATCH
@@ -224,12 +236,7 @@ async def publish_super(
                     ledger.failures += 1
                     ledger.failed.add(seq)
                     stats.errors['super: {}'.format(type(ex).__name__)] += 1
-            next_at += period
-            delay = next_at - time.monotonic()
-            if delay > 0:
-                await asyncio.sleep(delay)
-            else:
-                next_at = time.monotonic()
+            await pace.wait()
 
 #
 # consumers

@@ -30,7 +30,7 @@ import asyncio
 import contextlib
 import dataclasses as dtc
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 DECLARE_PUBLISHER = 0x0001
 PUBLISH = 0x0002
@@ -67,6 +67,30 @@ def _string(data: bytes | bytearray, pos: int) -> tuple[str, int]:
         return '', pos
     return bytes(data[pos:pos + n]).decode(errors='replace'), pos + n
 
+def _frames(buf: bytearray, data: bytes) -> Iterator[tuple[int, int]]:
+    """
+    Append ``data`` to ``buf`` and yield the key and start (the key's
+    position) of each complete frame in it, in order; the frames read
+    are dropped from ``buf`` once the caller has read them all (the loop
+    over this generator ended), an incomplete frame stays for the next
+    data.
+
+    One splitter for both directions of a connection: the client's bytes
+    and the broker's are framed alike.
+    """
+    buf.extend(data)
+    pos = 0
+    n = len(buf)
+    while n - pos >= 4:
+        (size,) = struct.unpack_from('>I', buf, pos)
+        if n - pos - 4 < size:
+            break
+        start = pos + 4
+        (key,) = struct.unpack_from('>H', buf, start)
+        yield key, start
+        pos = start + size
+    del buf[:pos]
+
 class _Connection:
     """One client connection: its publishers' streams, and its frames split in both ways."""
 
@@ -78,18 +102,9 @@ class _Connection:
 
     def client_data(self, data: bytes) -> None:
         buf = self.up
-        buf.extend(data)
-        pos = 0
-        n = len(buf)
-        while n - pos >= 4:
-            (size,) = struct.unpack_from('>I', buf, pos)
-            if n - pos - 4 < size:
-                break
-            start = pos + 4
-            (key,) = struct.unpack_from('>H', buf, start)
+        for key, start in _frames(buf, data):
             if key == PUBLISH:
-                pid, count = struct.unpack_from('>Bi', buf, start + 4)
-                stats = self.counter.stream(self.publishers.get(pid, ''))
+                stats, count = self._counted(buf, start)
                 stats.publish_frames += 1
                 stats.published += count
                 stats.max_frame = max(stats.max_frame, count)
@@ -98,27 +113,23 @@ class _Connection:
                 _, p = _string(buf, start + 9)
                 stream, _ = _string(buf, p)
                 self.publishers[pid] = stream
-            pos = start + size
-        del buf[:pos]
 
     def broker_data(self, data: bytes) -> None:
         buf = self.down
-        buf.extend(data)
-        pos = 0
-        n = len(buf)
-        while n - pos >= 4:
-            (size,) = struct.unpack_from('>I', buf, pos)
-            if n - pos - 4 < size:
-                break
-            start = pos + 4
-            (key,) = struct.unpack_from('>H', buf, start)
+        for key, start in _frames(buf, data):
             if key == PUBLISH_CONFIRM:
-                pid, count = struct.unpack_from('>Bi', buf, start + 4)
-                stats = self.counter.stream(self.publishers.get(pid, ''))
+                stats, count = self._counted(buf, start)
                 stats.confirm_frames += 1
                 stats.confirmed += count
-            pos = start + size
-        del buf[:pos]
+
+    def _counted(self, buf: bytearray, start: int) -> tuple[StreamFrames, int]:
+        """
+        The figures of the stream a Publish or PublishConfirm frame's
+        publisher writes to, and the frame's count (``PublisherId`` then
+        an int32 count, after the key and version: messages or ids).
+        """
+        pid, count = struct.unpack_from('>Bi', buf, start + 4)
+        return self.counter.stream(self.publishers.get(pid, '')), count
 
 class FrameCounter:
     """

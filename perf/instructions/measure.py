@@ -178,25 +178,26 @@ async def publish_batch(client: Client, messages: Sequence[str]) -> None:
         mark_stop()
 
 async def publish_pipelined(client: Client, messages: Sequence[str]) -> None:
-    from rbfly.streams import PublisherPipelined
-
-    async with client.publisher(STREAM, name='bench', cls=PublisherPipelined) as publisher:
-        send = publisher.send
-        mark_start()
-        for m in messages:
-            await send(m)
-        await publisher.flush()
-        mark_stop()
+    await _pipelined(client, 'send', messages)
 
 async def publish_many(client: Client, messages: Sequence[str]) -> None:
+    lists = [list(messages[i:i + MANY]) for i in range(0, len(messages), MANY)]
+    await _pipelined(client, 'send_many', lists)
+
+async def _pipelined(client: Client, method: str, items: Sequence[tp.Any]) -> None:
+    """
+    Await a pipelined publisher's ``method`` for each of ``items``, then
+    its ``flush()``: the loop of ``pipelined`` (a message an item) and of
+    ``many`` (a list an item), one loop so that their figures differ only
+    by the method called.
+    """
     from rbfly.streams import PublisherPipelined
 
-    lists = [list(messages[i:i + MANY]) for i in range(0, len(messages), MANY)]
     async with client.publisher(STREAM, name='bench', cls=PublisherPipelined) as publisher:
-        send_many = publisher.send_many
+        send = getattr(publisher, method)
         mark_start()
-        for ms in lists:
-            await send_many(ms)
+        for item in items:
+            await send(item)
         await publisher.flush()
         mark_stop()
 

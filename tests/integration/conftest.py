@@ -95,8 +95,11 @@ def stream() -> str:
     """A stream name unique to the test."""
     return 'rbfly-test-{}'.format(uuid.uuid4().hex[:12])
 
-async def _client_with_stream(url: str, stream: str) -> AsyncIterator[StreamsClient]:
-    c = streams_client(url)
+async def _client_with_stream(
+        url: str, stream: str, **options: tp.Any,
+) -> AsyncIterator[StreamsClient]:
+    """A client of ``url`` (with ``options``), with ``stream`` created and deleted after."""
+    c = streams_client(url, **options)
     await c.create_stream(stream)
     try:
         yield c
@@ -121,6 +124,21 @@ async def client4(url4: str, stream: str) -> AsyncIterator[StreamsClient]:
     """Client of the RabbitMQ 4.x broker, with the test's stream created."""
     async for c in _client_with_stream(url4, stream):
         yield c
+
+@pytest.fixture
+def super_stream() -> str:
+    """A super stream name unique to the test."""
+    return 'rbfly-super-{}'.format(uuid.uuid4().hex[:12])
+
+@pytest.fixture
+async def super_client4(url4: str, super_stream: str) -> AsyncIterator[StreamsClient]:
+    """Client of the RabbitMQ 4.x broker; the test's super stream is deleted after."""
+    c = streams_client(url4)
+    try:
+        yield c
+    finally:
+        await c.delete_super_stream(super_stream)
+        await c.disconnect()
 
 @pytest.fixture
 async def proxy(any_url: str) -> AsyncIterator[Proxy]:

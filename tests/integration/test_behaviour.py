@@ -36,7 +36,7 @@ from rbfly.streams.error import (
 )
 from rbfly.testing import FakeBroker
 
-from .conftest import Opened
+from .conftest import Opened, _client_with_stream
 
 @pytest.fixture(params=['rabbitmq', 'fake'])
 async def broker_url(request: pytest.FixtureRequest) -> AsyncIterator[str]:
@@ -50,13 +50,8 @@ async def broker_url(request: pytest.FixtureRequest) -> AsyncIterator[str]:
 @pytest.fixture
 async def client(broker_url: str, stream: str) -> AsyncIterator[StreamsClient]:
     """A client of each broker, with the test's stream created."""
-    c = streams_client(broker_url)
-    await c.create_stream(stream)
-    try:
+    async for c in _client_with_stream(broker_url, stream):
         yield c
-    finally:
-        await c.delete_stream(stream)
-        await c.disconnect()
 
 async def read(
         client: StreamsClient, stream: str, count: int, offset: Offset = Offset.FIRST,

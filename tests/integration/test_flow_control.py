@@ -21,7 +21,7 @@ from rbfly.streams import (
     get_message_ctx,
     streams_client,
 )
-from rbfly.streams.aio.connection import StreamsProtocol
+from rbfly.streams.aio.read_pause import ReadPause
 from rbfly.streams.error import AuthenticationFailure
 from rbfly.testing import own_connection
 
@@ -313,14 +313,14 @@ async def test_history_read_pausing(
     published after that, at the live end, arrives too.
     """
     pauses = 0
-    pause = StreamsProtocol._pause_reading
+    pause = ReadPause._pause
 
-    def counting(self: StreamsProtocol) -> None:
+    def counting(self: ReadPause, transport: asyncio.Transport | None) -> None:
         nonlocal pauses
         pauses += 1
-        pause(self)
+        pause(self, transport)
 
-    monkeypatch.setattr(StreamsProtocol, '_pause_reading', counting)
+    monkeypatch.setattr(ReadPause, '_pause', counting)
     client = streams_client(any_url, read_pause=0.001)
     async with client:
         await client.create_stream(stream)

@@ -20,15 +20,12 @@ from rbfly.streams import (
     streams_client,
 )
 
+from .conftest import _client_with_stream
+
 @pytest.fixture
 async def client(url43: str, stream: str) -> AsyncIterator[StreamsClient]:
-    c = streams_client(url43)
-    await c.create_stream(stream)
-    try:
+    async for c in _client_with_stream(url43, stream):
         yield c
-    finally:
-        await c.delete_stream(stream)
-        await c.disconnect()
 
 async def publish(client: StreamsClient, stream: str, bodies: list[int], per_chunk: int) -> None:
     async with client.publisher(stream, cls=PublisherBatchFast) as publisher:

@@ -9,7 +9,6 @@ import collections
 import contextlib
 import typing as tp
 import uuid
-from collections.abc import AsyncIterator
 from urllib.parse import urlsplit
 
 import pytest
@@ -32,17 +31,9 @@ from rbfly.streams.subscriptions.handoff import ConsumerUpdateContext
 from .proxy import Proxy
 
 @pytest.fixture
-def super_stream() -> str:
-    return 'rbfly-super-{}'.format(uuid.uuid4().hex[:12])
-
-@pytest.fixture
-async def client(url4: str, super_stream: str) -> AsyncIterator[StreamsClient]:
-    c = streams_client(url4)
-    try:
-        yield c
-    finally:
-        await c.delete_super_stream(super_stream)
-        await c.disconnect()
+def client(super_client4: StreamsClient) -> StreamsClient:
+    """The module's client: of RabbitMQ 4.x, deleting the test's super stream after."""
+    return super_client4
 
 def _key(message: object) -> str:
     return tp.cast(str, message).split(':')[0]

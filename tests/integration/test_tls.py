@@ -44,6 +44,8 @@ from rbfly.streams import (
 from rbfly.streams.error import AuthenticationFailure
 from rbfly.testing import connect, sasl_mechanism
 
+from .conftest import _client_with_stream
+
 def _env(name: str) -> str:
     value = os.environ.get(name)
     if not value:
@@ -93,13 +95,8 @@ async def tls_client(
         tls_any_url: str, ca_ctx: ssl.SSLContext, stream: str,
 ) -> AsyncIterator[StreamsClient]:
     """Client of each broker over TLS (SASL PLAIN), with the test's stream created."""
-    c = streams_client(tls_any_url, ssl=ca_ctx)
-    await c.create_stream(stream)
-    try:
+    async for c in _client_with_stream(tls_any_url, stream, ssl=ca_ctx):
         yield c
-    finally:
-        await c.delete_stream(stream)
-        await c.disconnect()
 
 async def _round_trip(client: StreamsClient, stream: str, count: int = 50) -> None:
     """Publish ``count`` confirmed messages and read them back in order."""

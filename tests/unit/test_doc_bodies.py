@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from ._mypy import mypy_strict
+
 ROOT = Path(__file__).parents[2]
 
 def blocks() -> list[str]:
@@ -18,17 +20,14 @@ def blocks() -> list[str]:
     ]
 
 def test_blocks_pass_mypy_strict(tmp_path: Path) -> None:
-    api = pytest.importorskip('mypy.api')
     paths = []
     for i, code in enumerate(blocks()):
         path = tmp_path / 'block{}.py'.format(i)
         path.write_text(code)
-        paths.append(str(path))
+        paths.append(path)
     assert len(paths) == 3
-    out, err, status = api.run([
-        '--strict', '--no-incremental', '--config-file', str(ROOT / 'pyproject.toml'), *paths,
-    ])
-    assert status == 0, out + err
+    status, out = mypy_strict(*paths)
+    assert status == 0, out
 
 def test_conversions() -> None:
     namespace: dict[str, object] = {}

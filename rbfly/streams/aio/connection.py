@@ -6,19 +6,20 @@ Asyncio adapter of the sans-IO connection core.
 transport: received bytes go to the core, the core's events resolve request
 futures or reach the publishers and subscriptions registered on the
 connection, and the core's heartbeat timer runs on the event loop's clock.
+Its parts: the requests waiting for their responses
+(:py:mod:`~rbfly.streams.aio.pending`) and the pausing of reads while a
+subscription catches up (:py:mod:`~rbfly.streams.aio.read_pause`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 import typing as tp
 from collections.abc import Callable, Mapping
 
-from ...error import ChunkError, ProtocolError
-from ..error import ConnectionLost, FeatureNotSupported, RequestTimeout, error_for_code
-from ..protocol._chunk import read_header
+from ...error import ProtocolError
+from ..error import ConnectionLost, FeatureNotSupported, RequestTimeout
 from ..protocol._publish import PublishEncoder
 from ..protocol.base import OffsetSpec
 from ..protocol.commands import (
@@ -43,7 +44,8 @@ from ..protocol.connection import (
     broker_version,
 )
 from ..protocol.constants import ResponseCode
-from ..protocol.errors import UnexpectedResponse
+from .pending import PendingRequests
+from .read_pause import ReadPause
 
 # the connection's logger, as documented (doc/logging.rst), the module's name before it
 # was renamed
@@ -58,13 +60,6 @@ Bytes of Publish frames held for one write (see
 the transport's write buffer and its high-water mark (``drain``,
 ``is_writable``) see them, and a big frame goes alone, not copied into a
 joined one.
-"""
-
-HISTORY_AGE = 1.0
-"""
-A chunk written this many seconds or more before it arrived is history:
-the application is catching up, and a read paused a moment costs it
-nothing it would notice.
 """
 
 class PublisherHandler(tp.Protocol):
@@ -135,18 +130,14 @@ class StreamsProtocol(asyncio.Protocol):
         self.address: tuple[str, int] | None = None
         # seconds to wait for a response (None: no limit)
         self.request_timeout: float | None = None
-        # requests waiting for their response, by correlation id: the
-        # future (of the request's response class), the context, the request
-        self._pending: dict[int, tuple[asyncio.Future[tp.Any], str, Request[CommandBase]]] = {}
+        # requests waiting for their response
+        self.requests = PendingRequests()
         self._timer: asyncio.TimerHandle | None = None
         self._writable = asyncio.Event()
         self._writable.set()
         self._error: Exception | None = None
-        # seconds to stop reading after a read that brought history (0:
-        # never; the client sets its option read_pause)
-        self.read_pause = 0.0
-        self._history = False  # the read being handled brought history
-        self._resume: asyncio.TimerHandle | None = None
+        # reads paused after a read that brought history (read_pause)
+        self.reads = ReadPause(self.loop)
         # Publish frames wait for one write at the end of the callbacks
         # that confirmations woke (see _coalesce): whether they wait, how
         # many bytes of them, and whether the read being handled woke any
@@ -192,54 +183,21 @@ class StreamsProtocol(asyncio.Protocol):
                 self._coalescing = True
                 self.loop.call_soon(self._end_coalescing)
         self.flush()
-        if self._history:
-            self._history = False
-            self._pause_reading()
+        if self.reads.history:
+            self.reads.read_done(self.transport)
 
-    def _pause_reading(self) -> None:
+    @property
+    def read_pause(self) -> float:
         """
-        Stop reading for ``read_pause`` seconds after a read that brought
-        a chunk of history (a subscription catching up), so that the
-        broker's next chunks arrive together, in one read, not a wake-up
-        each.
+        Seconds to stop reading after a read that brought a chunk of
+        history (0: never; the client sets its option ``read_pause``; see
+        :py:class:`~rbfly.streams.aio.read_pause.ReadPause`).
+        """
+        return self.reads.seconds
 
-        A client that sleeps between chunks makes the broker slower: each
-        chunk the broker sends wakes the client's task on another core,
-        and that costs the broker's sending thread too. Measured here (2
-        vCPUs, RabbitMQ 3.10, a stream of 50-message chunks, a consumer
-        that decodes nothing): 230-250k msg/s sleeping at 1.4 us of client
-        CPU a message, 305-312k polling with a busy core (2.9 us), and
-        310-350k pausing its reads for 1 ms at 0.5 us. Live chunks
-        (written less than ``HISTORY_AGE`` before they arrive, by the
-        clocks of the broker and of this machine) never pause a read by
-        themselves; what else the connection carries (a live
-        subscription, confirmations) waits with a subscription catching
-        up on it. Over TLS the socket is still read into the TLS layer's
-        buffer while paused: less is saved.
-        """
-        transport = self.transport
-        if self.read_pause <= 0 or self._resume is not None or transport is None \
-                or transport.is_closing():
-            return
-        transport.pause_reading()
-        self._resume = self.loop.call_later(self.read_pause, self._resume_reading)
-
-    def _note_history(self, chunk: bytes | bytearray | memoryview) -> None:
-        """
-        Note whether a chunk is history, by its header's timestamp (the
-        core reads it): written ``HISTORY_AGE`` or more before now.
-        """
-        try:
-            written = read_header(chunk).timestamp
-        except ChunkError:
-            return  # malformed: its subscription reports it when it is taken
-        self._history = written <= time.time() - HISTORY_AGE
-
-    def _resume_reading(self) -> None:
-        self._resume = None
-        transport = self.transport
-        if transport is not None and not transport.is_closing():
-            transport.resume_reading()
+    @read_pause.setter
+    def read_pause(self, seconds: float) -> None:
+        self.reads.seconds = seconds
 
     def connection_lost(self, exc: Exception | None) -> None:
         step = self.core.state.value  # of the handshake, when not open yet
@@ -248,9 +206,7 @@ class StreamsProtocol(asyncio.Protocol):
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if self._resume is not None:
-            self._resume.cancel()
-            self._resume = None
+        self.reads.cancel()
         if self.opened.done():
             what = 'connection to broker lost'
         elif step == 'peer-properties' and not partial:
@@ -267,10 +223,7 @@ class StreamsProtocol(asyncio.Protocol):
         if not self.opened.done():
             self.opened.set_exception(error)
             self.opened.exception()  # the exception is retrieved by its waiter, if any
-        for fut, _, _ in self._pending.values():
-            if not fut.done():
-                fut.set_exception(error)
-        self._pending.clear()
+        self.requests.fail(error)
         for pub in list(self.publishers.values()):
             pub.on_connection_lost(error)
         for sub in list(self.subscriptions.values()):
@@ -377,7 +330,7 @@ class StreamsProtocol(asyncio.Protocol):
         self.check_open()
         correlation_id = self.core.request(command, self.loop.time())
         fut: asyncio.Future[R] = self.loop.create_future()
-        self._pending[correlation_id] = (fut, context, command)
+        self.requests.add(correlation_id, fut, context, command)
         self.flush()
         try:
             if self.request_timeout is None:
@@ -395,7 +348,7 @@ class StreamsProtocol(asyncio.Protocol):
         finally:
             # on cancellation the late response is ignored; the connection
             # stays usable
-            self._pending.pop(correlation_id, None)
+            self.requests.discard(correlation_id)
 
     def send(self, command: Command) -> None:
         """
@@ -504,8 +457,8 @@ class StreamsProtocol(asyncio.Protocol):
                 self.progressed = True
                 committed = deliver.committed_chunk_id if t is DeliverV2 else None  # type: ignore[union-attr]
                 chunk = deliver.chunk
-                if self.read_pause and not self._history:
-                    self._note_history(chunk)
+                if self.reads.seconds:  # (no call a chunk when reads never pause)
+                    self.reads.note(chunk)
                 sub.on_chunk(chunk, committed)
             else:
                 logger.debug('chunk for unknown subscription %d', deliver.subscription_id)
@@ -547,7 +500,7 @@ class StreamsProtocol(asyncio.Protocol):
         elif t is ConsumerUpdateRequested:
             self._consumer_update(tp.cast(ConsumerUpdateRequested, event))
         else:
-            self._resolve(event)
+            self.requests.resolve(event)
 
     def _opened(self, event: Opened) -> None:
         self.server_properties = event.server_properties
@@ -565,27 +518,6 @@ class StreamsProtocol(asyncio.Protocol):
             self.answer_consumer_update(update.correlation_id, OffsetSpec.none())
         # (closing: the broker removes the connection's consumers from their
         # groups; raising here would abort the transport)
-
-    def _resolve(self, response: object) -> None:
-        correlation_id = getattr(response, 'correlation_id', None)
-        entry = self._pending.get(tp.cast(int, correlation_id))
-        if entry is None:
-            logger.debug('response without a waiter: %s', type(response).__name__)
-            return
-        fut, context, command = entry
-        if fut.done():
-            return
-        expected = command.RESPONSE
-        if type(response) is not expected:  # (response classes are final: one identity test)
-            error = UnexpectedResponse(type(command), expected, type(response), context)
-            logger.error('%s', error)
-            fut.set_exception(error)
-            return
-        code = getattr(response, 'code', ResponseCode.OK)
-        if code != ResponseCode.OK:
-            fut.set_exception(error_for_code(code, context))
-        else:
-            fut.set_result(response)
 
     def _schedule_tick(self) -> None:
         when = self.core.next_tick()

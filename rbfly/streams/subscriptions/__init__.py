@@ -2,8 +2,9 @@
 Subscriptions: the user-API objects that receive a stream's messages.
 
 - :py:mod:`~rbfly.streams.subscriptions.subscription`: a subscription's
-  buffer of chunks, waiting for them, the single active consumer's answer,
-  the end of a bounded read;
+  buffer of chunks, waiting for them, the end of a bounded read;
+- ``single_active``: a single active consumer's answers to the broker's
+  consumer updates;
 - :py:mod:`~rbfly.streams.subscriptions.credit`: when a subscription
   grants credit, one pure policy per way of reading;
 - :py:mod:`~rbfly.streams.subscriptions.flow`: the flow strategies an

@@ -23,6 +23,9 @@ fast there only because its per-message work keeps its CPU busy). A
 subscription spins only while its average gap between chunks is below
 ``spin``: a consumer at the live end of a quiet stream sleeps at once.
 
+A single active consumer's answers to the broker's consumer updates are
+a part of its own, ``ConsumerUpdates`` (``subscriptions/single_active.py``).
+
 Recovery: a subscription outlives its connection. When the connection is
 lost, chunks already received can still be read; the client subscribes
 again on the new connection from the offset after the last chunk received,
@@ -33,7 +36,6 @@ is lost or repeated.
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 import math
 import typing as tp
@@ -44,16 +46,14 @@ from time import monotonic
 from ...amqp import MessageCtx
 from ...error import AMQPDecodeError, ChunkCrcError, ChunkError
 from ..aio.records import detach
-from ..error import ConnectionLost
 from ..lifecycle import Lifecycle, ResourceState
 from ..metrics import Counters
 from ..offset import Offset
 from ..protocol._chunk import DEFAULT_MAX_CHUNK_UNCOMPRESSED, decode_chunk, read_header
 from ..protocol.commands import Credit, OffsetSpec
-from ..protocol.constants import OffsetSpecType
 from .credit import CreditPolicy, credit_policy
 from .flow import FlowStrategy, ManualCredit
-from .handoff import HANDOFF_TIMEOUT
+from .single_active import Activation, ConsumerUpdates
 
 if tp.TYPE_CHECKING:
     from ..aio.connection import StreamsProtocol
@@ -62,13 +62,6 @@ if tp.TYPE_CHECKING:
 
 # the subscriptions' logger, as documented (doc/logging.rst): the module's former name
 logger = logging.getLogger('rbfly.streams.subscriber')
-
-Activation: tp.TypeAlias = Callable[[bool, Callable[[], bool]], Awaitable[OffsetSpec]]
-"""Finds a single active consumer's offset specification when the broker
-makes it active (``True``) or inactive; the second argument tells whether
-the subscription is still on the connection the update came on (an
-activation on a connection lost meanwhile is void: see
-:py:meth:`~rbfly.streams.parts.subscribing.Subscribing.activate`)."""
 
 Resume: tp.TypeAlias = Callable[[str, Offset], 'Offset | Awaitable[Offset | None] | None']
 """The application's callback choosing where a subscription resumes."""
@@ -200,12 +193,11 @@ class Subscription:
         # the subscription is placed), and the broker's updates, one at a
         # time
         self.group: HandOff | None = None
-        self._updating = asyncio.Lock()
+        self.updates = ConsumerUpdates(self)
         # the application's say on where to subscribe again, and the offset
         # it started at (or resumes from, once the callback chose one)
         self.resume = resume
         self.resume_offset = resume_offset
-        self._tasks: set[asyncio.Future[None]] = set()
         # called when a chunk arrives or the subscription ends, while a
         # consumer of several subscriptions waits on all of them
         self.notify: Callable[[], None] | None = None
@@ -358,7 +350,7 @@ class Subscription:
         active, not told otherwise, would wait for chunks that never come).
         """
         if self.activation is not None and self.active:
-            self._deactivate()
+            self.deactivate()
             if self.group is not None:
                 self.group.lost(self.stream)
         self.lifecycle.lost(error)
@@ -499,6 +491,11 @@ class Subscription:
                 self._waiter = None
         return chunk
 
+    @property
+    def error(self) -> Exception | None:
+        """The error that ended the subscription, if any (raised once its chunks are taken)."""
+        return self._error
+
     #
     # single active consumer
     #
@@ -508,82 +505,17 @@ class Subscription:
     ) -> None:
         """
         The broker made this single active consumer active or inactive;
-        find the offset to resume from and answer.
+        its consumer updates find the offset to resume from and answer.
         """
-        task = asyncio.ensure_future(self._consumer_update(protocol, correlation_id, active))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self.updates.on_update(protocol, correlation_id, active)
 
-    async def _consumer_update(
-            self, protocol: StreamsProtocol, correlation_id: int, active: bool,
-    ) -> None:
-        async with self._updating:
-            await self._update(protocol, correlation_id, active)
+    def activated(self, start: int) -> None:
+        """The broker made this single active consumer active: it reads from ``start``."""
+        self.active = True
+        self.next_offset = start
+        self.received_offset = None
 
-    async def _update(
-            self, protocol: StreamsProtocol, correlation_id: int, active: bool,
-    ) -> None:
-        logger.info('subscription %d to stream %r is %s', self.ident,
-                    self.stream, 'active' if active else 'inactive')
-        group = self.group
-        spec = OffsetSpec.none()
-        try:
-            if not active:
-                # the next active consumer continues from the stored offset;
-                # chunks not taken yet are for it, not for this one
-                self._deactivate()
-                if group is not None:
-                    await group.step_down(self.stream)
-            if self.activation is not None:
-                spec = await self._activate(protocol, active)
-        except ConnectionLost:
-            if not self._on(protocol):
-                return  # subscribed again on a new connection, and asked again
-            self._failed(ConnectionLost(
-                'no connection to find where stream {!r} starts'.format(self.stream)))
-            spec = OffsetSpec.none()
-        except Exception as ex:  # noqa: BLE001 - also the application's callback; the iterator raises it
-            logger.error('consumer update of stream %r failed: %s', self.stream, ex)
-            self._failed(ex)
-            spec = OffsetSpec.none()
-        if not protocol.is_open or protocol is not self.protocol:
-            return  # lost (or moved) meanwhile: the broker asks again
-        if active and self._error is None:
-            value = spec.value
-            start = value if spec.type == OffsetSpecType.OFFSET and isinstance(value, int) else 0
-            if group is not None:
-                group.activated(self.stream, start)
-            self.active = True
-            self.next_offset = start
-            self.received_offset = None
-        protocol.answer_consumer_update(correlation_id, spec)
-
-    async def _activate(self, protocol: StreamsProtocol, active: bool) -> OffsetSpec:
-        """
-        The activation's offset specification; while the client's own
-        connection (where the stored offset is queried) is lost and the
-        subscription's is not, asked again for up to
-        :py:data:`~rbfly.streams.subscriptions.handoff.HANDOFF_TIMEOUT`
-        seconds (the broker holds the group meanwhile).
-        """
-        assert self.activation is not None
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + HANDOFF_TIMEOUT
-        delay = 0.1
-        while True:
-            try:
-                return await self.activation(active, functools.partial(self._on, protocol))
-            except ConnectionLost:
-                if not self._on(protocol) or loop.time() + delay > deadline:
-                    raise
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, 1.0)
-
-    def _on(self, protocol: StreamsProtocol) -> bool:
-        """Whether the subscription is on ``protocol``, and it is open."""
-        return protocol.is_open and protocol is self.protocol
-
-    def _failed(self, error: Exception) -> None:
+    def update_failed(self, error: Exception) -> None:
         """
         A consumer update failed: the iteration raises the error and ends
         the subscription, unsubscribing it (the broker would keep it in
@@ -592,7 +524,7 @@ class Subscription:
         self._error = error
         self._wake()
 
-    def _deactivate(self) -> None:
+    def deactivate(self) -> None:
         """Hand out no more chunks: those buffered are another consumer's."""
         self.active = False
         self._chunks.clear()

@@ -126,7 +126,7 @@ async def test_request_resolves() -> None:
     assert not task.done()
     protocol.data_received(encode(CreateResponse(cid, OK)))
     assert await task == CreateResponse(cid, OK)
-    assert protocol._pending == {}
+    assert len(protocol.requests) == 0
 
 async def test_responses_in_any_order() -> None:
     """Responses find their requests by correlation id."""
@@ -169,7 +169,7 @@ async def test_late_response_ignored() -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert protocol._pending == {}
+    assert len(protocol.requests) == 0
     protocol.data_received(encode(CreateResponse(cid, OK)) + encode(CreateResponse(999, OK)))
     assert protocol.is_open
 
@@ -285,7 +285,7 @@ async def test_connection_lost() -> None:
     assert pub.calls == [('lost', error)]
     assert sub.calls == [('lost', error)]
     assert protocol.closed.done()
-    assert protocol._pending == {}
+    assert len(protocol.requests) == 0
     assert not protocol.is_open
     with pytest.raises(ConnectionLost):
         protocol.check_open()
@@ -486,11 +486,11 @@ async def test_connection_lost_while_paused() -> None:
     protocol.subscriptions[1] = Subscription()
     protocol.data_received(encode(Deliver(1, chunk_written(5))))
     assert transport.paused == 1
-    resume = protocol._resume
+    resume = protocol.reads._resume
     assert resume is not None
     transport.abort()
     await asyncio.sleep(0)  # the transport's connection_lost
     assert resume.cancelled()
-    assert protocol._resume is None
+    assert protocol.reads._resume is None
     await asyncio.sleep(0.05)
     assert transport.resumed == 0

@@ -62,7 +62,7 @@ async def test_response_is_the_class_named(request_class: type[Request[CommandBa
     result = await task
     assert type(result) is request_class.RESPONSE
     assert result == response
-    assert protocol._pending == {}
+    assert len(protocol.requests) == 0
 
 @pytest.mark.parametrize('request_class', REQUESTS, ids=lambda c: c.__name__)
 async def test_other_response_is_protocol_error(request_class: type[Request[CommandBase]]) -> None:
@@ -84,7 +84,7 @@ async def test_other_response_is_protocol_error(request_class: type[Request[Comm
     )
     assert (error.request, error.expected, error.received, error.context) \
         == (request_class, request_class.RESPONSE, wrong, 'ctx')
-    assert protocol._pending == {}
+    assert len(protocol.requests) == 0
     # the right response coming after it has no waiter any more
     protocol.data_received(encode(answer(request_class.RESPONSE, cid)))
     assert protocol.is_open

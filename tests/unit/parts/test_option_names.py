@@ -14,7 +14,7 @@ import pytest
 from rbfly.streams import StreamsClient, streams_client
 from rbfly.streams.parts.options import OPTION_NAMES, ClientOptionArgs, ClientOptions
 
-ROOT = Path(__file__).parents[3]
+from .._mypy import mypy_errors
 
 def test_typed_options_are_the_options() -> None:
     """The TypedDict, the record and the facade's keywords name the same options."""
@@ -50,15 +50,7 @@ wrong = streams_client('rabbitmq-stream://localhost', heartbeat='10')
 
 def test_mypy_finds_misspelt_option(tmp_path: Path) -> None:
     """mypy --strict refuses a misspelt option and a wrongly typed one, and only those."""
-    api = pytest.importorskip('mypy.api')
-    source = tmp_path / 'snippet.py'
-    source.write_text(SNIPPET)
-    out, err, status = api.run([
-        '--strict', '--no-incremental', '--config-file', str(ROOT / 'pyproject.toml'),
-        str(source),
-    ])
-    assert status == 1, out + err
-    errors = [line for line in out.splitlines() if ': error:' in line]
-    assert len(errors) == 2, out
+    errors = mypy_errors(tmp_path, SNIPPET)
+    assert len(errors) == 2, errors
     assert 'snippet.py:5: error: Unexpected keyword argument "heartbet"' in errors[0]
     assert 'snippet.py:6: error:' in errors[1] and '"heartbeat"' in errors[1]

@@ -23,7 +23,7 @@ from rbfly.streams.subscriptions._bodies import Bodies
 from rbfly.streams.subscriptions.decoded import Decoded
 from rbfly.streams.subscriptions.windows import Windows
 
-ROOT = Path(__file__).parents[3]
+from .._mypy import mypy_errors
 
 OPTIONS = {
     'offset': Offset.NEXT, 'filter': None, 'timeout': 0, 'amqp': True, 'name': None,
@@ -119,18 +119,9 @@ bad = client.subscribe_chunks('s', ofset=Offset.FIRST)
 wrong = client.subscribe_windows('s', store_every='10')
 '''
 
-def test_mypy_checks_options(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_mypy_checks_options(tmp_path: Path) -> None:
     """mypy --strict refuses a misspelt option and a wrongly typed one, and only those."""
-    api = pytest.importorskip('mypy.api')
-    monkeypatch.chdir(ROOT)  # the checkout's rbfly, wherever pytest runs
-    source = tmp_path / 'snippet.py'
-    source.write_text(SNIPPET)
-    out, err, status = api.run([
-        '--strict', '--no-incremental', '--config-file', str(ROOT / 'pyproject.toml'),
-        str(source),
-    ])
-    assert status == 1, out + err
-    errors = [line for line in out.splitlines() if ': error:' in line]
-    assert len(errors) == 2, out
+    errors = mypy_errors(tmp_path, SNIPPET)
+    assert len(errors) == 2, errors
     assert 'snippet.py:11: error: Unexpected keyword argument "ofset"' in errors[0]
     assert 'snippet.py:12: error:' in errors[1] and '"store_every"' in errors[1]
