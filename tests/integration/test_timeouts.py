@@ -20,7 +20,6 @@ from rbfly.streams import (
     get_message_ctx,
 )
 from rbfly.streams.aio.connection import ABANDONED
-from rbfly.streams.aio.records import ABANDONED_SUBSCRIPTION
 from rbfly.testing import connect, wait_background
 
 from .proxy import Proxy
@@ -80,7 +79,7 @@ async def test_subscription_not_answered(
         with pytest.raises(TimeoutError):
             await asyncio.wait_for(anext(iterator), 0.2)
     await iterator.aclose()
-    assert protocol.subscriptions == {0: ABANDONED_SUBSCRIPTION}
+    assert protocol.subscriptions == {0: ABANDONED}
     proxy.release()
 
     expected = [(i, 'm{}'.format(i)) for i in range(10)]

@@ -29,8 +29,8 @@ from collections.abc import MutableSet
 
 from ...error import RbFlyError
 from ..error import StreamsError
-from ..protocol.commands import CommandBase, OffsetSpec, Request
-from .connection import ABANDONED, Abandoned
+from ..protocol.commands import CommandBase, Request
+from .connection import ABANDONED
 
 if tp.TYPE_CHECKING:
     from .connection import StreamsProtocol
@@ -145,28 +145,6 @@ def detach(item: Held) -> None:
         release_id(protocol, item, item.ident)
     item.protocol = None
 
-class AbandonedSubscription(Abandoned):
-    """
-    Holds the id of a subscription ended or given up until the broker
-    answered its Unsubscribe, as :py:class:`Abandoned` does; and answers
-    the broker's consumer updates for it meanwhile (with no offset): a
-    single active consumer asked to step down as it leaves its group must
-    answer, else RabbitMQ 4.0, which marked it inactive when it asked,
-    removes it from the group without activating another member (a super
-    stream's partition was left with one member, inactive, in a loop of
-    ``test_windows_consumer_group_handoff``).
-    """
-    def on_consumer_update(
-        self, protocol: StreamsProtocol, correlation_id: int, active: bool,
-    ) -> None:
-        if protocol.is_open:
-            protocol.answer_consumer_update(correlation_id, OffsetSpec.none())
-
-ABANDONED_SUBSCRIPTION = AbandonedSubscription()
-
-def _abandoned(kind: Kind) -> Abandoned:
-    return ABANDONED if kind == 'publishers' else ABANDONED_SUBSCRIPTION
-
 def abandon(
         protocol: StreamsProtocol, kind: Kind, ident: int, delete: Request[CommandBase],
         what: str, spawn: Spawn,
@@ -179,7 +157,7 @@ def abandon(
     """
     if not protocol.is_open:
         return
-    _table(protocol, kind)[ident] = _abandoned(kind)
+    _table(protocol, kind)[ident] = ABANDONED
     spawn(_delete(protocol, kind, ident, delete, what))
 
 async def delete_stale(
@@ -196,7 +174,7 @@ async def delete_stale(
     table = _table(protocol, kind)
     if not protocol.is_open or ident in table:
         return False
-    table[ident] = _abandoned(kind)
+    table[ident] = ABANDONED
     await _delete(protocol, kind, ident, delete, what)
     return True
 
@@ -210,11 +188,10 @@ async def _delete(
         with contextlib.suppress(StreamsError):  # gone already, or the connection is
             await protocol.request(delete, what)
     finally:
-        if isinstance(table.get(ident), Abandoned):
+        if table.get(ident) is ABANDONED:
             del table[ident]
 
 __all__ = [
-    'ABANDONED_SUBSCRIPTION', 'MAX_IDS', 'AbandonedSubscription', 'Held', 'Kind', 'Owner',
-    'abandon', 'attach', 'delete_stale', 'detach', 'free_id', 'hold', 'let_go', 'release_id',
-    'reserve',
+    'MAX_IDS', 'Held', 'Kind', 'Owner', 'abandon', 'attach', 'delete_stale', 'detach', 'free_id',
+    'hold', 'let_go', 'release_id', 'reserve',
 ]

@@ -10,10 +10,10 @@ import typing as tp
 
 import pytest
 
-from rbfly.streams.aio.records import ABANDONED_SUBSCRIPTION, abandon
+from rbfly.streams.aio.connection import ABANDONED
+from rbfly.streams.aio.records import abandon
 from rbfly.streams.error import StreamsError, SubscriptionIdDoesNotExist
 from rbfly.streams.parts.tasks import Background
-from rbfly.streams.protocol.commands import OffsetSpec
 
 class Protocol:
     """Answers requests when told to."""
@@ -40,7 +40,7 @@ async def test_id_taken_until_deleted(answer: StreamsError | None) -> None:
     protocol = Protocol()
     abandon_id(protocol, 3, 'unsubscribe 3', tasks)
     await asyncio.sleep(0)
-    assert protocol.subscriptions == {3: ABANDONED_SUBSCRIPTION}
+    assert protocol.subscriptions == {3: ABANDONED}
     assert protocol.requests == [('unsubscribe 3', 'ctx')]
     if answer is None:
         protocol.answer.set_result(None)
@@ -68,22 +68,3 @@ async def test_closed_connection_frees_at_once() -> None:
     assert protocol.subscriptions == {}
     assert protocol.requests == []
     assert len(tasks) == 0
-
-async def test_consumer_update_answered_while_unsubscribing() -> None:
-    """
-    A subscription being unsubscribed answers the broker's consumer update
-    (a step-down sent as its member left the group), with no offset: RabbitMQ
-    4.0 activates no other member until it has the answer.
-    """
-    tasks = Background()
-    protocol = Protocol()
-    answered: list[tuple[int, OffsetSpec]] = []
-    protocol.answer_consumer_update = lambda c, spec: answered.append((c, spec))  # type: ignore[attr-defined]
-    abandon_id(protocol, 3, 'unsubscribe 3', tasks)
-    protocol.subscriptions[3].on_consumer_update(protocol, 9, False)  # type: ignore[attr-defined]
-    assert answered == [(9, OffsetSpec.none())]
-    protocol.is_open = False  # (closing: the broker removes the consumer itself)
-    protocol.subscriptions[3].on_consumer_update(protocol, 10, False)  # type: ignore[attr-defined]
-    assert answered == [(9, OffsetSpec.none())]
-    protocol.answer.set_result(None)
-    await tasks.wait()
