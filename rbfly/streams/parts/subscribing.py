@@ -6,7 +6,6 @@ automatic offset tracking, and ending subscriptions.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses as dtc
 import functools
 import inspect
@@ -639,7 +638,8 @@ class Subscribing:
                     await self._commit(tracker, last if by_chunk else None)
             finally:
                 holding.moved()
-                await self._leave(subs)
+                for sub in subs:
+                    self._end(sub)
 
     async def _commit(self, tracker: OffsetTracker, last: Chunk | None) -> None:
         """
@@ -658,21 +658,6 @@ class Subscribing:
         except StreamsError as ex:
             logger.warning('offsets under %r not committed at the end of the subscription: %s',
                            tracker.reference, ex)
-
-    async def _leave(self, subs: list[Subscription]) -> None:
-        """
-        The iteration ends: the broker's consumer updates under way are
-        answered first (a step-down answered after the Unsubscribe, or not
-        at all, left RabbitMQ 4.0's group of a super stream's partition
-        without an active member: see
-        :py:meth:`~rbfly.streams.subscriptions.subscription.Subscription.settled`),
-        then the subscriptions end.
-        """
-        try:
-            await asyncio.gather(*(sub.settled() for sub in subs))
-        finally:
-            for sub in subs:
-                self._end(sub)
 
     def _end(self, sub: Subscription) -> None:
         """A subscription ends: unsubscribe, unless its connection is closing."""

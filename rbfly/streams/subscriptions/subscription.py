@@ -530,18 +530,6 @@ class Subscription:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def settled(self, timeout: float = HANDOFF_TIMEOUT) -> None:
-        """
-        Wait until the broker's consumer updates under way are answered
-        (at most ``timeout`` seconds): a single active consumer that ends
-        answers a step-down before it unsubscribes (RabbitMQ 4.0, told of a
-        member leaving that it asked to step down, waits for the answer
-        that never comes, and activates no other member of a super
-        stream's partition).
-        """
-        if tasks := set(self._tasks):
-            await asyncio.wait(tasks, timeout=timeout)
-
     async def _consumer_update(
             self, protocol: StreamsProtocol, correlation_id: int, active: bool,
     ) -> None:
