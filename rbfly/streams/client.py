@@ -63,6 +63,7 @@ from .publishers.superstream import RoutingKey, RoutingStrategy, SuperStreamPubl
 from .serializers import Codec, OnMismatch, Serializer
 from .subscriptions._bodies import Bodies
 from .subscriptions.decoded import Decoded
+from .subscriptions.state import SubscriptionState
 from .subscriptions.subscription import Chunk
 from .subscriptions.windows import Windows
 from .types import BloomFilterExtract, MessageFilter, PartitionReset, PartitionStatus, StreamInfo
@@ -219,6 +220,19 @@ class StreamsClient:
         :py:mod:`rbfly.streams.metrics`).
         """
         return self._connections.stream_metrics(self._counters)
+
+    def subscription_states(self) -> list[SubscriptionState]:
+        """
+        The client's subscriptions as they are now, for debugging a
+        consumer that stopped making progress: of each, whether the broker
+        sends to it (a single active consumer: whether it is active), its
+        next and received offsets, the chunks it buffers, the credits the
+        broker holds for it, its consumer updates under way (see
+        :py:mod:`rbfly.streams.subscriptions.state`). Those its connections
+        hold: subscribed, or to be subscribed again after a loss; its own
+        connection's first.
+        """
+        return self._connections.subscription_states()
 
     def add_latency_listener(self, listener: LatencyListener) -> None:
         """

@@ -14,6 +14,7 @@ import pytest
 
 from rbfly.amqp import MessageCtx
 from rbfly.streams import (
+    ConsumerUpdateContext,
     CreditWhenProcessed,
     Offset,
     Publisher,
@@ -27,6 +28,7 @@ from rbfly.streams import (
 from rbfly.streams.error import NoOffset
 
 from .conftest import Opened
+from .test_handoff import group_consumers
 
 WAIT = 30  # seconds any step may take at most
 
@@ -224,39 +226,142 @@ async def test_windows_flow_strategy(client: StreamsClient, stream: str) -> None
 
 GROUP = 'bulk-group'
 
+def runs(offsets: tp.Iterable[tuple[str, int]]) -> str:
+    """Offsets per stream as runs of consecutive ones, for a failure's report."""
+    found: dict[str, list[list[int]]] = collections.defaultdict(list)
+    for stream, offset in offsets:
+        r = found[stream]
+        if r and r[-1][1] + 1 == offset:
+            r[-1][1] = offset
+        else:
+            r.append([offset, offset])
+    return '; '.join('{}: {}'.format(s.rsplit('-', 1)[-1], ', '.join(
+        '{}-{}'.format(a, b) for a, b in r)) for s, r in sorted(found.items())) or 'none'
+
+async def explain_group(
+        ex: Exception, admin: StreamsClient, partitions: list[str],
+        processed: list[tuple[str, str, int]], updates: dict[str, list[str]],
+        where: dict[str, str], tasks: dict[str, asyncio.Task[None]],
+        clients: dict[str, StreamsClient], start: float,
+) -> None:
+    """
+    Add to a failure of the consumer group's test what each member holds
+    and what the broker holds, to tell a partition the broker never
+    activated from a credit stall, a hand-off stuck, or a message never
+    stored.
+
+    Each member's: its task's outcome, where its loop is, the consumer
+    updates the broker sent it, the offsets it processed per partition
+    (runs of consecutive offsets), the connections its client lost (a
+    lost connection repeats what was not stored), and its subscriptions as
+    its client describes them
+    (:py:meth:`~rbfly.streams.StreamsClient.subscription_states`:
+    active or not, next and received offsets, chunks buffered, credits,
+    consumer updates under way), all taken at once, first. Each
+    partition's, queried after (the broker's listings are slow; the
+    members run on meanwhile): the offset after its last message, the
+    offset stored under the group's name, and the group's members as the
+    broker lists them.
+    """
+    loop = asyncio.get_running_loop()
+    states = {
+        label: [str(state) for state in client.subscription_states()]
+        for label, client in clients.items()
+    }
+    lost = {label: client.metrics().connections_lost for label, client in clients.items()}
+    processed, updates, where = list(processed), dict(updates), dict(where)
+    ex.add_note('the members at {:.3f} s:'.format(loop.time() - start))
+    for label in sorted(updates):
+        task = tasks.get(label)
+        outcome = 'not started' if task is None else 'running' if not task.done() \
+            else 'cancelled' if task.cancelled() else repr(task.exception() or 'done')
+        ex.add_note('{}: task {}; loop at {}; connections lost {}; updates: {}; processed: {};'
+                    ' subscriptions: {}'.format(
+                        label, outcome, where[label], lost.get(label, 0),
+                        ', '.join(updates[label]) or 'none',
+                        runs((s, o) for who, s, o in processed if who == label),
+                        '; '.join(states.get(label, [])) or 'none'))
+    ex.add_note('the partitions from {:.3f} s:'.format(loop.time() - start))
+    for partition in partitions:
+        try:
+            end: object = await asyncio.wait_for(admin.end_offset(partition), WAIT)
+        except Exception as end_ex:  # noqa: BLE001 - the report of a failure
+            end = end_ex
+        try:
+            stored: object = await asyncio.wait_for(admin.query_offset(partition, GROUP), WAIT)
+        except Exception as stored_ex:  # noqa: BLE001 - the report of a failure
+            stored = stored_ex
+        try:
+            # (bounded: the broker's CLI starts an Erlang VM, minutes at a
+            # load of 20)
+            group: object = await group_consumers('4', partition, timeout=120, group=GROUP)
+        except Exception as group_ex:  # noqa: BLE001 - the report of a failure
+            group = group_ex
+        ex.add_note('{}: end offset {}; offset stored {}; group as the broker lists it: {}'
+                    .format(partition, end, stored, group))
+
 async def test_windows_consumer_group_handoff(url4: str) -> None:
     """
     A consumer group reading windows of a super stream: B joins while A
     processes windows (partitions move from A while it holds windows of
     them), then A leaves; each message processed once, in order per
-    partition.
+    partition. A failure says what each member and the broker hold (see
+    :py:func:`explain_group`).
     """
     super_stream = 'rbfly-bulk-group-{}'.format(uuid.uuid4().hex[:8])
     total = 3000
     processed: list[tuple[str, str, int]] = []
     progress = {'A': 0, 'B': 0}
+    # connections lost by each client: a lost connection repeats what was
+    # processed and not stored yet (at least once), no fault of a hand-off
+    lost: dict[str, int] = {}
     async with streams_client(url4) as admin:
-        await admin.create_super_stream(super_stream, 4)
+        partitions = await admin.create_super_stream(super_stream, 4)
         try:
             async with admin.super_stream_publisher(
                     super_stream, str, cls=PublisherPipelined) as publisher:
                 await publisher.send_many(range(total))
 
+            loop = asyncio.get_running_loop()
+            start = loop.time()
+            # each member's story, for a failure's report: the broker's
+            # consumer updates, where its loop is, and its client
+            updates: dict[str, list[str]] = {'A': [], 'B': []}
+            where = {'A': 'not started', 'B': 'not started'}
+            clients: dict[str, StreamsClient] = {}
+
+            def told(label: str) -> tp.Callable[[ConsumerUpdateContext], None]:
+                def update(ctx: ConsumerUpdateContext) -> None:
+                    updates[label].append('{:.3f} {} {} (stored {}, start {})'.format(
+                        loop.time() - start, ctx.stream.rsplit('-', 1)[-1],
+                        'active' if ctx.active else 'inactive', ctx.stored_offset, ctx.offset,
+                    ))
+                return update
+
             async def member(label: str, stop: asyncio.Event) -> None:
                 async with streams_client(url4) as client:
+                    clients[label] = client
                     windows = client.subscribe_super_stream_windows(
                         super_stream, name=GROUP, single_active=True, offset=Offset.FIRST,
                         store_every=10, store_interval=0.2, max_messages=40, max_wait=0.05,
+                        consumer_update=told(label),
                     )
-                    async with windows:
-                        while not stop.is_set():
-                            window = await windows.getmany()
-                            for m in window:
-                                processed.append((label, tp.cast(str, m.stream),
-                                                  m.stream_offset))
-                            progress[label] += len(window)
-                            step.set()
-                            await asyncio.sleep(0.01)  # processing
+                    try:
+                        async with windows:
+                            while not stop.is_set():
+                                where[label] = '{:.3f} getmany'.format(loop.time() - start)
+                                window = await windows.getmany()
+                                where[label] = '{:.3f} window of {}'.format(
+                                    loop.time() - start, len(window))
+                                for m in window:
+                                    processed.append((label, tp.cast(str, m.stream),
+                                                      m.stream_offset))
+                                progress[label] += len(window)
+                                step.set()
+                                await asyncio.sleep(0.01)  # processing
+                    finally:
+                        lost[label] = client.metrics().connections_lost
+                where[label] = '{:.3f} left'.format(loop.time() - start)
 
             def done() -> bool:
                 return len({(s, o) for _, s, o in processed}) >= total
@@ -266,23 +371,52 @@ async def test_windows_consumer_group_handoff(url4: str) -> None:
                     step.clear()
                     await step.wait()
 
+            async def joined(task: asyncio.Task[None]) -> None:
+                # (a timeout meanwhile leaves the member running for the
+                # failure's report: awaiting its task would cancel it)
+                await asyncio.wait([task])
+                task.result()
+
             step = asyncio.Event()
             stop_a, stop_b = asyncio.Event(), asyncio.Event()
-            async with asyncio.timeout(WAIT * 2):
-                a = asyncio.create_task(member('A', stop_a))
-                await until(lambda: progress['A'] >= 400)
-                b = asyncio.create_task(member('B', stop_b))
-                await until(lambda: progress['B'] >= 200 or done())
-                stop_a.set()
-                await a  # leaves: its partitions go to B
-                await until(done)
-                stop_b.set()
-                await b
+            tasks: dict[str, asyncio.Task[None]] = {}
+            try:
+                async with asyncio.timeout(WAIT * 2):
+                    a = tasks['A'] = asyncio.create_task(member('A', stop_a))
+                    await until(lambda: progress['A'] >= 400)
+                    b = tasks['B'] = asyncio.create_task(member('B', stop_b))
+                    # A leaves once the broker moved B's share to B (of 4
+                    # partitions, 2): RabbitMQ 4.0 marks the member it asks
+                    # to step down inactive, and when that member leaves
+                    # before answering, it activates no other member: the
+                    # partition stays with B, inactive (the stall of this
+                    # test, 1 run of ~200 at load 20; 5 of ~160 with A leaving
+                    # at B's first consumer update, the client answering or
+                    # not)
+                    await until(lambda: (progress['B'] >= 200 and sum(
+                        ' active ' in u for u in updates['B']) >= 2) or done())
+                    stop_a.set()
+                    await joined(a)  # leaves: its partitions go to B
+                    await until(done)
+                    stop_b.set()
+                    await joined(b)
+            except Exception as ex:
+                await explain_group(ex, admin, partitions, processed, updates, where, tasks,
+                                    clients, start)
+                raise
+            finally:
+                for task in tasks.values():  # (a failure's: not left running)
+                    task.cancel()
+                if tasks:
+                    await asyncio.wait(tasks.values())
         finally:
             await admin.delete_super_stream(super_stream)
+            lost['admin'] = admin.metrics().connections_lost
     assert progress['B'] > 0  # partitions were handed over to B
     seen = collections.Counter((s, o) for _, s, o in processed)
-    assert not {k: n for k, n in seen.items() if n > 1}
+    twice = {k: n for k, n in seen.items() if n > 1}
+    assert not twice, 'processed twice: {} ({} in all); connections lost: {}'.format(
+        runs(sorted(twice)), len(twice), lost)
     assert len(seen) == total
     for stream in {s for _, s, _ in processed}:
         offsets = [o for _, s, o in processed if s == stream]

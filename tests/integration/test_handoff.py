@@ -408,12 +408,14 @@ async def test_lost_connection_while_active(
     assert min(o for who, _, o, _ in processed if who == 'B') <= max(a_offsets) + 1
 
 async def group_consumers(
-        broker: str, stream: str, timeout: float | None = None,
+        broker: str, stream: str, timeout: float | None = None, group: str = GROUP,
 ) -> list[dict[str, tp.Any]]:
     """
     The members of the test's group on a stream, as the broker lists them
     (none: the group does not exist).
 
+    :param group: The group (the consumers' name): the tests' here unless
+        given.
     :param timeout: Seconds the broker's CLI may take (``None``: no
         limit). It starts an Erlang VM each time: on this 2-core machine
         at a load of 20, ``rabbitmq-diagnostics ping`` took 53 s and one
@@ -422,7 +424,7 @@ async def group_consumers(
     """
     result = await asyncio.to_thread(
         run_group, [SCRIPT, 'ctl', broker, 'rabbitmq-streams', '-q', 'list_stream_group_consumers',
-                    '--stream', stream, '--reference', GROUP, '--formatter', 'json'],
+                    '--stream', stream, '--reference', group, '--formatter', 'json'],
         timeout,
     )
     if result.returncode != 0 and 'group does not exist' in result.stdout + result.stderr:

@@ -18,10 +18,13 @@ from rbfly.streams import (
     Offset,
     PublisherBatchFast,
     PublisherPipelined,
+    ResourceState,
     StreamsClient,
+    streams_client,
 )
 from rbfly.streams.metrics import BOUNDS, ConsumerMetrics
 
+from .conftest import Opened
 from .proxy import Proxy
 
 async def test_metrics(proxy: Proxy, proxied: StreamsClient, stream: str) -> None:
@@ -210,6 +213,46 @@ async def test_stream_metrics_partitions(client4: StreamsClient, stream: str) ->
         assert all(k.consumed > 0 and k.end_to_end_latency.count >= 1 for k in m.consumers)
     finally:
         await client4.delete_super_stream(super_stream)
+
+async def test_subscription_states(client4: StreamsClient, url4: str, stream: str) -> None:
+    """
+    The states of a consumer group's members (RabbitMQ 4.x): the first is
+    active, took the chunks of the 10 messages (one, or more: how the broker
+    writes them into chunks is its own) and the broker holds the credit it
+    gave back; the second is a member the broker does not send to; neither
+    buffers anything; once ended, none is left.
+    """
+    async with client4.publisher(stream, cls=PublisherBatchFast) as batch:
+        for i in range(10):
+            batch.batch(i)
+        await batch.flush()
+    assert client4.subscription_states() == []
+    options: tp.Any = {'offset': Offset.FIRST, 'name': 'g', 'single_active': True,
+                       'flow': CreditOnTake(credit=1)}
+    opened = Opened()
+    async with streams_client(url4) as other, asyncio.timeout(30), \
+            aclosing(client4.subscribe_chunks(stream, **options)) as first, \
+            aclosing(other.subscribe_chunks(stream, on_state=opened, **options)) as second:
+        taken: list[int] = []
+        while len(taken) < 10:
+            taken.extend(m.stream_offset for m in await anext(first))
+        assert taken == list(range(10))
+        waiting = asyncio.create_task(anext(second))  # (never active: cancelled)
+        await opened.wait()
+        (active,) = client4.subscription_states()
+        (inactive,) = other.subscription_states()
+        waiting.cancel()
+        await asyncio.wait([waiting])
+        assert (active.stream, active.name, active.state, active.connected) \
+            == (stream, 'g', ResourceState.OPEN, True)
+        assert (active.single_active, active.active, active.updating) == (True, True, 0)
+        assert (active.next_offset, active.received_offset) == (10, 10)
+        assert (active.buffered_chunks, active.buffered_bytes, active.credits) == (0, 0, 1)
+        assert (inactive.state, inactive.connected, inactive.single_active) \
+            == (ResourceState.OPEN, True, True)
+        assert (inactive.active, inactive.received_offset, inactive.buffered_chunks) \
+            == (False, None, 0)
+    assert client4.subscription_states() == []
 
 Key: tp.TypeAlias = tuple[str, frozenset[tuple[str, tp.Any]]]
 """An instrument's name and the attributes of a data point."""

@@ -33,6 +33,7 @@ from .tasks import Background
 
 if tp.TYPE_CHECKING:
     from ..publishers.awaited import PublisherTrait
+    from ..subscriptions.state import SubscriptionState
     from ..subscriptions.subscription import Subscription
 
     Manager: tp.TypeAlias = ConnectionManager[PublisherTrait, Subscription]
@@ -275,6 +276,10 @@ class Connections:
             [s for m in managers for s in m.subscriptions],
             monotonic(),
         )
+
+    def subscription_states(self) -> list[SubscriptionState]:
+        """The subscriptions its connections hold, as they are now, own connection's first."""
+        return [s.describe() for m in self.managers() for s in m.subscriptions]
 
     #
     # what the managers call

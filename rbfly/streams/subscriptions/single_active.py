@@ -85,6 +85,11 @@ class ConsumerUpdates:
         self._updating = asyncio.Lock()
         self._tasks: set[asyncio.Future[None]] = set()
 
+    @property
+    def under_way(self) -> int:
+        """Consumer updates received and not answered yet."""
+        return len(self._tasks)
+
     def on_update(self, protocol: StreamsProtocol, correlation_id: int, active: bool) -> None:
         """
         The broker made the member active or inactive; find the offset to

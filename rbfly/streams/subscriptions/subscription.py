@@ -54,6 +54,7 @@ from ..protocol.commands import Credit, OffsetSpec
 from .credit import CreditPolicy, credit_policy
 from .flow import FlowStrategy, ManualCredit
 from .single_active import Activation, ConsumerUpdates
+from .state import SubscriptionState
 
 if tp.TYPE_CHECKING:
     from ..aio.connection import StreamsProtocol
@@ -269,6 +270,21 @@ class Subscription:
         if committed is None:
             return 0
         return max(0, committed + 1 - self.next_offset)
+
+    def describe(self) -> SubscriptionState:
+        """
+        The subscription as it is now (see
+        :py:mod:`rbfly.streams.subscriptions.state`): what tells a
+        consumer the broker does not activate from one without credit, or
+        one at the end of its stream.
+        """
+        protocol = self.protocol
+        return SubscriptionState(
+            self.stream, self.properties.get('name'), self.ident, self.lifecycle.state,
+            protocol is not None and protocol.is_open, self.activation is not None,
+            self.active, self.next_offset, self.received_offset, len(self._chunks),
+            self._buffered, self._policy.inflight, self.updates.under_way,
+        )
 
     def resume_spec(self) -> OffsetSpec:
         """
