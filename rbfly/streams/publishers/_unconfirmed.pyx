@@ -33,7 +33,7 @@ cdef object MISSING = object()
 cdef class Run:
     """Messages of consecutive publishing ids."""
 
-    def __cinit__(self, uint64_t first, list messages):
+    def __cinit__(self, uint64_t first, list messages not None):
         self.first = first
         self.messages = messages
         self.live = PyList_GET_SIZE(messages)
@@ -64,7 +64,9 @@ cdef class Unconfirmed:
             return 0
         if self.count:
             last = <Run> PyList_GET_ITEM(self._runs, PyList_GET_SIZE(self._runs) - 1)
-            if first < last.first + <uint64_t> PyList_GET_SIZE(last.messages):
+            # the newest run's last id, not the one after it: that would
+            # wrap to 0 after an id of 2**64 - 1
+            if first <= last.first + <uint64_t> (PyList_GET_SIZE(last.messages) - 1):
                 # ids before the newest ones (a message's own id came
                 # earlier): one at a time
                 for i in range(n):
@@ -80,6 +82,7 @@ cdef class Unconfirmed:
     cdef int put(self, uint64_t pid, object message) except -1:
         """Keep a message under its id (in place of the one kept there)."""
         cdef Py_ssize_t i = self.find(pid), lo, hi, mid, size
+        cdef uint64_t last_id
         cdef Run r
         cdef object old
         if i >= 0:
@@ -96,7 +99,8 @@ cdef class Unconfirmed:
         size = PyList_GET_SIZE(self._runs)
         if size > self._head:
             r = <Run> PyList_GET_ITEM(self._runs, size - 1)
-            if pid == r.first + <uint64_t> PyList_GET_SIZE(r.messages):
+            last_id = r.first + <uint64_t> (PyList_GET_SIZE(r.messages) - 1)
+            if last_id != <uint64_t> -1 and pid == last_id + 1:
                 r.messages.append(message)  # the next id of the newest run
                 r.live += 1
                 self.count += 1
@@ -206,7 +210,7 @@ cdef class Unconfirmed:
         cdef Run r = <Run> PyList_GET_ITEM(self._runs, i)
         return <object> PyList_GET_ITEM(r.messages, value - r.first) is not GONE
 
-    def __getitem__(self, pid: int) -> object:
+    def __getitem__(self, pid: object) -> object:
         m = self.get(pid, MISSING)
         if m is MISSING:
             raise KeyError(pid)
@@ -220,7 +224,7 @@ cdef class Unconfirmed:
             )
         self.put(value, message)
 
-    def __delitem__(self, pid: int) -> None:
+    def __delitem__(self, pid: object) -> None:
         cdef uint64_t value
         if not as_id(pid, &value) or self.take(value, MISSING) is MISSING:
             raise KeyError(pid)
@@ -228,7 +232,7 @@ cdef class Unconfirmed:
     def __iter__(self):
         return iter(self.keys())
 
-    def get(self, pid: int, default: object = None) -> object:
+    def get(self, pid: object, default: object = None) -> object:
         """The message of id ``pid``, or ``default``."""
         cdef uint64_t value
         if not as_id(pid, &value):
@@ -240,7 +244,7 @@ cdef class Unconfirmed:
         m = <object> PyList_GET_ITEM(r.messages, value - r.first)
         return default if m is GONE else m
 
-    def pop(self, pid: int, default: object = MISSING) -> object:
+    def pop(self, pid: object, default: object = MISSING) -> object:
         """
         Forget the message of id ``pid`` and return it; ``default`` when
         none is kept.

@@ -122,3 +122,28 @@ def test_as_a_dictionary(ops: list[tuple[str, int, int]]) -> None:
         assert len(u) == len(model)
         assert u.items() == sorted(model.items())
     assert all((i in u) == (i in model) for i in range(-1, 75))
+
+def test_the_last_id_and_one_before() -> None:
+    """
+    A message of id 2**64 - 1 (a message's own id), then one of a lower
+    id: kept in order, and each confirmed (the end of a run of the last
+    id must not wrap to 0).
+    """
+    u = Unconfirmed()
+    track(u, {}, ['last'], 2 ** 64 - 1, None, None)
+    track(u, {}, ['five'], 5, None, None)
+    u[0] = 'zero'
+    assert u.items() == [(0, 'zero'), (5, 'five'), (2 ** 64 - 1, 'last')]
+    assert confirm(u, {}, (5,)) == 4
+    assert confirm(u, {}, (0, 2 ** 64 - 1)) == 8
+    assert not u
+
+def test_reading_other_keys() -> None:
+    """Reading with an object that is no id: as a dictionary would."""
+    u = Unconfirmed()
+    u[1] = 'a'
+    assert u.get('x') is None and u.get(None, 'd') == 'd' and u.pop('x', 'd') == 'd'
+    with pytest.raises(KeyError):
+        u['x']
+    with pytest.raises(KeyError):
+        del u[-1]
