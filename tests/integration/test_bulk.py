@@ -28,7 +28,7 @@ from rbfly.streams import (
 from rbfly.streams.error import NoOffset
 
 from .conftest import Opened
-from .test_handoff import group_consumers
+from .group_view import group_consumers
 
 WAIT = 30  # seconds any step may take at most
 
@@ -294,7 +294,7 @@ async def explain_group(
         try:
             # (bounded: the broker's CLI starts an Erlang VM, minutes at a
             # load of 20)
-            group: object = await group_consumers('4', partition, timeout=120, group=GROUP)
+            group: object = await group_consumers('4', partition, GROUP, timeout=120)
         except Exception as group_ex:  # noqa: BLE001 - the report of a failure
             group = group_ex
         ex.add_note('{}: end offset {}; offset stored {}; group as the broker lists it: {}'

@@ -14,10 +14,7 @@ with signals.
 import asyncio
 import collections
 import contextlib
-import json
 import logging
-import os
-import signal
 import subprocess
 import typing as tp
 import uuid
@@ -38,6 +35,7 @@ from rbfly.streams import (
 )
 from rbfly.streams.backoff import Backoff
 
+from .group_view import group_consumers
 from .proxy import Proxy
 from .test_update_secret import SCRIPT
 
@@ -407,49 +405,6 @@ async def test_lost_connection_while_active(
     assert len(a_offsets) <= at_cut + 1
     assert min(o for who, _, o, _ in processed if who == 'B') <= max(a_offsets) + 1
 
-async def group_consumers(
-        broker: str, stream: str, timeout: float | None = None, group: str = GROUP,
-) -> list[dict[str, tp.Any]]:
-    """
-    The members of the test's group on a stream, as the broker lists them
-    (none: the group does not exist).
-
-    :param group: The group (the consumers' name): the tests' here unless
-        given.
-    :param timeout: Seconds the broker's CLI may take (``None``: no
-        limit). It starts an Erlang VM each time: on this 2-core machine
-        at a load of 20, ``rabbitmq-diagnostics ping`` took 53 s and one
-        listing more than 6 minutes.
-    :raises subprocess.TimeoutExpired: When it takes longer.
-    """
-    result = await asyncio.to_thread(
-        run_group, [SCRIPT, 'ctl', broker, 'rabbitmq-streams', '-q', 'list_stream_group_consumers',
-                    '--stream', stream, '--reference', group, '--formatter', 'json'],
-        timeout,
-    )
-    if result.returncode != 0 and 'group does not exist' in result.stdout + result.stderr:
-        return []
-    result.check_returncode()
-    return tp.cast(list[dict[str, tp.Any]], json.loads(result.stdout))
-
-def run_group(cmd: list[str], timeout: float | None) -> subprocess.CompletedProcess[str]:
-    """
-    Run a command in a process group of its own, killed whole when it
-    takes longer than ``timeout`` (the broker's CLI is a script starting
-    an Erlang VM: killing the script alone leaves the VM running).
-    """
-    with subprocess.Popen(
-            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-            start_new_session=True,
-    ) as proc:
-        try:
-            out, err = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-            raise
-    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
-
 @contextlib.asynccontextmanager
 async def explained(
         admin: StreamsClient, broker: str, stream: str, members: tp.Sequence[Member],
@@ -466,7 +421,7 @@ async def explained(
     except Exception as ex:
         try:
             # (bounded: the report is not worth a hung test)
-            group: object = await group_consumers(broker, stream, timeout=120)
+            group: object = await group_consumers(broker, stream, GROUP, timeout=120)
         except Exception as group_ex:  # noqa: BLE001 - the report of a failure
             group = group_ex
         try:
@@ -525,7 +480,7 @@ async def test_stream_restarted_while_active(
         )
         await publish(2000, 1000)
         await wait_all([a, b], 3000)
-        members = await group_consumers(broker, stream)
+        members = await group_consumers(broker, stream, GROUP)
         await a.leave()
         await b.leave()
     finally:
@@ -594,7 +549,7 @@ async def test_failed_activation_leaves_group(
                     timeout=WAIT):
                 pass
         async with asyncio.timeout(WAIT):
-            while members := await group_consumers(broker, stream):  # noqa: ASYNC110 - a CLI of the broker
+            while members := await group_consumers(broker, stream, GROUP):  # noqa: ASYNC110 - a CLI of the broker
                 await asyncio.sleep(0.05)  # the Unsubscribe is on its way
         assert members == []
     finally:
