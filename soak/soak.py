@@ -52,6 +52,7 @@ from rbfly.streams import (  # noqa: E402
     get_message_ctx,
     streams_client,
 )
+from soak.pace import Pace  # noqa: E402
 from tests.integration.proxy import Proxy  # noqa: E402
 
 logger = logging.getLogger('soak')
@@ -149,25 +150,6 @@ PUBLISHERS: list[tuple[str, type, bool]] = [
     ('bin', PublisherBin, True),
     ('binbatch', PublisherBinBatch, True),
 ]
-
-class Pace:
-    """
-    A publisher's batches at a steady rate, one every ``period`` seconds;
-    a batch that took longer starts the schedule again from now (no burst
-    to catch up).
-    """
-    def __init__(self, period: float) -> None:
-        self.period = period
-        self.next_at = time.monotonic()
-
-    async def wait(self) -> None:
-        """Wait for the next batch's time."""
-        self.next_at += self.period
-        delay = self.next_at - time.monotonic()
-        if delay > 0:
-            await asyncio.sleep(delay)
-        else:
-            self.next_at = time.monotonic()
 
 def body(ledger: Ledger, seq: int) -> tp.Any:
     text = '{}:{}'.format(ledger.key, seq)
