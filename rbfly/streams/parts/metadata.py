@@ -14,7 +14,13 @@ import dataclasses as dtc
 import enum
 import typing as tp
 
-from ..error import ResponseError, StreamDoesNotExist, error_for_code
+from ..error import (
+    ResponseError,
+    StreamDoesNotExist,
+    StreamNotAvailable,
+    StreamsError,
+    error_for_code,
+)
 from ..protocol.commands import Metadata, MetadataResponse
 from ..protocol.constants import ResponseCode
 from .connector import Node
@@ -120,6 +126,31 @@ def exists(found: StreamMembers) -> bool:
     """Whether a stream exists (also while it elects a leader)."""
     return found.code is not None and found.code != ResponseCode.STREAM_DOES_NOT_EXIST
 
+async def leader_known(request: Request, stream: str) -> StreamsError | None:
+    """
+    Whether a stream has a leader again: ``None`` when it has, else why
+    not (the error its publishers and subscriptions end with when it
+    lasts): it has no leader yet, or the broker failed to answer for
+    it (a code other than those below: asked again, as a failure of
+    the moment must not end them as if the stream were deleted).
+
+    :raises StreamDoesNotExist: When it was deleted.
+    :raises AccessRefused: When the user may not use it now (the
+        broker's error, naming its code; asking again does not help).
+    """
+    found = await members(request, stream)
+    status = found.status
+    if status is Status.READY:
+        return None
+    if status is Status.MISSING:
+        raise StreamDoesNotExist('stream {!r} was deleted'.format(stream))
+    if status is Status.REFUSED:
+        raise error_of(found, stream)
+    if status is Status.FAILED:
+        return error_of(found, stream)
+    return StreamNotAvailable('stream {!r}'.format(stream))
+
 __all__ = [
-    'Request', 'Status', 'StreamMembers', 'error_of', 'existing', 'exists', 'members', 'members_of',
+    'Request', 'Status', 'StreamMembers', 'error_of', 'existing', 'exists', 'leader_known',
+    'members', 'members_of',
 ]

@@ -466,7 +466,7 @@ class Recovery:
             if not publishers and not subscriptions:
                 return
             try:
-                not_ready = await self._stream_ready(protocol, stream)
+                not_ready = await metadata.leader_known(protocol.request, stream)
                 if not_ready is None:
                     for p in publishers:
                         pending.discard(p)
@@ -560,31 +560,6 @@ class Recovery:
             let_go(item)
             detach(item)
             fail(ex)
-
-    @staticmethod
-    async def _stream_ready(protocol: StreamsProtocol, stream: str) -> StreamsError | None:
-        """
-        Whether a stream has a leader again: ``None`` when it has, else why
-        not (the error its publishers and subscriptions end with when it
-        lasts): it has no leader yet, or the broker failed to answer for
-        it (a code other than those below: asked again, as a failure of
-        the moment must not end them as if the stream were deleted).
-
-        :raises StreamDoesNotExist: When it was deleted.
-        :raises AccessRefused: When the user may not use it now (the
-            broker's error, naming its code; asking again does not help).
-        """
-        found = await metadata.members(protocol.request, stream)
-        status = found.status
-        if status is metadata.Status.READY:
-            return None
-        if status is metadata.Status.MISSING:
-            raise StreamDoesNotExist('stream {!r} was deleted'.format(stream))
-        if status is metadata.Status.REFUSED:
-            raise metadata.error_of(found, stream)
-        if status is metadata.Status.FAILED:
-            return metadata.error_of(found, stream)
-        return StreamNotAvailable('stream {!r}'.format(stream))
 
     @staticmethod
     def _end_stream(
