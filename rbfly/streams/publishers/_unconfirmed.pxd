@@ -44,5 +44,6 @@ cdef class Unconfirmed:
     cdef int add_run(self, uint64_t first, list messages) except -1
     cdef int put(self, uint64_t pid, object message) except -1
     cdef object take(self, uint64_t pid, object default)
+    cdef object lookup(self, object pid, object default)
     cdef Py_ssize_t find(self, uint64_t pid)
     cdef void drop_run(self, Py_ssize_t i)

@@ -201,17 +201,10 @@ cdef class Unconfirmed:
         return self.count
 
     def __contains__(self, pid: object) -> bool:
-        cdef uint64_t value
-        if not as_id(pid, &value):
-            return False
-        cdef Py_ssize_t i = self.find(value)
-        if i < 0:
-            return False
-        cdef Run r = <Run> PyList_GET_ITEM(self._runs, i)
-        return <object> PyList_GET_ITEM(r.messages, value - r.first) is not GONE
+        return self.lookup(pid, MISSING) is not MISSING
 
     def __getitem__(self, pid: object) -> object:
-        m = self.get(pid, MISSING)
+        m = self.lookup(pid, MISSING)
         if m is MISSING:
             raise KeyError(pid)
         return m
@@ -234,6 +227,10 @@ cdef class Unconfirmed:
 
     def get(self, pid: object, default: object = None) -> object:
         """The message of id ``pid``, or ``default``."""
+        return self.lookup(pid, default)
+
+    cdef object lookup(self, object pid, object default):
+        """The message of id ``pid`` (any object), or ``default``."""
         cdef uint64_t value
         if not as_id(pid, &value):
             return default
