@@ -176,7 +176,22 @@ async def test_subscriber_across_leader_kill(failover: Failover) -> None:
     elected.
     """
     f = failover
-    n = 1000
+    subscriber = streams_client(f.survivors[-1].url, reconnect=FAST)
+    async with subscriber:
+        received, offsets = await consume_across_kill(f, subscriber, 1000)
+    assert received == list(range(2000))
+    assert offsets == list(range(2000))
+
+async def consume_across_kill(
+        f: Failover, subscriber: StreamsClient, n: int,
+) -> tuple[list[object], list[int]]:
+    """
+    Publish ``n`` messages, read them from the first with ``subscriber``
+    (slowly: the kill comes mid-stream), kill the leader a third of the
+    way, publish ``n`` more once a new leader is elected, and return the
+    bodies and offsets read, once all ``2 * n`` came (or the subscriber
+    failed, raised here, or ``TIMEOUT`` passed).
+    """
     admin = streams_client(f.survivors[0].url)
     async with admin:
         await publish(admin, f.stream, 0, n)
@@ -184,7 +199,6 @@ async def test_subscriber_across_leader_kill(failover: Failover) -> None:
     offsets: list[int] = []
     halfway = asyncio.Event()
     done = asyncio.Event()
-    subscriber = streams_client(f.survivors[-1].url, reconnect=FAST)
 
     async def consume() -> None:
         async for body in subscriber.subscribe(f.stream, offset=Offset.FIRST):
@@ -197,29 +211,26 @@ async def test_subscriber_across_leader_kill(failover: Failover) -> None:
             if len(received) == 2 * n:
                 done.set()
 
-    async with subscriber:
-        task = asyncio.create_task(consume())
-        try:
-            async with asyncio.timeout(TIMEOUT):
-                await halfway.wait()
-            await f.kill_leader()
-            await wait_new_leader(f)
-            admin = streams_client(f.survivors[0].url)
-            async with admin:
-                await publish(admin, f.stream, n, n)
-            # the subscriber's error, if any, ends the wait
-            finished = asyncio.ensure_future(done.wait())
-            await asyncio.wait([task, finished], timeout=TIMEOUT,
-                               return_when=asyncio.FIRST_COMPLETED)
-            finished.cancel()
-            if task.done():
-                task.result()
-        finally:
-            task.cancel()
-            await asyncio.wait([task])
-    assert len(received) == 2 * n
-    assert received == list(range(2 * n))
-    assert offsets == list(range(2 * n))
+    task = asyncio.create_task(consume())
+    try:
+        async with asyncio.timeout(TIMEOUT):
+            await halfway.wait()
+        await f.kill_leader()
+        await wait_new_leader(f)
+        admin = streams_client(f.survivors[0].url)
+        async with admin:
+            await publish(admin, f.stream, n, n)
+        # the subscriber's error, if any, ends the wait
+        finished = asyncio.ensure_future(done.wait())
+        await asyncio.wait([task, finished], timeout=TIMEOUT,
+                           return_when=asyncio.FIRST_COMPLETED)
+        finished.cancel()
+        if task.done():
+            task.result()
+    finally:
+        task.cancel()
+        await asyncio.wait([task])
+    return received, offsets
 
 async def test_client_on_the_killed_node_moves_to_another(failover: Failover) -> None:
     """
@@ -280,53 +291,16 @@ async def test_subscriber_on_the_killed_node_moves_to_another(failover: Failover
     restarts to follow the new leader) and the connection was lost again.
     """
     f = failover
-    n = 1000
-    admin = streams_client(f.survivors[0].url)
-    async with admin:
-        await publish(admin, f.stream, 0, n)
-    received: list[object] = []
-    offsets: list[int] = []
-    halfway = asyncio.Event()
-    done = asyncio.Event()
     events: list[ConnectionEvent] = []
     urls = [f.leader.url] + [node.url for node in f.survivors]
     subscriber = streams_client(
         urls, reconnect=FAST, connect_timeout=5, on_connection=events.append,
     )
-
-    async def consume() -> None:
-        async for body in subscriber.subscribe(f.stream, offset=Offset.FIRST):
-            received.append(body)
-            offsets.append(get_message_ctx().stream_offset)
-            if len(received) % BATCH == 0:
-                await asyncio.sleep(0.05)  # slow: the kill comes mid-stream
-            if len(received) == n // 3:
-                halfway.set()
-            if len(received) == 2 * n:
-                done.set()
-
     async with subscriber:
-        task = asyncio.create_task(consume())
-        try:
-            async with asyncio.timeout(TIMEOUT):
-                await halfway.wait()
-            await f.kill_leader()
-            await wait_new_leader(f)
-            admin = streams_client(f.survivors[0].url)
-            async with admin:
-                await publish(admin, f.stream, n, n)
-            finished = asyncio.ensure_future(done.wait())
-            await asyncio.wait([task, finished], timeout=TIMEOUT,
-                               return_when=asyncio.FIRST_COMPLETED)
-            finished.cancel()
-            if task.done():
-                task.result()
-        finally:
-            task.cancel()
-            await asyncio.wait([task])
+        received, offsets = await consume_across_kill(f, subscriber, 1000)
         assert current_broker(subscriber).port != f.leader.port
-    assert received == list(range(2 * n))
-    assert offsets == list(range(2 * n))
+    assert received == list(range(2000))
+    assert offsets == list(range(2000))
     assert lost(events) == 1, events
 
 def lost(events: list[ConnectionEvent]) -> int:
