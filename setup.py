@@ -29,6 +29,7 @@ MODULES = [
     'rbfly.amqp._message',
     'rbfly.amqp._sections',
     'rbfly.streams.subscriptions._bodies',
+    'rbfly.streams.subscriptions._cursor',
     'rbfly.streams.protocol._chunk',
     'rbfly.streams.publishers._unconfirmed',
     'rbfly.streams.publishers._confirm',

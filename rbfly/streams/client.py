@@ -23,7 +23,7 @@ import typing as tp
 from collections.abc import AsyncGenerator, AsyncIterator
 
 from .backoff import Backoff
-from .consuming import Consuming, SubscribeArgs, subscribe_options
+from .consuming import Consuming, SubscribeArgs
 from .decorator import connection
 from .lifecycle import StateListener
 from .metrics import Counters, LatencyListener, Metrics, StreamMetrics
@@ -34,6 +34,7 @@ from .parts.connections import Connections
 from .parts.connector import Connector
 from .parts.credentials import Credentials
 from .parts.declare import Declarer
+from .parts.ends import Ends
 from .parts.groups import ACTIVITY_WATCH, Groups
 from .parts.offsets import COMMIT_TIMEOUT, Offsets
 from .parts.options import (
@@ -144,13 +145,13 @@ class StreamsClient:
         self._connections = connections = Connections(options, connector, counters, tasks)
         declarer = Declarer(tasks)
         placer = Placer(options, connections, declarer)
-        self._offsets = offsets = Offsets(connections)
+        self._ends = ends = Ends(options, connections, placer, counters)
+        self._offsets = offsets = Offsets(connections, ends)
         recovery = Recovery(options, connections, placer, declarer, offsets, tasks)
         connections.bind(recovery)
         self._streams = Streams(connections, offsets)
         self._publishing = Publishing(options, connections, placer, declarer, recovery, counters)
-        self._subscribing = Subscribing(options, connections, placer, declarer, offsets, counters)
-        offsets.bind(self._subscribing.resolve_start)
+        self._subscribing = Subscribing(options, connections, placer, offsets, ends, counters)
         self._super_streams = SuperStreams(connections, self._publishing, self._subscribing)
         self._groups = Groups(connections, offsets, self._streams, self._super_streams)
         self._consuming = Consuming(offsets, self._subscribing, self._super_streams)
@@ -353,7 +354,7 @@ class StreamsClient:
         :raises rbfly.streams.error.StreamDoesNotExist: When there is no
             such stream.
         """
-        last = await self._subscribing.last_chunk(stream)
+        last = await self._ends.last_chunk(stream)
         return None if last is None else last[1]
 
     # -- publishers --
@@ -625,8 +626,7 @@ class StreamsClient:
             iteration at once. Not with a ``filter`` (the broker may skip
             the last chunk). Off by default.
         """
-        return self._consuming.chunks(
-            stream, False, subscribe_options('subscribe_chunks', options))
+        return self._consuming.chunks('subscribe_chunks', stream, False, options)
 
     # -- offsets --
 
@@ -890,7 +890,7 @@ class StreamsClient:
         (``resume`` is called with the partition).
         """
         return self._consuming.chunks(
-            super_stream, True, subscribe_options('subscribe_super_stream_chunks', options))
+            'subscribe_super_stream_chunks', super_stream, True, options)
 
 def streams_client(
         uri: str | tp.Sequence[str], /, ssl: _ssl.SSLContext | None = None,

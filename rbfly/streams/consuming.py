@@ -25,7 +25,6 @@ from __future__ import annotations
 import difflib
 import functools
 import typing as tp
-from collections.abc import AsyncGenerator
 
 from .lifecycle import StateListener
 from .offset import Offset
@@ -40,12 +39,11 @@ from .parts.subscribing import (
 from .parts.superstreams import SuperStreams
 from .serializers import Codec, OnMismatch, Serializer, as_codec
 from .subscriptions._bodies import Bodies
+from .subscriptions.chunks import Chunks
 from .subscriptions.decoded import Decoded
 from .subscriptions.flow import FlowStrategy
-from .subscriptions.handoff import Holding
-from .subscriptions.subscription import Chunk
-from .subscriptions.tracking import OffsetTracker
-from .subscriptions.windows import Pace, WindowHolding, Windows, check_window
+from .subscriptions.progress import Progress
+from .subscriptions.windows import Windows, check_window
 from .types import MessageFilter
 
 class SubscribeArgs(tp.TypedDict, total=False):
@@ -123,10 +121,7 @@ class Consuming:
         """
         options = subscribe_options(where, args)
         codec = None if serializer is None else as_codec(serializer, on_mismatch)
-        tracker = self._tracker(options)
-        holding = Holding()
-        chunks = self.chunks(stream, super_stream, options, tracker, holding)
-        bodies = Bodies(chunks, tracker, holding)
+        bodies = Bodies(self.progress(stream, super_stream, options))
         if codec is not None:
             return Decoded(bodies, codec, stream)
         return bodies
@@ -140,31 +135,25 @@ class Consuming:
         options = subscribe_options(where, args)
         check_window(max_messages, max_wait)
         codec = None if serializer is None else as_codec(serializer, on_mismatch)
-        tracker = self._tracker(options)
-        holding = WindowHolding()
-        pace = Pace()
-        chunks = self.chunks(stream, super_stream, options, tracker, holding, pace)
-        return Windows(chunks, tracker, holding, pace, max_messages, max_wait,
-                       codec=codec, stream=stream)
+        progress = self.progress(stream, super_stream, options)
+        return Windows(progress, max_messages, max_wait, codec=codec, stream=stream)
 
-    def chunks(
-            self, stream: str, super_stream: bool, options: SubscribeOptions,
-            tracker: OffsetTracker | None = None, holding: Holding | None = None,
-            pace: Pace | None = None,
-    ) -> AsyncGenerator[Chunk, None]:
+    def chunks(self, where: str, stream: str, super_stream: bool, args: SubscribeArgs) -> Chunks:
+        """The chunks of a stream, or of every partition of a super stream."""
+        options = subscribe_options(where, args)
+        return Chunks(self.progress(stream, super_stream, options))
+
+    def progress(self, stream: str, super_stream: bool, options: SubscribeOptions) -> Progress:
         """
-        The chunks of a stream, or of every partition of a super stream
-        (see :py:meth:`rbfly.streams.parts.subscribing.Subscribing.chunks`
-        for ``tracker``, ``holding`` and ``pace``, a message or window
-        iterator's).
+        The progress of a read of a stream, or of every partition of a
+        super stream, with its automatic offset tracker, if any.
         """
+        subscribing = self._subscribing
+        subscribing.check(options)
+        tracker = self._offsets.tracker(options.name, options.store_every, options.store_interval)
         if super_stream:
-            make = functools.partial(self._super_streams.subscriptions, stream, options)
-            return self._subscribing.chunks(make, options, tracker, holding, pace)
-        return self._subscribing.subscribe(stream, options, tracker, holding, pace)
-
-    def _tracker(self, options: SubscribeOptions) -> OffsetTracker | None:
-        """A message or window iterator's automatic offset tracker, if any."""
-        return self._offsets.tracker(options.name, options.store_every, options.store_interval)
+            make = functools.partial(self._super_streams.subscriptions, stream)
+            return subscribing.progress(make, options, tracker)
+        return subscribing.progress(subscribing.make(stream), options, tracker)
 
 __all__ = ['SUBSCRIBE_NAMES', 'Consuming', 'SubscribeArgs', 'subscribe_options']

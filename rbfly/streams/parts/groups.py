@@ -31,6 +31,7 @@ from ..names import check_name
 from ..offset import Offset, OffsetType
 from ..types import PartitionReset, PartitionStatus
 from .connections import Connections
+from .ends import stream_end
 from .offsets import BEFORE_FIRST, COMMIT_TIMEOUT, Offsets
 from .streams import Streams
 from .superstreams import SuperStreams
@@ -53,18 +54,6 @@ def stored_before(start: int) -> int:
 def resume_after(stored: int) -> int:
     """The offset a group that stored ``stored`` resumes at (as ``Offset.reference``)."""
     return (stored + 1) % 2 ** 64
-
-def stream_end(stats: tp.Mapping[str, int]) -> tuple[int | None, int | None, bool]:
-    """
-    A stream's first offset, its last committed offset, and whether that
-    is exact, from its statistics (``-1``: empty): ``committed_offset``
-    of RabbitMQ 4.3, else ``committed_chunk_id``, the first offset of the
-    last committed chunk (RabbitMQ 3.11-4.2; a lower bound).
-    """
-    first = stats.get('first_chunk_id', -1)
-    exact = 'committed_offset' in stats
-    end = stats['committed_offset'] if exact else stats.get('committed_chunk_id', -1)
-    return (first if first >= 0 else None), (end if end >= 0 else None), exact
 
 def partition_status(
         stream: str, stored: int | None, stats: tp.Mapping[str, int] | None,

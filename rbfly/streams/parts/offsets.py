@@ -12,7 +12,6 @@ import asyncio
 import inspect
 import logging
 import typing as tp
-from collections.abc import Awaitable, Callable
 
 from ...amqp import get_message_ctx
 from ..error import ConnectionLost, NoOffset, OffsetCommitTimeout, StreamsError
@@ -21,6 +20,7 @@ from ..offset import Offset, OffsetType
 from ..protocol.commands import OffsetSpec, QueryOffset, StoreOffset
 from ..subscriptions.tracking import OffsetTracker
 from .connections import Connections
+from .ends import Ends
 
 if tp.TYPE_CHECKING:
     from ..aio.connection import StreamsProtocol
@@ -48,18 +48,12 @@ class Offsets:
 
     :param connections: The client's connections (stored offsets are read
         and written on its own).
+    :param ends: Where streams end: what an
+        :py:meth:`Offset.from_end <rbfly.streams.Offset.from_end>` stands for.
     """
-    def __init__(self, connections: Connections) -> None:
+    def __init__(self, connections: Connections, ends: Ends) -> None:
         self._connections = connections
-        self._resolve_end: Callable[[str, Offset], Awaitable[Offset]] | None = None
-
-    def bind(self, resolve_end: Callable[[str, Offset], Awaitable[Offset]]) -> None:
-        """
-        How an :py:meth:`Offset.from_end <rbfly.streams.Offset.from_end>`
-        is resolved: by reading the stream's last chunk, a subscription
-        (``Subscribing.resolve_start``, made after this part).
-        """
-        self._resolve_end = resolve_end
+        self._ends = ends
 
     async def resolve(self, stream: str, offset: Offset) -> Offset:
         """
@@ -67,11 +61,7 @@ class Offsets:
         offset it stands for now (``Offset.NEXT`` in a stream with no
         messages); other offsets as they are.
         """
-        if offset.type != OffsetType.FROM_END:
-            return offset
-        if self._resolve_end is None:
-            raise ValueError('{} is resolved by a client; not here'.format(offset))
-        return await self._resolve_end(stream, offset)
+        return await self._ends.resolve(stream, offset)
 
     async def spec(self, stream: str, offset: Offset) -> tuple[OffsetSpec, int]:
         """

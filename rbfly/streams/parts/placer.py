@@ -24,8 +24,9 @@ from collections.abc import Iterator
 from time import monotonic
 
 from ..aio.connection import StreamsProtocol
-from ..aio.records import hold, let_go, release_id
+from ..aio.records import detach, hold, let_go, release_id
 from ..error import ConnectionLost, StreamNotAvailable, StreamsError
+from ..lifecycle import ResourceState
 from ..protocol.commands import OffsetSpec
 from . import metadata, placement
 from .connections import Connections
@@ -218,6 +219,16 @@ class Placer:
         """
         sub.close()
         return self._connections.release(let_go(sub))
+
+    def end_subscription(self, sub: Subscription) -> None:
+        """The application ended a subscription: unsubscribe, unless its connection is closing."""
+        sub.lifecycle.move(ResourceState.CLOSED, 'ended by the application')
+        protocol = sub.protocol
+        closing = self.release_subscription(sub)
+        if protocol is not None and protocol.is_open and not closing:
+            self._declarer.unsubscribe(protocol, sub)
+        else:
+            detach(sub)
 
     #
     # publishers

@@ -5,13 +5,27 @@ Subscriptions: the user-API objects that receive a stream's messages.
   buffer of chunks, waiting for them, the end of a bounded read;
 - ``single_active``: a single active consumer's answers to the broker's
   consumer updates;
+- :py:mod:`~rbfly.streams.subscriptions.handoff`: a member's part in a
+  consumer group's hand-offs;
+- :py:mod:`~rbfly.streams.subscriptions.source`: the subscriptions of a
+  read, taken from in turn;
+- :py:mod:`~rbfly.streams.subscriptions.progress`: the one owner of a
+  read's progress (taken, handed out, processed, cut, committed);
+- ``_cursor``: the progress's chunk at hand, in C, for the message
+  iterator;
+- ``_bodies``: the compiled message iterator of ``subscribe()``;
+- :py:mod:`~rbfly.streams.subscriptions.windows`: windows of messages;
+- :py:mod:`~rbfly.streams.subscriptions.chunks`: the chunk iterator;
+- :py:mod:`~rbfly.streams.subscriptions.decoded`: the message iterator
+  with a serializer;
 - :py:mod:`~rbfly.streams.subscriptions.credit`: when a subscription
   grants credit, one pure policy per way of reading;
 - :py:mod:`~rbfly.streams.subscriptions.flow`: the flow strategies an
   application chooses (``flow=``);
 - :py:mod:`~rbfly.streams.subscriptions.tracking`: automatic offset
   tracking;
-- ``_bodies``: the compiled message iterator of ``subscribe()``.
+- :py:mod:`~rbfly.streams.subscriptions.state`: a subscription's state,
+  for debugging.
 
 The public names are exported by :py:mod:`rbfly.streams`.
 """

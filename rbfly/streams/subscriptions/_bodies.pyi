@@ -1,21 +1,17 @@
 from collections.abc import AsyncGenerator
 from types import TracebackType
-from typing import Any, Self
+from typing import Self
 
 from typing_extensions import disjoint_base
 
 from ...types import AMQPBody
-from .handoff import Holding
-from .tracking import OffsetTracker
+from .progress import Progress
 
 @disjoint_base
 class Bodies(AsyncGenerator[AMQPBody]):
     # the extension type takes its arguments in __cinit__ (tp_new); its
     # __init__ is object's
-    def __new__(
-        cls, chunks: AsyncGenerator[list[Any]], tracker: OffsetTracker | None = None,
-        holding: Holding | None = None,
-    ) -> Self: ...
+    def __new__(cls, progress: Progress) -> Self: ...
     def __aiter__(self) -> Bodies: ...
     async def __anext__(self) -> AMQPBody: ...
     async def asend(self, value: None) -> AMQPBody: ...

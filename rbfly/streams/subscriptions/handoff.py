@@ -43,11 +43,9 @@ what a Kafka consumer group gives on a rebalance with committed offsets.
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses as dtc
 import logging
 import typing as tp
-import weakref
 
 from ..offset import Offset
 
@@ -92,60 +90,18 @@ class ConsumerUpdateContext:
     def __bool__(self) -> bool:
         return self.active
 
-class Holding:
+class Reader(tp.Protocol):
     """
-    The stream of the chunk the application holds: handed out, and the
-    iteration not moved past it yet (one per iteration; the iterator
-    reports each hand and move).
-
-    :ivar cut: A message iterator's: a weak reference to what stops it
-        handing out the rest of the chunk at hand, if of a stream (see
-        :py:mod:`rbfly.streams.subscriptions._bodies`); ``None`` for a
-        chunk iterator (the application has the whole chunk).
+    What a hand-off needs of the iteration's progress
+    (:py:class:`~rbfly.streams.subscriptions.progress.Progress`).
     """
-    __slots__ = ('_moved', 'cut', 'stream')
-
-    def __init__(self) -> None:
-        self.stream: str | None = None
-        self._moved: asyncio.Future[None] | None = None
-        self.cut: weakref.WeakMethod[tp.Callable[[str], None]] | None = None
-
-    def cut_off(self, stream: str) -> None:
-        """
-        Hand out no more messages of the chunk at hand if it is of
-        ``stream`` (a message iterator; a chunk iterator's application
-        has the whole chunk already).
-        """
-        if self.stream == stream and self.cut is not None and (cut := self.cut()) is not None:
-            cut(stream)
-
-    def handed(self, stream: str) -> None:
-        """A chunk of ``stream`` is handed to the application."""
-        self.stream = stream
-
-    def moved(self) -> None:
-        """The application asked for the next chunk, or the iteration ended."""
-        self.stream = None
-        moved = self._moved
-        if moved is not None:
-            self._moved = None
-            if not moved.done():
-                moved.set_result(None)
+    def cut(self, stream: str) -> None:
+        """Hand out nothing more of ``stream`` taken so far."""
+        ...
 
     async def released(self, stream: str, timeout: float) -> bool:
-        """
-        Wait until the application holds no chunk of ``stream``; false
-        when it still does after ``timeout`` seconds.
-        """
-        while self.stream == stream:
-            if self._moved is None:
-                self._moved = asyncio.get_running_loop().create_future()
-            try:
-                async with asyncio.timeout(timeout):
-                    await asyncio.shield(self._moved)
-            except TimeoutError:
-                return False
-        return True
+        """Wait until the application holds nothing of ``stream``."""
+        ...
 
 class HandOff:
     """
@@ -153,17 +109,18 @@ class HandOff:
     one iteration (a stream, or the partitions of a super stream).
 
     :param name: The consumer name.
-    :param holding: What the application holds.
+    :param progress: The iteration's progress: what the application
+        holds, and what was taken and not handed out yet.
     :param tracker: Automatic offset tracking, if on.
     :param timeout: Seconds to wait for the application to finish its
         chunk (:py:data:`HANDOFF_TIMEOUT`).
     """
     def __init__(
-            self, name: str, holding: Holding, tracker: OffsetTracker | None,
+            self, name: str, progress: Reader, tracker: OffsetTracker | None,
             timeout: float = HANDOFF_TIMEOUT,
     ) -> None:
         self.name = name
-        self.holding = holding
+        self._progress = progress
         self._tracker = tracker
         self._timeout = timeout
 
@@ -173,8 +130,8 @@ class HandOff:
         any more): wait until the application finished the chunk of it it
         holds, then commit the offset of the last message processed.
         """
-        self.holding.cut_off(stream)
-        if not await self.holding.released(stream, self._timeout):
+        self._progress.cut(stream)
+        if not await self._progress.released(stream, self._timeout):
             logger.warning(
                 'stream %r handed over while the application still processes a chunk of it'
                 ' after %ss: the next consumer of %r may process its messages again',
@@ -200,7 +157,7 @@ class HandOff:
         again, so what it processed meanwhile is not stored, and the
         messages of it not handed out yet are not.
         """
-        self.holding.cut_off(stream)
+        self._progress.cut(stream)
         if self._tracker is not None:
             self._tracker.release(stream)
 
@@ -213,4 +170,4 @@ class HandOff:
         if self._tracker is not None:
             self._tracker.own(stream, start)
 
-__all__ = ['HANDOFF_TIMEOUT', 'ConsumerUpdateContext', 'HandOff', 'Holding']
+__all__ = ['HANDOFF_TIMEOUT', 'ConsumerUpdateContext', 'HandOff', 'Reader']

@@ -36,11 +36,12 @@ is lost or repeated.
 from __future__ import annotations
 
 import asyncio
+import dataclasses as dtc
 import logging
 import math
 import typing as tp
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from time import monotonic
 
 from ...amqp import MessageCtx
@@ -80,7 +81,7 @@ class Chunk(list[MessageCtx]):
         the stream when this chunk was sent (RabbitMQ 3.11+, else None).
     :ivar release: With a flow strategy counting processed chunks
         (:py:mod:`rbfly.streams.subscriptions.flow`), what gives the broker the credit
-        this chunk holds (unset otherwise).
+        this chunk holds (``None`` otherwise).
     :ivar release_at: When ``release`` is called by the message iterator:
         as the message at this index is asked for (-1: not by it).
     """
@@ -92,8 +93,56 @@ class Chunk(list[MessageCtx]):
     first_offset: int
     timestamp: float
     committed_chunk_id: int | None
-    release: Callable[[], None]
+    release: Callable[[], None] | None
     release_at: int
+
+    def __init__(
+            self, messages: Iterable[MessageCtx] = (), stream: str = '', first_offset: int = 0,
+            timestamp: float = 0.0, committed_chunk_id: int | None = None,
+    ) -> None:
+        super().__init__(messages)
+        self.stream = stream
+        self.first_offset = first_offset
+        self.timestamp = timestamp
+        self.committed_chunk_id = committed_chunk_id
+        self.release = None
+        self.release_at = -1
+
+@dtc.dataclass(frozen=True, slots=True)
+class ReadOptions:
+    """
+    How a subscription reads its chunks: one frozen record, built once by
+    the subscriptions part from the application's and the client's
+    options.
+
+    :ivar amqp: Decode messages as AMQP 1.0.
+    :ivar credit: Chunks the broker may send ahead at the start, and at
+        least.
+    :ivar buffer_bytes: Bytes the subscription may hold in chunks.
+    :ivar spin: Seconds to keep polling for the next chunk before
+        sleeping, when chunks come in quick succession (0: never).
+    :ivar crc_check: Verify each chunk's CRC32 (a mismatch ends the
+        subscription with :py:class:`~rbfly.error.ChunkError`).
+    :ivar skip_bad_crc: Skip a chunk failing its CRC (with a warning)
+        instead.
+    :ivar max_uncompressed: Bytes a sub-entry batch may decompress to.
+    :ivar flow: Flow strategy counting chunks (its ``credit`` replaces
+        ``credit``; ``buffer_bytes`` does not apply), or ``None``: the
+        byte-bounded policy (see :py:mod:`rbfly.streams.subscriptions.flow` and
+        :py:mod:`rbfly.streams.subscriptions.credit`).
+    :ivar on_decode_error: With ``amqp``, what to do with a message that
+        is not AMQP 1.0: ``'raise'``, ``'skip'`` or ``'raw'`` (see
+        ``decode_chunk`` of :py:mod:`rbfly.streams.protocol`'s ``_chunk``).
+    """
+    amqp: bool = True
+    credit: int = 16
+    buffer_bytes: int = 8 * 1024 * 1024
+    spin: float = 0.0
+    crc_check: bool = True
+    skip_bad_crc: bool = False
+    max_uncompressed: int = DEFAULT_MAX_CHUNK_UNCOMPRESSED
+    flow: FlowStrategy | None = None
+    on_decode_error: str = 'raise'
 
 class Subscription:
     """
@@ -102,16 +151,9 @@ class Subscription:
     :param stream: Stream name.
     :param offset_spec: Where the subscription started.
     :param start_offset: Records before this offset are dropped.
-    :param amqp: Decode messages as AMQP 1.0.
-    :param credit: Chunks the broker may send ahead at the start, and at
-        least.
-    :param buffer_bytes: Bytes the subscription may hold in chunks.
-    :param properties: Subscription properties (filters).
-    :param spin: Seconds to keep polling for the next chunk before
-        sleeping, when chunks come in quick succession (0: never).
+    :param properties: Subscription properties (name, filters).
+    :param read: How it reads (see :py:class:`ReadOptions`).
     :param counters: The client's metrics counters.
-    :param crc_check: Verify each chunk's CRC32 (a mismatch ends the
-        subscription with :py:class:`~rbfly.error.ChunkError`).
     :param activation: A single active consumer's: finds the offset
         specification to answer the broker with when it becomes active (or
         inactive).
@@ -122,13 +164,6 @@ class Subscription:
         application gave it (what ``resume`` is told before a chunk came;
         required: ``offset_spec`` alone does not say it, e.g. for
         ``Offset.reference``).
-    :param on_decode_error: With ``amqp``, what to do with a message that
-        is not AMQP 1.0: ``'raise'``, ``'skip'`` or ``'raw'`` (see
-        ``decode_chunk`` of :py:mod:`rbfly.streams.protocol`'s ``_chunk``).
-    :param flow: Flow strategy counting chunks (its ``credit`` replaces
-        ``credit``; ``buffer_bytes`` does not apply), or ``None``: the
-        byte-bounded policy (see :py:mod:`rbfly.streams.subscriptions.flow` and
-        :py:mod:`rbfly.streams.subscriptions.credit`).
     """
     kind: tp.ClassVar[tp.Literal['subscriptions']] = 'subscriptions'
 
@@ -137,27 +172,20 @@ class Subscription:
             stream: str,
             offset_spec: OffsetSpec,
             start_offset: int,
-            amqp: bool,
-            credit: int,
             properties: dict[str, str],
-            buffer_bytes: int = 8 * 1024 * 1024,
-            spin: float = 0.0,
+            read: ReadOptions = ReadOptions(),
             counters: Counters | None = None,
-            crc_check: bool = True,
-            flow: FlowStrategy | None = None,
-            skip_bad_crc: bool = False,
-            max_uncompressed: int = DEFAULT_MAX_CHUNK_UNCOMPRESSED,
             *,
             activation: Activation | None = None,
             resume: Resume | None = None,
             resume_offset: Offset,
-            on_decode_error: str = 'raise',
     ) -> None:
         self.stream = stream
         self.offset_spec = offset_spec
         self.next_offset = start_offset
-        self.amqp = amqp
-        self.on_decode_error = on_decode_error
+        self.read = read
+        self.amqp = read.amqp
+        self.on_decode_error = read.on_decode_error
         self.properties = properties
         # the connection it is subscribed on, its id there, and the
         # connection's owner that subscribes again after a loss (None while
@@ -174,15 +202,15 @@ class Subscription:
         self._chunks: deque[tuple[bytes | bytearray | memoryview, int | None]] = deque()
         self._waiter: asyncio.Future[None] | None = None
         self._error: Exception | None = None
-        self.buffer_bytes = buffer_bytes
+        self.buffer_bytes = read.buffer_bytes
         self._buffered = 0  # bytes of chunks in the buffer
-        self.spin = spin
+        self.spin = read.spin
         self._counters = Counters() if counters is None else counters
         # the counters of the stream's consumer of this name (metrics)
         self.stats = self._counters.consumer(stream, properties.get('name'))
-        self.crc_check = crc_check
-        self.skip_bad_crc = skip_bad_crc
-        self.max_uncompressed = max_uncompressed
+        self.crc_check = read.crc_check
+        self.skip_bad_crc = read.skip_bad_crc
+        self.max_uncompressed = read.max_uncompressed
         self._arrived = 0.0  # when the last chunk arrived (monotonic clock)
         self._gap = math.inf  # moving average of the time between chunks
         # single active consumer: whether the broker sends to this one
@@ -205,14 +233,14 @@ class Subscription:
         # stop_at_end: the first offset of the last chunk to read, the
         # offset after the last message to read, and whether that chunk
         # was taken (or there is nothing to read); see
-        # Subscribing._find_end
+        # Ends.find_end (rbfly.streams.parts.ends)
         self.end_chunk: int | None = None
         self.end_offset = 0
         self.finished = False
         # the flow strategy, and the policy that says when to grant
         # credits: the one owner of the credit counts
-        self.flow = flow
-        self._policy: CreditPolicy = credit_policy(flow, credit, buffer_bytes)
+        flow = self.flow = read.flow
+        self._policy: CreditPolicy = credit_policy(flow, read.credit, read.buffer_bytes)
         if isinstance(flow, ManualCredit):
             flow.bind(self)
 
@@ -436,11 +464,7 @@ class Subscription:
             stats.sample(info.timestamp, self._arrived)
         if info.chunk_type == 0 and info.next_offset > self.next_offset:
             self.next_offset = info.next_offset
-        chunk = Chunk(messages)
-        chunk.stream = self.stream
-        chunk.first_offset = info.first_offset
-        chunk.timestamp = info.timestamp
-        chunk.committed_chunk_id = committed
+        chunk = Chunk(messages, self.stream, info.first_offset, info.timestamp, committed)
         release_at = policy.hold(len(messages))
         if release_at is not None:  # the chunk holds its credit until processed
             chunk.release = self.release
@@ -462,12 +486,7 @@ class Subscription:
         self._counters.chunks_skipped += 1
         if info.chunk_type == 0:
             self.next_offset = max(self.next_offset, info.next_offset)
-        chunk = Chunk()
-        chunk.stream = self.stream
-        chunk.first_offset = info.first_offset
-        chunk.timestamp = 0.0
-        chunk.committed_chunk_id = None
-        return chunk
+        return Chunk((), self.stream, info.first_offset)
 
     def release(self) -> None:
         """A chunk taken under a flow strategy is processed: grant its credit."""
@@ -494,18 +513,31 @@ class Subscription:
         :raises TimeoutError: When no chunk arrives in time.
         """
         while (chunk := self.poll()) is None:
-            if self._gap < self.spin and await spin_wait((self,)):
-                continue
-            self._waiter = asyncio.get_running_loop().create_future()
-            try:
-                if timeout is None:
-                    await self._waiter
-                else:
-                    async with asyncio.timeout(timeout):
-                        await self._waiter
-            finally:
-                self._waiter = None
+            await self.wait(timeout)
         return chunk
+
+    async def wait(self, timeout: float | None = None) -> None:
+        """
+        Wait until a chunk may be there to take (or the subscription
+        changed: attached, moved, ended); polling first when chunks come
+        in quick succession. Nothing is taken: a wait cancelled loses
+        nothing.
+
+        :raises TimeoutError: After ``timeout`` seconds (``None``: never).
+        """
+        if self._chunks or self._error is not None:
+            return
+        if self._gap < self.spin and await spin_wait((self,)):
+            return
+        self._waiter = asyncio.get_running_loop().create_future()
+        try:
+            if timeout is None:
+                await self._waiter
+            else:
+                async with asyncio.timeout(timeout):
+                    await self._waiter
+        finally:
+            self._waiter = None
 
     @property
     def error(self) -> Exception | None:
@@ -586,4 +618,6 @@ async def wait_any(subs: tp.Sequence[Subscription], timeout: float | None) -> No
         for s in subs:
             s.notify = None
 
-__all__ = ['Activation', 'Chunk', 'Resume', 'Subscription', 'spin_wait', 'wait_any']
+__all__ = [
+    'Activation', 'Chunk', 'ReadOptions', 'Resume', 'Subscription', 'spin_wait', 'wait_any',
+]

@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import typing as tp
-import weakref
 
 from ..protocol.commands import StoreOffset
 
@@ -82,18 +81,16 @@ class OffsetTracker:
         # over and back, and must not be stored
         self._floor: dict[str, int] = {}
         self._timer: asyncio.TimerHandle | None = None
-        self._pull: weakref.WeakMethod[tp.Callable[[], tuple[str, int, int] | None]] | None \
-            = None
+        self._pull: tp.Callable[[], tuple[str, int, int] | None] | None = None
 
     def attach(self, pull: tp.Callable[[], tuple[str, int, int] | None]) -> None:
         """
         Take processed messages from ``pull`` before storing: a message
-        iterator reports them in batches (see :py:meth:`batch_limit`), and
+        iterator's cursor (owned by the reader's progress, as this
+        tracker) reports them in batches (see :py:meth:`batch_limit`), and
         hands over the rest, as ``(stream, offset, count)``, when asked.
-        A weak reference: the iterator holds the tracker, and, dropped
-        (a ``break`` out of its loop), stores its last offset at once.
         """
-        self._pull = weakref.WeakMethod(pull)
+        self._pull = pull
 
     def batch_limit(self) -> int:
         """
@@ -129,7 +126,7 @@ class OffsetTracker:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        pull = self._pull() if self._pull is not None else None
+        pull = self._pull
         held = pull() if pull is not None else None
         if held is not None:
             stream, offset, count = held

@@ -26,7 +26,7 @@ from rbfly.streams.offset import Offset
 from rbfly.streams.protocol.base import OffsetSpec
 from rbfly.streams.publishers._confirm import Confirmation
 from rbfly.streams.publishers.awaited import Publisher
-from rbfly.streams.subscriptions.subscription import Subscription
+from rbfly.streams.subscriptions.subscription import ReadOptions, Subscription
 
 NO_WAIT = Backoff(initial=0, maximum=0, jitter=0)
 
@@ -148,7 +148,8 @@ class Harness:
 
     def subscription(self) -> Subscription:
         sub = Subscription(
-            'orders', OffsetSpec.next(), 0, True, 4, {}, resume_offset=Offset.NEXT,
+            'orders', OffsetSpec.next(), 0, {}, ReadOptions(credit=4),
+            resume_offset=Offset.NEXT,
         )
         hold(self.manager, sub)
         return sub

@@ -31,7 +31,7 @@ from rbfly.streams.metrics import Counters
 from rbfly.streams.offset import Offset
 from rbfly.streams.protocol.base import OffsetSpec
 from rbfly.streams.publishers.awaited import Publisher
-from rbfly.streams.subscriptions.subscription import Subscription
+from rbfly.streams.subscriptions.subscription import ReadOptions, Subscription
 
 class Host:
     """A publisher's host (:py:class:`rbfly.streams.publishers.base.PublisherHost`)."""
@@ -68,7 +68,8 @@ def publisher() -> Publisher:
 
 def subscription(credit: int = 4) -> Subscription:
     return Subscription(
-        'orders', OffsetSpec.next(), 0, True, credit, {}, resume_offset=Offset.NEXT,
+        'orders', OffsetSpec.next(), 0, {}, ReadOptions(credit=credit),
+        resume_offset=Offset.NEXT,
     )
 
 def item(kind: Kind) -> Held:

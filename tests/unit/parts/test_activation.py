@@ -27,7 +27,7 @@ class Offsets:
 
 def subscribing(offsets: Offsets) -> Subscribing:
     none = tp.cast(tp.Any, None)  # (the parts an activation lost meanwhile does not use)
-    return Subscribing(none, none, none, none, tp.cast(tp.Any, offsets), none)
+    return Subscribing(none, none, none, tp.cast(tp.Any, offsets), none, none)
 
 
 async def test_activation_lost_meanwhile_not_told() -> None:

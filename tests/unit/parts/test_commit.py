@@ -65,7 +65,7 @@ class Broker:
         return self.connections[-1]
 
 def offsets(broker: Broker) -> Offsets:
-    return Offsets(tp.cast(tp.Any, broker))
+    return Offsets(tp.cast(tp.Any, broker), tp.cast(tp.Any, None))
 
 async def test_commit_waits_for_the_broker() -> None:
     """The store is written after a few queries: the commit returns then."""

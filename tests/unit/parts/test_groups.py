@@ -13,13 +13,13 @@ import pytest
 
 from rbfly.streams import FeatureNotSupported, Offset
 from rbfly.streams.error import GroupActive, StreamDoesNotExist, error_for_code
+from rbfly.streams.parts.ends import stream_end
 from rbfly.streams.parts.groups import (
     BEFORE_FIRST,
     Groups,
     partition_status,
     resume_after,
     stored_before,
-    stream_end,
 )
 from rbfly.streams.parts.offsets import Offsets
 from rbfly.streams.protocol import OffsetSpec, QueryOffsetResponse, ResponseCode
@@ -43,7 +43,7 @@ async def test_reference_before_first() -> None:
         async def call(self, command: object, context: str = '') -> QueryOffsetResponse:
             return QueryOffsetResponse(1, ResponseCode.OK, BEFORE_FIRST)
 
-    offsets = Offsets(tp.cast(tp.Any, Connections()))
+    offsets = Offsets(tp.cast(tp.Any, Connections()), tp.cast(tp.Any, None))
     assert await offsets.spec('orders', Offset.reference('app')) == (OffsetSpec.offset(0), 0)
 
 STATS_43 = {'first_chunk_id': 0, 'committed_chunk_id': 9, 'committed_offset': 12,

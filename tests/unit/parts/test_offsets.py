@@ -30,7 +30,7 @@ class Connections:
 
 def offsets(stored: dict[str, int] | None = None) -> tuple[Offsets, Connections]:
     connections = Connections(stored or {})
-    return Offsets(tp.cast(tp.Any, connections)), connections
+    return Offsets(tp.cast(tp.Any, connections), tp.cast(tp.Any, None)), connections
 
 SPECS = [
     (Offset.FIRST, OffsetSpec.first(), 0),

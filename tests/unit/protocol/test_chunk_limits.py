@@ -10,7 +10,7 @@ from rbfly.streams.metrics import Counters
 from rbfly.streams.offset import Offset
 from rbfly.streams.protocol._chunk import DEFAULT_MAX_CHUNK_UNCOMPRESSED, decode_chunk
 from rbfly.streams.protocol.commands import OffsetSpec
-from rbfly.streams.subscriptions.subscription import Subscription
+from rbfly.streams.subscriptions.subscription import ReadOptions, Subscription
 
 from .test_chunk import chunk, entry, sub_batch
 
@@ -37,8 +37,8 @@ def test_default_cap() -> None:
 
 def subscription(skip: bool) -> Subscription:
     return Subscription(
-        's', OffsetSpec.first(), 0, False, 2, {}, counters=Counters(), skip_bad_crc=skip,
-        resume_offset=Offset.FIRST,
+        's', OffsetSpec.first(), 0, {}, ReadOptions(amqp=False, credit=2, skip_bad_crc=skip),
+        Counters(), resume_offset=Offset.FIRST,
     )
 
 def test_crc_failure_fails() -> None:

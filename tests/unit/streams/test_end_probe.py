@@ -1,5 +1,5 @@
 """
-Reading the end of a stream before RabbitMQ 4.3 (``Subscribing.last_chunk``,
+Reading the end of a stream before RabbitMQ 4.3 (``Ends.last_chunk``,
 for ``Offset.from_end`` and ``stop_at_end``) when no chunk comes within
 the probe's wait: an error when the broker said the stream has chunks
 (RabbitMQ 3.11+), a warning naming the assumption of an empty stream on
@@ -8,19 +8,19 @@ the probe's wait: an error when the broker said the stream has chunks
 
 import logging
 import typing as tp
-from collections.abc import AsyncGenerator
 from types import SimpleNamespace
 
 import pytest
 
 from rbfly.streams import Offset
 from rbfly.streams.error import StreamEndUnknown
-from rbfly.streams.parts.subscribing import (
+from rbfly.streams.parts.ends import (
     PROBE_TIMEOUT,
     PROBE_TIMEOUT_KNOWN,
-    Subscribing,
+    Ends,
     probe_timed_out,
 )
+from rbfly.streams.subscriptions.subscription import Chunk
 
 class Connections:
     """A broker of a version, with a stream of these statistics."""
@@ -34,22 +34,18 @@ class Connections:
     async def call(self, request: object, context: str) -> object:
         return SimpleNamespace(stats=list(self.stats.items()))
 
-def subscribing(version: tuple[int, int], stats: dict[str, int]) -> tuple[Subscribing, list[float]]:
-    """A Subscribing whose probe times out; the waits asked for are listed."""
+def subscribing(version: tuple[int, int], stats: dict[str, int]) -> tuple[Ends, list[float]]:
+    """An Ends whose probe times out; the waits asked for are listed."""
     none = tp.cast(tp.Any, None)  # (the parts the probe does not use)
-    sub = Subscribing(none, tp.cast(tp.Any, Connections(version, stats)), none, none, none, none)
+    ends = Ends(none, tp.cast(tp.Any, Connections(version, stats)), none, none)
     waits: list[float] = []
 
-    async def timed_out() -> AsyncGenerator[object, None]:
+    async def probe(stream: str, wait: float) -> Chunk:
+        waits.append(wait)
         raise TimeoutError
-        yield  # an async generator
 
-    def subscribe(stream: str, options: tp.Any, *args: object) -> AsyncGenerator[object, None]:
-        waits.append(options.timeout)
-        return timed_out()
-
-    sub.subscribe = subscribe  # type: ignore[method-assign, assignment]
-    return sub, waits
+    ends._probe = probe  # type: ignore[method-assign]
+    return ends, waits
 
 async def test_chunks_said_raises() -> None:
     """RabbitMQ 3.11+ says the stream has chunks: no chunk is no end, an error."""
@@ -59,7 +55,7 @@ async def test_chunks_said_raises() -> None:
     assert (info.value.stream, info.value.timeout) == ('orders', PROBE_TIMEOUT_KNOWN)
     assert waits == [PROBE_TIMEOUT_KNOWN]
     with pytest.raises(StreamEndUnknown):  # from_end too
-        await sub.resolve_start('orders', Offset.from_end(100))
+        await sub.resolve('orders', Offset.from_end(100))
 
 async def test_empty_said() -> None:
     """RabbitMQ 3.11+ says no chunk: no probe, no messages."""
@@ -71,7 +67,7 @@ async def test_310_warns(caplog: pytest.LogCaptureFixture) -> None:
     """RabbitMQ 3.10 says nothing: no chunk is taken for no messages, said in a warning."""
     sub, waits = subscribing((3, 10), {})
     with caplog.at_level(logging.WARNING, logger='rbfly.streams.client'):
-        assert await sub.resolve_start('orders', Offset.from_end(100)) == Offset.NEXT
+        assert await sub.resolve('orders', Offset.from_end(100)) == Offset.NEXT
     assert waits == [PROBE_TIMEOUT]
     [record] = caplog.records
     assert "stream 'orders' sent no chunk" in record.getMessage()

@@ -27,7 +27,7 @@ from rbfly.streams.offset import Offset
 from rbfly.streams.protocol.commands import OffsetSpec
 from rbfly.streams.publishers.awaited import Publisher
 from rbfly.streams.publishers.base import PROBE_CHECK
-from rbfly.streams.subscriptions.subscription import Subscription
+from rbfly.streams.subscriptions.subscription import ReadOptions, Subscription
 
 #
 # buckets and histograms
@@ -282,7 +282,7 @@ def chunk(first: int, records: int, timestamp: float) -> bytes:
 def subscription(counters: Counters, name: str | None = None) -> Subscription:
     properties = {} if name is None else {'name': name}
     return Subscription(
-        's', OffsetSpec.first(), 0, False, 16, properties, counters=counters,
+        's', OffsetSpec.first(), 0, properties, ReadOptions(amqp=False), counters,
         resume_offset=Offset.FIRST,
     )
 

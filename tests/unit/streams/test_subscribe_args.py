@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses as dtc
 import inspect
 import typing as tp
+from collections.abc import AsyncGenerator
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ from rbfly.streams.consuming import SUBSCRIBE_NAMES, SubscribeArgs, subscribe_op
 from rbfly.streams.parts.subscribing import SubscribeOptions
 from rbfly.streams.serializers import JSONSerializer
 from rbfly.streams.subscriptions._bodies import Bodies
+from rbfly.streams.subscriptions.chunks import Chunks
 from rbfly.streams.subscriptions.decoded import Decoded
 from rbfly.streams.subscriptions.windows import Windows
 
@@ -73,7 +75,7 @@ def test_options_taken(method: str, client: StreamsClient) -> None:
                              'timeout': 1.5, 'stop_at_end': True, 'on_decode_error': 'skip'}
     result = getattr(client, method)('stream', **kw)
     if method.endswith('_chunks'):
-        assert inspect.isasyncgen(result)
+        assert isinstance(result, Chunks) and isinstance(result, AsyncGenerator)
     elif method.endswith('_windows'):
         assert isinstance(result, Windows)
     else:

@@ -10,37 +10,17 @@ from collections.abc import AsyncGenerator, AsyncIterator
 
 import pytest
 
-from rbfly.amqp import MessageCtx
 from rbfly.streams import get_message_ctx
 from rbfly.streams.protocol.commands import StoreOffset
 from rbfly.streams.subscriptions._bodies import Bodies
+from rbfly.streams.subscriptions.progress import Progress
 from rbfly.streams.subscriptions.subscription import Chunk
 from rbfly.streams.subscriptions.tracking import OffsetTracker
 
-def msg(body: object, offset: int) -> MessageCtx:
-    m = MessageCtx(tp.cast(tp.Any, body))
-    m.stream_offset = offset
-    return m
+from ._source import ListSource, chunk, msg
 
-class Source:
-    """Chunks of messages, recording whether it was closed."""
-    def __init__(self, chunks: list[list[MessageCtx]], error: Exception | None = None) -> None:
-        self.chunks = chunks
-        self.error = error
-        self.closed = False
-
-    async def gen(self) -> AsyncGenerator[list[MessageCtx], None]:
-        try:
-            for chunk in self.chunks:
-                await asyncio.sleep(0)
-                yield chunk
-            if self.error is not None:
-                raise self.error
-        finally:
-            self.closed = True
-
-def bodies_of(source: Source) -> Bodies:
-    return Bodies(source.gen())
+def bodies_of(source: ListSource, tracker: OffsetTracker | None = None) -> Bodies:
+    return Bodies(Progress(source, tracker))
 
 async def collect(it: AsyncIterator[object]) -> list[tuple[object, int]]:
     return [(body, get_message_ctx().stream_offset) async for body in it]
@@ -48,18 +28,19 @@ async def collect(it: AsyncIterator[object]) -> list[tuple[object, int]]:
 async def test_bodies_and_contexts() -> None:
     """Every body in order, each with its message context; empty chunks skipped."""
     chunks = [[msg('a', 0), msg(b'b', 1)], [], [msg((1, 2), 2)], [msg(None, 3)]]
-    source = Source(chunks)
+    source = ListSource(chunks)
     assert await collect(bodies_of(source)) == [('a', 0), (b'b', 1), ((1, 2), 2), (None, 3)]
-    assert source.closed
+    assert source.ended
 
 async def test_error_of_chunks() -> None:
     """An error of the subscription reaches the loop after the messages before it."""
-    source = Source([[msg(1, 0)]], error=ConnectionError('lost'))
+    source = ListSource([[msg(1, 0)], ConnectionError('lost')])
     seen = []
     with pytest.raises(ConnectionError, match='lost'):
         async for body in bodies_of(source):
             seen.append(body)
     assert seen == [1]
+    assert source.ended
 
 async def test_task_keeps_its_message() -> None:
     """A task created while a message is processed keeps that message's context."""
@@ -68,13 +49,13 @@ async def test_task_keeps_its_message() -> None:
         return get_message_ctx().stream_offset
 
     tasks = []
-    async for _ in bodies_of(Source([[msg(i, i) for i in range(10)]])):
+    async for _ in bodies_of(ListSource([[msg(i, i) for i in range(10)]])):
         tasks.append(asyncio.create_task(offset_later()))
     assert await asyncio.gather(*tasks) == list(range(10))
 
 async def test_async_generator_api() -> None:
     """asend(None), aclose() and athrow() as an async generator's; it is one."""
-    source = Source([[msg(i, i) for i in range(5)]])
+    source = ListSource([[msg(i, i) for i in range(5)]])
     it = bodies_of(source)
     assert isinstance(it, AsyncGenerator)
     assert it.__aiter__() is it
@@ -84,15 +65,15 @@ async def test_async_generator_api() -> None:
     with pytest.raises(TypeError, match='can only send None'):
         await it.asend(1)  # type: ignore[arg-type]
     await it.aclose()
-    assert source.closed
+    assert source.ended
     assert await anext(it, 'end') == 'end'
 
-    source = Source([[msg(1, 0)]])
+    source = ListSource([[msg(1, 0)]])
     it = bodies_of(source)
     assert await anext(it) == 1
     with pytest.raises(KeyError):
         await it.athrow(KeyError('x'))
-    assert source.closed
+    assert source.ended
 
 async def test_under_tracer() -> None:
     """
@@ -107,7 +88,7 @@ async def test_under_tracer() -> None:
     old = sys.gettrace()
     sys.settrace(tracer)
     try:
-        result = await collect(bodies_of(Source(chunks)))
+        result = await collect(bodies_of(ListSource(chunks)))
     finally:
         sys.settrace(old)
     assert [b for b, _ in result][:3] == ['a', (1, 2), ()]
@@ -115,23 +96,36 @@ async def test_under_tracer() -> None:
     assert [o for _, o in result] == [0, 1, 2, 3]
 
 async def test_cancelled_while_waiting() -> None:
-    """Cancelling the loop while it waits for a chunk raises CancelledError."""
-    started = asyncio.Event()
-
-    async def slow() -> AsyncGenerator[list[MessageCtx], None]:
-        yield [msg(0, 0)]
-        started.set()
-        await asyncio.sleep(10)
-        yield [msg(1, 1)]
-
-    async def consume() -> list[object]:
-        return [body async for body in Bodies(slow())]
-
-    task = asyncio.create_task(consume())
-    await started.wait()
+    """
+    Cancelling the loop while it waits for a chunk raises CancelledError;
+    the subscription goes on: the next call gets the next message.
+    """
+    source = ListSource([[msg(0, 0)]], finite=False)
+    it = bodies_of(source)
+    assert await anext(it) == 0
+    task = asyncio.create_task(anext(it))
+    await asyncio.sleep(0)
+    assert source.waits == 1
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+    assert not source.ended
+    with pytest.raises(TimeoutError):
+        async with asyncio.timeout(0.01):
+            await anext(it)
+    source.put(chunk('s', range(1, 3)))
+    assert [await anext(it), await anext(it)] == [1, 2]
+    await it.aclose()
+    assert source.ended
+
+async def test_dropped_ends() -> None:
+    """An iterator dropped (a break out of the loop) ends the subscription, by a task."""
+    source = ListSource([[msg(0, 0), msg(1, 1)]], finite=False)
+    async for _ in bodies_of(source):
+        break
+    assert not source.ended
+    await asyncio.sleep(0)
+    assert source.ended
 
 #
 # automatic offset tracking
@@ -147,15 +141,10 @@ class Stored:
     def send(self, command: StoreOffset) -> None:
         self.offsets.append((command.stream, command.offset))
 
-def chunk(stream: str, offsets: range) -> Chunk:
-    c = Chunk(msg(i, i) for i in offsets)
-    c.stream = stream
-    return c
-
 def tracked(chunks: list[Chunk], every: int, interval: float = 60) -> tuple[Bodies, Stored]:
     conn = Stored()
     tracker = OffsetTracker(lambda: tp.cast(tp.Any, conn), 'app', every, interval)
-    return Bodies(Source(tp.cast(list[list[MessageCtx]], chunks)).gen(), tracker), conn
+    return bodies_of(ListSource(chunks), tracker), conn
 
 async def test_tracking_every() -> None:
     """
@@ -192,21 +181,15 @@ async def test_tracking_break_and_aclose() -> None:
 
 async def test_tracking_interval() -> None:
     """A processed message not stored yet is stored ``interval`` seconds later."""
-    wait = asyncio.Event()
-
-    async def gen() -> AsyncGenerator[Chunk, None]:
-        yield chunk('s', range(3))
-        await wait.wait()
-        yield chunk('s', range(3, 5))
-
+    source = ListSource([chunk('s', range(3))], finite=False)
     conn = Stored()
     tracker = OffsetTracker(lambda: tp.cast(tp.Any, conn), 'app', 1000, 0.05)
-    it = Bodies(gen(), tracker)
+    it = bodies_of(source, tracker)
     assert [await anext(it) for _ in range(3)] == [0, 1, 2]
     waiting = asyncio.create_task(anext(it))   # message 2 processed
     await asyncio.sleep(0.2)
     assert conn.offsets == [('s', 2)]
-    wait.set()
+    source.put(chunk('s', range(3, 5)))
     assert await waiting == 3
     await it.aclose()
     assert conn.offsets == [('s', 2), ('s', 3)]
@@ -220,11 +203,11 @@ async def test_tracking_partitions() -> None:
 
 async def test_tracking_error_stores() -> None:
     """A subscription that fails stores the last message handed out."""
-    source = Source([chunk('s', range(3))], error=ConnectionError('lost'))
+    source = ListSource([chunk('s', range(3)), ConnectionError('lost')])
     conn = Stored()
     tracker = OffsetTracker(lambda: tp.cast(tp.Any, conn), 'app', 1000, 60)
     with pytest.raises(ConnectionError):
-        async for _ in Bodies(source.gen(), tracker):
+        async for _ in bodies_of(source, tracker):
             pass
     assert conn.offsets == [('s', 2)]
 
@@ -265,11 +248,12 @@ async def test_hand_back_first_of_chunk() -> None:
 async def test_hand_back_release() -> None:
     """A flow strategy's credit is given back at the same message after a hand-back."""
     released: list[int] = []
+    seen: list[object] = []
     c = chunk('s', range(6))
     c.release = lambda: released.append(len(seen))
     c.release_at = 4
-    it = Bodies(Source([c]).gen())
-    seen = [await anext(it) for _ in range(3)]
+    it = bodies_of(ListSource([c]))
+    seen.extend([await anext(it) for _ in range(3)])
     it.hand_back()
     seen.append(await anext(it))
     assert seen == [0, 1, 2, 2] and not released

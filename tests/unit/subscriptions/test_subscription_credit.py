@@ -13,7 +13,7 @@ import zlib
 from rbfly.streams.offset import Offset
 from rbfly.streams.protocol.commands import Credit, OffsetSpec
 from rbfly.streams.subscriptions.flow import CreditWhenProcessed, FlowStrategy, ManualCredit
-from rbfly.streams.subscriptions.subscription import Subscription
+from rbfly.streams.subscriptions.subscription import ReadOptions, Subscription
 
 def chunk(first: int, records: int) -> bytes:
     data = b''.join(struct.pack('>I', 1) + b'x' for _ in range(records))
@@ -33,7 +33,8 @@ class Connection:
 
 def subscribed(flow: FlowStrategy | None = None) -> tuple[Subscription, Connection]:
     sub = Subscription(
-        's', OffsetSpec.first(), 0, False, 2, {}, buffer_bytes=20_000, flow=flow,
+        's', OffsetSpec.first(), 0, {},
+        ReadOptions(amqp=False, credit=2, buffer_bytes=20_000, flow=flow),
         resume_offset=Offset.FIRST,
     )
     connection = Connection()
@@ -75,7 +76,7 @@ def test_credit_when_processed() -> None:
     sub, connection = subscribed(CreditWhenProcessed(ratio=0.5, credit=2))
     sub.on_chunk(chunk(0, 4), None)
     taken = sub.poll()
-    assert taken is not None and taken.release_at == 2
+    assert taken is not None and taken.release_at == 2 and taken.release is not None
     assert connection.sent == []
     assert sub.poll() is None  # the chunk taken is processed
     assert connection.sent == [Credit(3, 1)]

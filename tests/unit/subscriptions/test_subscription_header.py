@@ -12,7 +12,7 @@ import pytest
 from rbfly.error import ChunkError
 from rbfly.streams.offset import Offset
 from rbfly.streams.protocol.commands import OffsetSpec
-from rbfly.streams.subscriptions.subscription import Subscription
+from rbfly.streams.subscriptions.subscription import ReadOptions, Subscription
 
 def chunk(first: int, records: int, chunk_type: int = 0) -> bytes:
     data = b''.join(struct.pack('>I', 1) + b'x' for _ in range(records))
@@ -22,7 +22,9 @@ def chunk(first: int, records: int, chunk_type: int = 0) -> bytes:
     ) + data
 
 def subscription() -> Subscription:
-    return Subscription('s', OffsetSpec.first(), 0, False, 16, {}, resume_offset=Offset.FIRST)
+    return Subscription(
+        's', OffsetSpec.first(), 0, {}, ReadOptions(amqp=False), resume_offset=Offset.FIRST,
+    )
 
 def test_received_offset() -> None:
     """After a user chunk: its last offset + 1; a tracking chunk does not move it."""

@@ -13,7 +13,7 @@ from rbfly.streams.lifecycle import ResourceState
 from rbfly.streams.offset import Offset
 from rbfly.streams.protocol.commands import Credit, OffsetSpec
 from rbfly.streams.subscriptions.state import SubscriptionState
-from rbfly.streams.subscriptions.subscription import Subscription
+from rbfly.streams.subscriptions.subscription import ReadOptions, Subscription
 
 from .test_subscription_credit import Connection, chunk, subscribed
 
@@ -69,8 +69,8 @@ async def test_consumer_update_under_way() -> None:
         return OffsetSpec.offset(42)
 
     sub = Subscription(
-        'p-0', OffsetSpec.first(), 0, False, 2, {'name': 'g', 'single-active-consumer': 'true'},
-        activation=activation, resume_offset=Offset.FIRST,
+        'p-0', OffsetSpec.first(), 0, {'name': 'g', 'single-active-consumer': 'true'},
+        ReadOptions(amqp=False, credit=2), activation=activation, resume_offset=Offset.FIRST,
     )
     connection = Answering()
     sub.protocol = tp.cast(tp.Any, connection)

@@ -13,7 +13,7 @@ import pytest
 
 from rbfly.streams.offset import Offset
 from rbfly.streams.protocol.commands import OffsetSpec
-from rbfly.streams.subscriptions.subscription import Subscription, spin_wait
+from rbfly.streams.subscriptions.subscription import ReadOptions, Subscription, spin_wait
 
 def chunk(first: int, bodies: list[bytes]) -> bytes:
     data = b''.join(struct.pack('>I', len(b)) + b for b in bodies)
@@ -25,7 +25,8 @@ def chunk(first: int, bodies: list[bytes]) -> bytes:
 
 def subscription(spin: float) -> Subscription:
     return Subscription(
-        's', OffsetSpec.first(), 0, False, 16, {}, spin=spin, resume_offset=Offset.FIRST,
+        's', OffsetSpec.first(), 0, {}, ReadOptions(amqp=False, spin=spin),
+        resume_offset=Offset.FIRST,
     )
 
 async def test_spins_while_chunks_come_quickly() -> None:
@@ -114,7 +115,7 @@ async def test_crc_check(crc_check: bool) -> None:
     from rbfly.error import ChunkError
 
     sub = Subscription(
-        's', OffsetSpec.first(), 0, False, 16, {}, crc_check=crc_check,
+        's', OffsetSpec.first(), 0, {}, ReadOptions(amqp=False, crc_check=crc_check),
         resume_offset=Offset.FIRST,
     )
     data = bytearray(chunk(0, [b'abc']))
