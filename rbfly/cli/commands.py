@@ -35,6 +35,7 @@ from ..streams import (
 )
 from ..streams.error import PreconditionFailed, StreamDoesNotExist
 from ..streams.offset import OffsetType
+from ..streams.types import PartitionStatus
 from .lines import LineReader
 from .output import Progress, message_json, message_text, plural, print_facts, print_table
 
@@ -152,9 +153,15 @@ async def group_status(client: StreamsClient, args: argparse.Namespace) -> int:
         # chunk: it and the lag are lower bounds (an empty stream's is 0)
         return value if value is None or exact else '{}+'.format(value)
 
+    def caught_up(s: PartitionStatus) -> str:
+        return '-' if s.caught_up is None else 'yes' if s.caught_up else 'no'
+
     print_table([{
         'stream': s.stream, 'stored': s.stored, 'first': s.first,
-        'end': bound(s.end, s.end_exact), 'lag': bound(s.lag, s.end_exact or s.end is None),
+        'end': bound(s.end, s.end_exact),
+        'lag': s.lag if s.caught_up is not None
+        else bound(s.lag, s.end_exact or s.end is None),
+        'caught-up': caught_up(s),
     } for s in statuses], 'text')
     return 0
 

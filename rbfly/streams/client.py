@@ -153,7 +153,7 @@ class StreamsClient:
         self._publishing = Publishing(options, connections, placer, declarer, recovery, counters)
         self._subscribing = Subscribing(options, connections, placer, offsets, ends, counters)
         self._super_streams = SuperStreams(connections, self._publishing, self._subscribing)
-        self._groups = Groups(connections, offsets, self._streams, self._super_streams)
+        self._groups = Groups(connections, offsets, self._streams, self._super_streams, ends)
         self._consuming = Consuming(offsets, self._subscribing, self._super_streams)
 
     def __repr__(self) -> str:

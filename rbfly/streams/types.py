@@ -71,10 +71,13 @@ class PartitionStatus:
 
     Offsets are the stream's: the broker gives them to messages and to
     the offsets it stores (an offset stored while no message waits to be
-    written takes an offset of its own), so ``lag`` counts offsets, an
-    upper bound of the messages, as Kafka's lag counts transaction
-    markers: a group that processed everything shows a lag of 1 or so
-    after it stored its offset.
+    written takes an offset of its own). ``lag`` counts the offsets from
+    where the group resumes up to the stream's last *message* (read from
+    its last chunk of messages, RabbitMQ 3.11+): the offsets stored after
+    it do not count, so a group that processed every message has a lag
+    of 0 and is ``caught_up``, on RabbitMQ as on the fake broker. Offsets
+    stored between messages still count (an upper bound of the messages,
+    as Kafka's lag counts transaction markers).
 
     :param stream: The stream, or the partition.
     :param stored: The offset stored under the group's name, the last one
@@ -88,11 +91,14 @@ class PartitionStatus:
         RabbitMQ 3.10): RabbitMQ 4.3's ``committed_offset``; before, the
         first offset of the last committed chunk (``committed_chunk_id``),
         a lower bound (``end_exact`` false).
-    :param lag: Offsets after the one the group resumes at, up to
-        ``end`` included (0 for an empty stream, ``None`` when ``end`` is
-        unknown).
+    :param lag: Offsets from the one the group resumes at up to the
+        last message (0: caught up; ``None`` when the end is unknown);
+        when the last message could not be read, up to ``end`` included
+        (then a lower bound unless ``end_exact``).
     :param end_exact: Whether ``end`` is the last offset, or the first
-        of the last chunk (then ``lag`` is a lower bound).
+        of the last chunk.
+    :param caught_up: Whether the group processed every message of the
+        stream (``None``: not known, RabbitMQ 3.10).
     """
     stream: str
     stored: int | None
@@ -100,6 +106,7 @@ class PartitionStatus:
     end: int | None
     lag: int | None
     end_exact: bool
+    caught_up: bool | None = None
 
 @dtc.dataclass(frozen=True, slots=True)
 class PartitionReset:

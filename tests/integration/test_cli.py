@@ -172,7 +172,7 @@ def test_group_status_reset(
     status, out, err = run(capsys, monkeypatch, url43, 'group', 'status', 'g', '--stream', name)
     assert (status, err) == (0, '')
     assert [line.split() for line in out.splitlines()] == [
-        ['STREAM', 'STORED', 'FIRST', 'END', 'LAG'], [name, '-', '0', '4', '5'],
+        ['STREAM', 'STORED', 'FIRST', 'END', 'LAG', 'CAUGHT-UP'], [name, '-', '0', '4', '5', 'no'],
     ]
     status, out, err = run(capsys, monkeypatch, url43, 'group', 'reset', 'g', '--stream', name,
                            '--to', '2', '--watch', '0.2')
@@ -189,9 +189,9 @@ def test_group_status_reset(
     assert json.loads(out) == {'stream': name, 'before': None, 'stored': 1, 'resume': 2}
     status, out, _ = run(capsys, monkeypatch, url43, 'group', 'status', 'g', '--stream', name,
                          '--format', 'json')
-    # offsets 2-4 and 5, the offset of the stored offset
-    assert json.loads(out) == {'stream': name, 'stored': 1, 'first': 0, 'end': 5, 'lag': 4,
-                               'end_exact': True}
+    # messages 2-4 (5 is the offset of the stored offset: no lag)
+    assert json.loads(out) == {'stream': name, 'stored': 1, 'first': 0, 'end': 5, 'lag': 3,
+                               'end_exact': True, 'caught_up': False}
     status, out, _ = run(capsys, monkeypatch, url43, 'tail', name, '--offset', '2', '-n', '1')
     assert out == 'c\n'
     status, out, err = run(capsys, monkeypatch, url43, 'group', 'status', 'g', '--stream',
@@ -213,13 +213,13 @@ def test_group_super_stream(
                              '--super-stream', name)
         # the end known is the first offset of the last chunk (of 1 to 3:
         # the broker may write the 3 messages as one chunk or more), a lower
-        # bound, and the lag counts from offset 0 to it
+        # bound; the lag counts the 3 messages, read from the last chunk
         rows = [line.split() for line in out.splitlines()]
-        assert status == 0 and rows[0] == ['STREAM', 'STORED', 'FIRST', 'END', 'LAG']
-        assert rows[2] == [name + '-1', '-', '-', '-', '0']
-        stream, stored, first, end, lag = rows[1]
-        assert (stream, stored, first) == (name + '-0', '-', '0')
-        assert end in ('0+', '1+', '2+') and lag == '{}+'.format(int(end[:-1]) + 1)
+        assert status == 0 and rows[0] == ['STREAM', 'STORED', 'FIRST', 'END', 'LAG', 'CAUGHT-UP']
+        assert rows[2] == [name + '-1', '-', '-', '-', '0', 'yes']
+        stream, stored, first, end, lag, caught_up = rows[1]
+        assert (stream, stored, first, lag, caught_up) == (name + '-0', '-', '0', '3', 'no')
+        assert end in ('0+', '1+', '2+')
         status, out, _ = run(capsys, monkeypatch, url4, 'group', 'reset', 'g',
                              '--super-stream', name, '--to', 'first', '--force')
         assert status == 0 and [line.split() for line in out.splitlines()] == [

@@ -22,6 +22,7 @@ from rbfly.streams import (
 from rbfly.streams.error import GroupActive, StreamDoesNotExist
 from rbfly.streams.parts.groups import BEFORE_FIRST
 from rbfly.streams.types import PartitionReset, PartitionStatus
+from rbfly.testing import FakeBroker
 
 from .conftest import _client_with_stream
 
@@ -56,18 +57,18 @@ async def test_status_stream(stats_client: StreamsClient, stream: str) -> None:
     client = stats_client
     exact = 'committed_offset' in await client.stream_stats(stream)  # RabbitMQ 4.3
     [empty] = await client.group_status('g', stream=stream)
-    assert empty == PartitionStatus(stream, None, None, None, 0, exact)
+    assert empty == PartitionStatus(stream, None, None, None, 0, exact, True)
     await publish(client, stream, 10)
     [status] = await client.group_status('g', stream=stream)
     # one message a chunk: the last chunk's first offset is the last offset
-    assert status == PartitionStatus(stream, None, 0, 9, 10, exact)
+    assert status == PartitionStatus(stream, None, 0, 9, 10, exact, False)
     await client.commit_offset(stream, 'g', 3)
     [status] = await client.group_status('g', stream=stream)
-    # offsets 4-9, and 10: the offset the broker gave to the stored offset
-    assert status == PartitionStatus(stream, 3, 0, 10, 7, exact)
-    await client.commit_offset(stream, 'g', 10)
+    # messages 4-9; 10 is the offset the broker gave to the stored offset
+    assert status == PartitionStatus(stream, 3, 0, 10, 6, exact, False)
+    await client.commit_offset(stream, 'g', 9)
     [status] = await client.group_status('g', stream=stream)
-    assert (status.stored, status.end, status.lag) == (10, 11, 1)
+    assert (status.stored, status.end, status.lag, status.caught_up) == (9, 11, 0, True)
 
 async def test_status_310(client310: StreamsClient, stream: str) -> None:
     """RabbitMQ 3.10 has no stream statistics: the offset stored only."""
@@ -91,10 +92,10 @@ async def test_status_super_stream(request: pytest.FixtureRequest, broker: str) 
         await client.commit_offset(partitions[2], 'g', 4)
         exact = 'committed_offset' in await client.stream_stats(partitions[0])
         assert await client.group_status('g', super_stream=super_stream) == [
-            PartitionStatus(partitions[0], 1, 0, 4, 3, exact),
-            PartitionStatus(partitions[1], None, 0, 1, 2, exact),
-            # everything processed: the offset stored at 5 is left
-            PartitionStatus(partitions[2], 4, 0, 5, 1, exact),
+            PartitionStatus(partitions[0], 1, 0, 4, 2, exact, False),
+            PartitionStatus(partitions[1], None, 0, 1, 2, exact, False),
+            # everything processed: the offset stored at 5 is no lag
+            PartitionStatus(partitions[2], 4, 0, 5, 0, exact, True),
         ]
     finally:
         await client.delete_super_stream(super_stream)
@@ -254,3 +255,56 @@ async def test_bad_input(stats_client: StreamsClient, stream: str) -> None:
         await client.group_status('g', super_stream='rbfly-no-such-super')
     with pytest.raises(TypeError, match='to must be an Offset'):
         await client.reset_group('g', 'first', stream=stream)  # type: ignore[arg-type]
+
+# -- a group that processed everything --
+
+async def consume_all(client: StreamsClient, stream: str, count: int) -> int:
+    """
+    Read ``count`` messages as group ``g`` with automatic tracking (which
+    stores offsets into the stream as it goes), then wait for the chunk
+    after the last one taken (a chunk of stored offsets), while subscribed;
+    the lag the subscription's metrics read then.
+    """
+    seen = 0
+    messages = client.subscribe(stream, offset=Offset.FIRST, name='g', store_every=7,
+                                store_interval=0.05, timeout=10)
+    async for _ in messages:
+        seen += 1
+        if seen == count:
+            await messages.commit()  # stored: the stream's last offset is the store's
+            break
+    await messages.aclose()
+    assert seen == count
+    return seen
+
+async def test_caught_up_group_has_no_lag(stats_client: StreamsClient, stream: str) -> None:
+    """
+    A group that processed every message has a lag of 0 and is caught
+    up, though the offsets it stored come after its last message.
+    """
+    client = stats_client
+    async with client.publisher(stream) as publisher:
+        await publisher.send_many([str(i) for i in range(25)])
+        await publisher.send('last')
+    await consume_all(client, stream, 26)
+    [status] = await client.group_status('g', stream=stream)
+    assert status.end is not None and status.end >= 26  # the stored offsets' records
+    assert (status.stored, status.lag, status.caught_up) == (25, 0, True), status
+    async with client.publisher(stream) as publisher:
+        await publisher.send('one more')
+    [status] = await client.group_status('g', stream=stream)
+    assert (status.lag, status.caught_up) == (status.end - 25, False), status  # type: ignore[operator]
+
+async def test_caught_up_group_fake_broker() -> None:
+    """The fake broker says the same of a caught-up group."""
+    async with FakeBroker() as broker:
+        client = streams_client(broker.url)
+        try:
+            await client.create_stream('orders')
+            async with client.publisher('orders') as publisher:
+                await publisher.send_many([str(i) for i in range(10)])
+            await consume_all(client, 'orders', 10)
+            [status] = await client.group_status('g', stream='orders')
+            assert (status.stored, status.lag, status.caught_up) == (9, 0, True), status
+        finally:
+            await client.disconnect()

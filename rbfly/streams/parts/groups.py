@@ -26,12 +26,12 @@ import asyncio
 import logging
 import typing as tp
 
-from ..error import GroupActive, NoOffset, StreamDoesNotExist
+from ..error import GroupActive, NoOffset, StreamDoesNotExist, StreamEndUnknown
 from ..names import check_name
 from ..offset import Offset, OffsetType
 from ..types import PartitionReset, PartitionStatus
 from .connections import Connections
-from .ends import stream_end
+from .ends import Ends, stream_end
 from .offsets import BEFORE_FIRST, COMMIT_TIMEOUT, Offsets
 from .streams import Streams
 from .superstreams import SuperStreams
@@ -57,17 +57,24 @@ def resume_after(stored: int) -> int:
 
 def partition_status(
         stream: str, stored: int | None, stats: tp.Mapping[str, int] | None,
+        messages_end: int | None = None,
 ) -> PartitionStatus:
     """
-    Where a group stands on a stream: the offset stored under its name,
-    and the stream's statistics (``None``: the broker has none, 3.10).
+    Where a group stands on a stream, from the offset stored under its
+    name, the stream's statistics (``None``: the broker has none, 3.10),
+    and the offset after the stream's last message (0: no messages;
+    ``None``: not known): the lag counts offsets up to the last message,
+    not the offsets stored after it.
     """
     if stats is None:
         return PartitionStatus(stream, stored, None, None, None, False)
     first, end, exact = stream_end(stats)
+    start = 0 if stored is None else resume_after(stored)
+    if messages_end is not None:
+        lag = max(0, messages_end - max(start, first or 0))
+        return PartitionStatus(stream, stored, first, end, lag, exact, lag == 0)
     lag = 0
     if end is not None:
-        start = 0 if stored is None else resume_after(stored)
         lag = max(0, end - max(start, first or 0) + 1)
     return PartitionStatus(stream, stored, first, end, lag, exact)
 
@@ -82,15 +89,17 @@ class Groups:
     :param streams: Stream statistics, and offset specifications resolved
         (RabbitMQ 4.3+).
     :param super_streams: A super stream's partitions.
+    :param ends: Where a stream's messages end (the lag).
     """
     def __init__(
             self, connections: Connections, offsets: Offsets, streams: Streams,
-            super_streams: SuperStreams,
+            super_streams: SuperStreams, ends: Ends,
     ) -> None:
         self._connections = connections
         self._offsets = offsets
         self._streams = streams
         self._super_streams = super_streams
+        self._ends = ends
 
     async def streams(self, stream: str | None, super_stream: str | None) -> list[str]:
         """
@@ -131,8 +140,23 @@ class Groups:
         for s in streams:
             stored = await self._stored(s, name)  # StreamDoesNotExist on any broker
             stats = await self._streams.stats(s) if has_stats else None
-            result.append(partition_status(s, stored, stats))
+            end = await self._messages_end(s) if stats is not None else None
+            result.append(partition_status(s, stored, stats, end))
         return result
+
+    async def _messages_end(self, stream: str) -> int | None:
+        """
+        The offset after a stream's last message (0: none), read from its
+        last chunk of messages; ``None`` when the broker said the stream
+        has chunks and sent none in time (RabbitMQ 3.11-4.2, a stream of
+        stored offsets only: the lag counts offsets then).
+        """
+        try:
+            last = await self._ends.last_chunk(stream)
+        except StreamEndUnknown as ex:
+            logger.warning('consumer group lag of %r counts offsets: %s', stream, ex)
+            return None
+        return 0 if last is None else last[1]
 
     async def reset(
             self, name: str, to: Offset, stream: str | None, super_stream: str | None,

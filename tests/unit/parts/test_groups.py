@@ -88,6 +88,24 @@ STATUS = [
     (None, None, PartitionStatus('s', None, None, None, None, False)),
 ]
 
+MESSAGES = [
+    # messages end at 11 (offset 11 and 12 are stored offsets): caught up at 10
+    (10, 11, PartitionStatus('s', 10, 0, 12, 0, True, True)),
+    (11, 11, PartitionStatus('s', 11, 0, 12, 0, True, True)),
+    (9, 11, PartitionStatus('s', 9, 0, 12, 1, True, False)),
+    (None, 11, PartitionStatus('s', None, 0, 12, 11, True, False)),
+    (BEFORE_FIRST, 11, PartitionStatus('s', BEFORE_FIRST, 0, 12, 11, True, False)),
+    # no messages at all, offsets stored only
+    (None, 0, PartitionStatus('s', None, 0, 12, 0, True, True)),
+]
+
+@pytest.mark.parametrize(('stored', 'messages_end', 'expected'), MESSAGES)
+def test_lag_counts_to_the_last_message(
+        stored: int | None, messages_end: int, expected: PartitionStatus,
+) -> None:
+    """The offsets stored after the last message are no lag: a group processed every message."""
+    assert partition_status('s', stored, STATS_43, messages_end) == expected
+
 @pytest.mark.parametrize(('stored', 'stats', 'expected'), STATUS)
 def test_partition_status(
         stored: int | None, stats: dict[str, int] | None, expected: PartitionStatus,
@@ -157,6 +175,15 @@ class FakeSuperStreams:
             raise StreamDoesNotExist('super stream {!r}'.format(super_stream))
         return self.partitions_of[super_stream]
 
+class FakeEnds:
+    """The offset after each stream's last message (none: no messages)."""
+    def __init__(self, ends: dict[str, int]) -> None:
+        self.ends = ends
+
+    async def last_chunk(self, stream: str) -> tuple[int, int, float] | None:
+        end = self.ends.get(stream)
+        return None if end is None else (end - 1, end, 0.0)
+
 class Setup(tp.NamedTuple):
     groups: Groups
     offsets: FakeOffsets
@@ -176,6 +203,7 @@ def setup(
     groups = Groups(
         tp.cast(tp.Any, Connections(version)), tp.cast(tp.Any, offsets),
         tp.cast(tp.Any, streams), tp.cast(tp.Any, super_streams),
+        tp.cast(tp.Any, FakeEnds({'p-0': 13})),
     )
     return Setup(groups, offsets, streams)
 
@@ -183,8 +211,9 @@ async def test_status_super_stream() -> None:
     """A status per partition, in order; nothing stored on one."""
     groups = setup(stored={('p-0', 'g'): 3}).groups
     assert await groups.status('g', None, 'p') == [
-        PartitionStatus('p-0', 3, 0, 12, 9, True),
-        PartitionStatus('p-1', None, None, None, 0, True),
+        # messages up to 12 (offset 13 is their end): 4..12 left
+        PartitionStatus('p-0', 3, 0, 12, 9, True, False),
+        PartitionStatus('p-1', None, None, None, 0, True, True),
     ]
 
 async def test_status_310() -> None:
