@@ -15,8 +15,6 @@ chunk, and when the progress pulls them: a report per message would cost
 a Python call each.
 """
 
-from libc.stdint cimport uint64_t
-
 from ...amqp._message cimport MessageCtx
 
 cdef class Cursor:
