@@ -30,6 +30,7 @@ import pytest
 
 from rbfly.error import ChunkCrcError, RbFlyError
 from rbfly.streams import Offset, PublisherBatchFast, StreamsClient, streams_client
+from rbfly.streams.aio.connect import ANSWERS
 from rbfly.streams.error import ConnectionLost
 from rbfly.streams.protocol import (
     FrameReader,
@@ -101,6 +102,8 @@ class Server:
 
         self._server = await asyncio.start_server(serve, '127.0.0.1', 0)
         port = self._server.sockets[0].getsockname()[1]
+        # the port may be one an earlier test's broker answered on: a new server
+        ANSWERS.forget('127.0.0.1', port)
         return 'rabbitmq-stream://guest:guest@127.0.0.1:{}/'.format(port)
 
     async def __aexit__(self, *exc: object) -> None:

@@ -66,6 +66,10 @@ class Answers:
         """When a broker last answered at ``host:port``, and its version (``None``: never)."""
         return self._last.get((host, port))
 
+    def forget(self, host: str, port: int) -> None:
+        """Forget ``host:port`` (another server listens there now, e.g. a test's)."""
+        self._last.pop((host, port), None)
+
 ANSWERS = Answers()
 """The addresses that answered in this process (:py:func:`open_connection`)."""
 

@@ -541,4 +541,4 @@ class StreamsProtocol(asyncio.Protocol):
         if self.core.state is CoreState.OPENED:
             self._schedule_tick()
 
-__all__ = ['StreamsProtocol']
+__all__ = ['StreamsProtocol', 'Unanswered']

@@ -83,6 +83,10 @@ def test_answers_by_address() -> None:
     assert answers.last('localhost', 5552) == (3.0, '3.10.9')
     assert answers.last('localhost', 5553) == (2.0, '4.0.5')
     assert answers.last('127.0.0.1', 5552) is None
+    answers.forget('localhost', 5552)
+    answers.forget('localhost', 5552)   # (forgotten already: nothing to do)
+    assert answers.last('localhost', 5552) is None
+    assert answers.last('localhost', 5553) == (2.0, '4.0.5')
 
 def test_answers_forget_the_oldest() -> None:
     """Past the limit the address answered longest ago is forgotten (an answer renews one)."""
