@@ -32,7 +32,12 @@
 #                          is reused (restarted only if its config changed)
 #   stop [310|4|43|all]    graceful shutdown (default: all)
 #   restart [310|4|43|all] stop + start
-#   status                 one line per broker; exit 0 only if all run
+#   status                 one line per broker (with its open-file limit);
+#                          exit 0 only if all run
+#   limits                 each running broker's open-file limit (of its
+#                          process, /proc/PID/limits); exit 1 when one is
+#                          below BROKERS_NOFILE (RabbitMQ's recommended
+#                          65536: restart it to apply), 3 when none runs
 #   env                    client settings: eval "$(scripts/brokers.sh env)"
 #   ctl 310|4|43 CMD [ARG...] run a RabbitMQ CLI as the broker's rabbitmq user, e.g.
 #                          scripts/brokers.sh ctl 4 rabbitmq-streams add_super_stream s --partitions 3
@@ -56,6 +61,8 @@
 #   BROKER4_SUITE [trixie]  BROKER4_ROOT [$BROKERS_DIR/rootfs-$BROKER4_SUITE]
 #   BROKER43_SUITE [sid]    BROKER43_ROOT [$BROKERS_DIR/rootfs-$BROKER43_SUITE]
 #   BROKER4_UID [64672]     uid/gid of the rabbitmq account inside the chroot
+#   BROKERS_NOFILE [65536]  open files each node gets (scripts/lib/nofile.sh;
+#     where the hard limit cannot be raised, as far as it goes, warned)
 #   BROKERS_ERL_ARGS [none]  extra Erlang VM flags of both nodes
 #     (RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS), e.g. "+sbwt none" to stop
 #     schedulers spinning on a machine shared with the clients
@@ -111,6 +118,8 @@ SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$SCRIPT_DIR/lib/common.sh"
 # shellcheck source=lib/rootfs.sh
 . "$SCRIPT_DIR/lib/rootfs.sh"
+# shellcheck source=lib/nofile.sh
+. "$SCRIPT_DIR/lib/nofile.sh"
 LOG_T0=${BROKERS_T0:-$LOG_T0}
 export BROKERS_T0=$LOG_T0  # the parallel workers log times relative to the same start
 HOST_APT_LOCK=$RUN_DIR/apt.lock
@@ -358,12 +367,16 @@ launch() {  # start the node in its own session, record its pid
   local env=(env -i HOME=/var/lib/rabbitmq PATH="$CHROOT_PATH" LANG=C.UTF-8 LC_ALL=C.UTF-8
              ERL_EPMD_PORT="$EPMD_PORT"
              RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="$BROKERS_ERL_ARGS")
-  ulimit -n 65536 2>/dev/null || true
+  # the node inherits the open-file limit (scripts/lib/nofile.sh)
+  raise_nofile
   echo "=== $(date -Is) start $NODENAME" > "$CONSOLE_LOG"
   # (fd 8 is start_one's lock: the node must not inherit it)
   if [ "$B" = 310 ]; then
+    # setpriv, not runuser: runuser's PAM session (pam_limits) set the
+    # node's open files back to 1,024
     (cd /var/lib/rabbitmq &&
-     exec setsid runuser -u rabbitmq -- "${env[@]}" rabbitmq-server) >> "$CONSOLE_LOG" 2>&1 < /dev/null 8>&- &
+     exec setsid setpriv --reuid=rabbitmq --regid=rabbitmq --init-groups -- \
+       "${env[@]}" rabbitmq-server) >> "$CONSOLE_LOG" 2>&1 < /dev/null 8>&- &
   else
     setsid unshare --mount --propagation private -- /bin/sh -c "$ROOTFS_MOUNT_PROC" "$ROOT" \
       chroot --userspec="$BROKER4_UID:$BROKER4_UID" "$ROOT" \
@@ -385,6 +398,9 @@ start_one() {
   if port_open "$STREAM_PORT" && node_up; then
     if [ "$CONFIG_CHANGED" = 0 ] && port_open "$TLS_PORT"; then
       log "$B: already running (RabbitMQ $(version), stream $BROKERS_ADVERTISED_HOST:$STREAM_PORT, tls $TLS_PORT)"
+      # (not restarted for it: others may be using the broker)
+      limits_one "$B" >/dev/null ||
+        log "WARNING: $(limits_one "$B" || true); restart it to apply: $0 restart $B"
       return 0
     fi
     if [ "$CONFIG_CHANGED" = 0 ]; then log "$B: no TLS listener on $TLS_PORT; restarting"
@@ -458,13 +474,25 @@ stop_one() {
   log "$B: stopped"
 }
 
+# limits_one 310|4|43: the running node's open-file limit (nofile_check);
+# return 1 when it is below BROKERS_NOFILE, 3 when the node does not run
+limits_one() {
+  select_broker "$1"
+  local pid
+  pid=$(listener_pid "$STREAM_PORT")
+  if [ -z "$pid" ]; then echo "$B: not running"; return 3; fi
+  nofile_check "$B ($NODENAME, pid $pid)" "/proc/$pid/limits"
+}
+
 status_one() {
   select_broker "$1"
   if ! is_installed; then echo "$B: not installed"; return 3; fi
   local pid=""
   ! pid_alive || pid=" pid $(cat "$PIDFILE")"
   if port_open "$STREAM_PORT" && node_up; then
-    echo "$B: running  RabbitMQ $(version)  $NODENAME  stream $BROKERS_ADVERTISED_HOST:$STREAM_PORT  tls $TLS_PORT  amqp $AMQP_PORT  mgmt $MGMT_PORT$pid"
+    local files
+    files=$(nofile_in "/proc/$(listener_pid "$STREAM_PORT")/limits")
+    echo "$B: running  RabbitMQ $(version)  $NODENAME  stream $BROKERS_ADVERTISED_HOST:$STREAM_PORT  tls $TLS_PORT  amqp $AMQP_PORT  mgmt $MGMT_PORT$pid  open files ${files:-unknown}"
   else
     echo "$B: not running  RabbitMQ $(version)$pid"
     return 3
@@ -511,7 +539,7 @@ case "$cmd" in
     printf 'export RBFLY_TLS_KEY=%q\n' "$TLS_DIR/client.key"
     printf 'export RBFLY_OAUTH2_KEY=%q\n' "$TLS_DIR/oauth2.key"
     exit 0 ;;
-  start|stop|restart|status|ctl|logs|_one) ;;
+  start|stop|restart|status|limits|ctl|logs|_one) ;;
   *) usage ;;
 esac
 [ "$(id -u)" = 0 ] || die "must run as root"
@@ -534,6 +562,15 @@ case "$cmd" in
     status_one 310 || rc=$?
     status_one 4 || rc=$?
     status_one 43 || rc=$?
+    exit $rc ;;
+  limits)
+    # every running broker; a broker not running is listed, not checked
+    rc=0 running=0
+    for b in 310 4 43; do
+      r=0; limits_one "$b" || r=$?
+      case $r in 0) running=1 ;; 3) ;; *) running=1; rc=1 ;; esac
+    done
+    [ "$running" = 1 ] || { echo "no broker runs"; exit 3; }
     exit $rc ;;
   ctl)
     [ $# -ge 2 ] || usage

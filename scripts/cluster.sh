@@ -22,8 +22,11 @@
 #                   to r1 when not clustered yet; running nodes are reused
 #   stop [NODE..]   graceful shutdown (all by default), then the private epmd
 #   restart         stop + start
-#   status          per node: state, pid, RSS, ports; cluster members and
-#                   streams; exit 0 only if all nodes are up
+#   status          per node: state, pid, RSS, ports, open files; cluster
+#                   members and streams; exit 0 only if all nodes are up
+#   limits          each running node's open-file limit; exit 1 when one
+#                   is below BROKERS_NOFILE (RabbitMQ's recommended 65536:
+#                   restart the node to apply), 3 when none runs
 #   kill NODE       SIGKILL the node's Erlang VM (a crash); prints the time
 #   stop-app NODE   rabbitmqctl stop_app on NODE (the VM stays up)
 #   revive NODE     bring NODE back (start_app if its VM is up, else boot it)
@@ -55,6 +58,7 @@
 #   CLUSTER_ERL_ARGS [none]  extra Erlang VM flags of the nodes
 #     (RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS)
 #   CLUSTER_EXTRA_CONF  extra rabbitmq.conf lines for every node
+#   BROKERS_NOFILE [65536]  open files each node gets (scripts/lib/nofile.sh)
 set -euo pipefail
 
 BROKERS_DIR=${BROKERS_DIR:-/var/cache/rbfly-brokers}
@@ -93,6 +97,8 @@ LOG_TAG=cluster
 . "$SCRIPT_DIR/lib/common.sh"
 # shellcheck source=lib/rootfs.sh
 . "$SCRIPT_DIR/lib/rootfs.sh"
+# shellcheck source=lib/nofile.sh
+. "$SCRIPT_DIR/lib/nofile.sh"
 # (the apt lock is scripts/brokers.sh's: one of them installs at a time)
 HOST_APT_LOCK=$BROKERS_DIR/run/apt.lock
 HOST_APT_LOG=$RUN/host-apt.log
@@ -258,7 +264,8 @@ launch_node() {  # start node i in the background
   for p in "$(amqp_port "$i")" "$(stream_port "$i")" "$(mgmt_port "$i")" "$(dist_port "$i")"; do
     ! listening "$p" || die "port $p (of $(nodename "$i")) is used by another program"
   done
-  ulimit -n 65536 2>/dev/null || true
+  # the node inherits the open-file limit (scripts/lib/nofile.sh)
+  raise_nofile
   log "starting $(nodename "$i") (stream $(stream_port "$i"), amqp $(amqp_port "$i"), mgmt $(mgmt_port "$i"), dist $(dist_port "$i"), epmd $CLUSTER_EPMD_PORT)"
   build_prefix rabbitmq "$i"
   echo "=== $(date -Is) start $(nodename "$i")" >> "$(console_log "$i")"
@@ -486,9 +493,10 @@ cmd_status() {
   for i in $(all_nodes); do
     if pid=$(node_pid "$i"); then
       if listening "$(stream_port "$i")"; then state=running; up=${up:-$i}; else state=app-down; rc=3; fi
-      printf '%-14s %-9s pid %-7s rss %5sMB  stream %s amqp %s mgmt %s dist %s\n' \
+      printf '%-14s %-9s pid %-7s rss %5sMB  stream %s amqp %s mgmt %s dist %s  open files %s\n' \
         "$(nodename "$i")" "$state" "$pid" "$(rss_mb "$pid")" \
-        "$(stream_port "$i")" "$(amqp_port "$i")" "$(mgmt_port "$i")" "$(dist_port "$i")"
+        "$(stream_port "$i")" "$(amqp_port "$i")" "$(mgmt_port "$i")" "$(dist_port "$i")" \
+        "$(nofile_in "/proc/$pid/limits")"
     else
       printf '%-14s %-9s\n' "$(nodename "$i")" down
       rc=3
@@ -503,6 +511,22 @@ cmd_status() {
     ctl "$up" rabbitmqctl -q list_queues name type leader members online --no-table-headers \
       2>/dev/null | awk '$2 == "stream" { $2 = ""; print }' || true
   fi
+  return $rc
+}
+
+# each running node's open-file limit; exit 1 when one is below
+# BROKERS_NOFILE, 3 when none runs
+cmd_limits() {
+  local i pid rc=0 running=0
+  for i in $(all_nodes); do
+    if pid=$(node_pid "$i"); then
+      running=1
+      nofile_check "$(nodename "$i") (pid $pid)" "/proc/$pid/limits" || rc=1
+    else
+      echo "$(nodename "$i"): not running"
+    fi
+  done
+  [ "$running" = 1 ] || return 3
   return $rc
 }
 
@@ -536,7 +560,7 @@ cmd=${1:-}
 [ $# = 0 ] || shift
 case "$cmd" in
   env) cmd_env; exit 0 ;;
-  start|stop|restart|status|kill|stop-app|revive|leader|coordinator|ctl|logs|reset|uninstall) ;;
+  start|stop|restart|status|limits|kill|stop-app|revive|leader|coordinator|ctl|logs|reset|uninstall) ;;
   *) usage ;;
 esac
 [ "$(id -u)" = 0 ] || die "must run as root"
@@ -553,6 +577,7 @@ case "$cmd" in
   stop) cmd_stop "$@" ;;
   restart) cmd_stop; cmd_start ;;
   status) cmd_status ;;
+  limits) cmd_limits ;;
   kill) cmd_kill "${1:-}" ;;
   stop-app) cmd_stop_app "${1:-}" ;;
   revive) cmd_start "$(node_index "${1:?revive NODE}")" ;;

@@ -51,7 +51,7 @@ for b in codec publish consume workloads concurrent; do
     cp "doc/perf/results/$b.json" "perf/results/$b.json"
   fi
 done
-workload_impls=(rbfly rbfly-0.10 rstream java)
+workload_impls=(rbfly rbfly-0.10 rstream java null)
 if { runs publish || runs workloads; } && [ "$kafka" = 1 ] \
     && scripts/kafka.sh start >/dev/null 2>&1; then
   impls+=(aiokafka); workload_impls+=(aiokafka)

@@ -25,10 +25,13 @@ from perf.report.plot import COLOURS, OTHER_COLOUR, _figure, _save
 from perf.report.tables import escape, list_table, run_caption
 
 KIND = 'workloads'
-ORDER = ('rbfly', 'rbfly-linger1', 'rbfly-0.10', 'rstream', 'java', 'java-bpd1', 'aiokafka')
+ORDER = ('rbfly', 'rbfly-linger1', 'rbfly-0.10', 'rstream', 'java', 'java-bpd1', 'aiokafka',
+         'null')
 NAMES = {
     'rbfly-linger1': 'rbfly, 1 ms linger',
     'java': 'Java (tool)', 'java-bpd1': 'Java, 1 ms batches', 'aiokafka': 'aiokafka (Kafka)',
+    # the harness with no client: its share of each Python client's figures
+    'null': 'harness alone (no client)',
 }
 SIZE_NAMES = {'10': '10 B', '1024': '1 KiB', '16384': '16 KiB', '524288': '512 KiB'}
 Getter = Callable[[JsonDict], float | None]
@@ -231,7 +234,8 @@ SUMMARY: Sequence[tuple[str, str, str, Getter, str]] = (
     ('fanout', '100/one', '100 publishers on one connection', rate, ' msg/s'),
     ('latency', '10000', 'end to end p99 at 10,000 msg/s (Java: its tool\'s, see below)',
      lat('end_to_end', 'p99'), ' µs'),
-    ('latency', '10000', 'client CPU at 10,000 msg/s', cpu, ' µs/msg'),
+    ('latency', '10000', 'client CPU at 10,000 msg/s (a Python client\'s includes the'
+     ' harness\'s: its own column)', cpu, ' µs/msg'),
     ('slow', '50us', 'a 50 µs/message application: msg/s', rate, ' msg/s'),
     ('slow', '50us', 'what it added to the memory', growth, ' MB'),
     ('compression', 'zstd', 'zstd-compressed JSON', rate, ' msg/s'),

@@ -19,11 +19,14 @@ The workloads users run, each against rbfly's peers on the same broker
 ``latency``
     an open loop: messages offered at 1k, 10k and 50k msg/s, and at 50%
     and 80% of the client's own maximum (its 10-byte ``sizes`` rate, when
-    run): p50/p99/p99.9 from the moment a message was due to its
+    run), sent in ticks of 1 ms, what is due each tick (as a rate
+    limiter does; the loop wakes at most 1,000 times a second):
+    p50/p99/p99.9 from the moment a message was due to its
     confirmation and to its delivery to a live consumer in the same
     process (end to end). A client that falls behind is charged for it
     (no coordinated omission). The Java figures are its tool's (``--rate``;
-    end to end only, in milliseconds)
+    end to end only, in milliseconds). ``null``: the harness alone, no
+    client (its CPU a message is in every Python client's figure)
 ``slow``
     read 1 KiB messages with an application spending 50 µs of CPU on each:
     the rate should be the application's pace (just under 20,000 msg/s)
@@ -41,7 +44,8 @@ Implementations: ``rbfly``, ``rbfly-0.10`` (a child process in
 0.13.0, steady state from second 6 of its 20 s run; sizes, fanout,
 latency; reading in sizes, rbfly's harness, ``perf/java/StreamPerf.java``,
 warmed up for 10 s),
-``aiokafka`` (when a Kafka broker answers at ``--kafka``).
+``aiokafka`` (when a Kafka broker answers at ``--kafka``), ``null`` (latency:
+the harness with no client).
 
 One run per case (each on streams of its own); the client's CPU per
 message is this process's (or the JVM's) over the run. A run that fails
@@ -80,11 +84,13 @@ from perf.workloads import rstream_runs as ws
 from perf.workloads.runs import TOOL_SECONDS, WORK_US, Bench, tables
 
 WORKLOADS = ('sizes', 'fanout', 'latency', 'slow', 'compression')
-IMPLS = ('rbfly', BASELINE, 'rstream', 'java', 'aiokafka')
+NULL = 'null'
+"""No client: the harness's own cost at a fixed rate (``latency``), printed beside the clients."""
+IMPLS = ('rbfly', BASELINE, 'rstream', 'java', 'aiokafka', NULL)
 SUPPORTED = {
     'sizes': ('rbfly', BASELINE, 'rstream', 'java', 'aiokafka'),
     'fanout': ('rbfly', 'rstream', 'java', 'aiokafka'),
-    'latency': ('rbfly', 'rstream', 'java', 'aiokafka'),
+    'latency': ('rbfly', 'rstream', 'java', 'aiokafka', NULL),
     'slow': ('rbfly', BASELINE, 'rstream', 'aiokafka'),
     'compression': ('rbfly', 'rstream', 'aiokafka'),
 }
@@ -259,6 +265,9 @@ async def run_latency(bench: Bench, impls: Sequence[str]) -> None:
     for impl in impls:
         for case, rate in latency_rates(bench, impl):
             count = int(rate * seconds)
+            if impl == NULL:
+                await bench.attempt('latency', case, impl, w.null_latency, rate, count)
+                continue
             if impl == 'aiokafka':
                 topic = await bench.topic('lat', int(rate))
                 try:

@@ -30,6 +30,7 @@ import pytest
 
 from rbfly.error import ChunkCrcError, RbFlyError
 from rbfly.streams import Offset, PublisherBatchFast, StreamsClient, streams_client
+from rbfly.streams.aio.connect import ANSWERS
 from rbfly.streams.error import ConnectionLost
 from rbfly.streams.protocol import (
     FrameReader,
@@ -44,7 +45,7 @@ from rbfly.streams.protocol import (
     encode,
 )
 from rbfly.streams.protocol.commands import Close, CloseResponse, Deliver, Heartbeat
-from rbfly.testing import FakeBroker
+from rbfly.testing import FakeBroker, connect
 
 from .proxy import Proxy
 
@@ -101,6 +102,8 @@ class Server:
 
         self._server = await asyncio.start_server(serve, '127.0.0.1', 0)
         port = self._server.sockets[0].getsockname()[1]
+        # the port may be one an earlier test's broker answered on: a new server
+        ANSWERS.forget('127.0.0.1', port)
         return 'rabbitmq-stream://guest:guest@127.0.0.1:{}/'.format(port)
 
     async def __aexit__(self, *exc: object) -> None:
@@ -132,7 +135,9 @@ HANDSHAKE_CASES: dict[str, tuple[bytes, bool, str]] = {
                           'stream protocol'),
     'frame size 0': (struct.pack('>I', 0) * 4, False, 'stream protocol'),
     'unknown command key': (unknown_key(), False, 'stream protocol'),
-    'closed at once': (b'', True, 'closed the connection without answering'),
+    # nothing ever answered on the port: it may not be a stream port
+    'closed at once': (b'', True, r'closed the connection without answering \(is it a RabbitMQ'
+                                  r' Streams port\?'),
 }
 
 @pytest.mark.parametrize('case', HANDSHAKE_CASES)
@@ -147,6 +152,34 @@ async def test_hostile_handshake(case: str) -> None:
                     await client.create_stream('s')
         finally:
             await client.disconnect()
+
+async def test_dropped_by_a_broker_that_answered() -> None:
+    """
+    A broker that answered on its port, then drops new connections before
+    a word (as RabbitMQ out of file descriptors does): the error names the
+    broker that answered and what drops connections so, not the port.
+    """
+    async def script(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if server.connections == 1:
+            await handshake(reader, writer, {'version': '3.10.8'})
+        else:
+            writer.close()
+
+    server = Server(script)
+    async with server as url:
+        client = streams_client(url, connect_timeout=3)
+        try:
+            await connect(client)   # a first connection, answered
+            await client.disconnect()
+            client = streams_client(url, connect_timeout=3)
+            with pytest.raises(ConnectionLost) as info:
+                await client.create_stream('s')
+        finally:
+            await client.disconnect()
+    message = str(info.value)
+    assert ': the server closed the connection without answering, though a broker' \
+        ' (RabbitMQ 3.10.8) answered on this address' in message
+    assert 'file descriptors' in message and 'Streams port' not in message
 
 async def test_silent_server() -> None:
     """A server that never answers: ConnectionLost after the connect timeout, no hang."""

@@ -92,6 +92,112 @@ async def test_open_loop_paces_and_charges_lateness() -> None:
     assert result['offered'] == 2000
 
 
+@pytest.mark.parametrize(('rate', 'ticks'), [
+    (1_000, [1, 2, 3, 4]),
+    (10_000, [1, 11, 21, 31]),
+    (50_000, [1, 51, 101, 151]),
+])
+def test_pacer_ready_per_tick(rate: int, ticks: list[int]) -> None:
+    """At each 1 ms tick the messages due by then are ready: rate / 1,000 more a tick."""
+    pacer = w.Pacer(rate, 1_000_000)
+    pacer.t0 = 5_000_000
+    assert pacer.ready(4_999_999) == 0
+    assert [pacer.ready(5_000_000 + k * w.TICK_NS) for k in range(4)] == ticks
+
+
+def test_pacer_ready_stops_at_count() -> None:
+    pacer = w.Pacer(10_000, 25)
+    assert pacer.ready(10**12) == 25
+
+
+@pytest.mark.parametrize(('rate', 'sent', 'now', 'pause'), [
+    # the next message due sooner than a tick away: a tick, never less
+    (10_000, 11, 1_000_000, 1_000_000),
+    (50_000, 51, 1_000_000, 1_000_000),
+    (10_000, 12, 1_000_000, 1_000_000),
+    # a message due later: until then (a rate under 1,000 msg/s)
+    (100, 1, 0, 10_000_000),
+    (100, 1, 4_000_000, 6_000_000),
+    # behind the schedule: still a tick
+    (1_000, 3, 9_000_000, 1_000_000),
+])
+def test_pacer_pause(rate: int, sent: int, now: int, pause: int) -> None:
+    pacer = w.Pacer(rate, 1000)
+    assert pacer.pause(now, sent) == pause
+
+
+@pytest.mark.parametrize(('rate', 'tick'), [(0, w.TICK_NS), (1000, w.TICK_NS - 1)])
+def test_pacer_refuses(rate: float, tick: int) -> None:
+    """A tick under 1 ms would spin on uvloop: refused."""
+    with pytest.raises(ValueError, match='tick of at least'):
+        w.Pacer(rate, 10, tick)
+
+
+class FakeClock:
+    """
+    A clock in nanoseconds that only sleeps and sends move: a sleep moves
+    it as uvloop's timers do (whole milliseconds, rounded: a sleep under
+    0.5 ms returns at once), a send by ``send_ns``.
+    """
+
+    def __init__(self, send_ns: int) -> None:
+        self.start = self.now = 1_000_000_000
+        self.send_ns = send_ns
+        self.sends: list[tuple[int, int]] = []
+        self.sleeps = 0
+
+    def __call__(self) -> int:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps += 1
+        # at most 1,000 sleeps a second so far (spinning fails here, not hangs)
+        assert self.sleeps <= 1 + 1000 * (self.now - self.start) / 1e9, 'spinning'
+        self.now += round(seconds * 1000) * 1_000_000
+
+    async def send(self, i: int) -> None:
+        self.sends.append((i, self.now))
+        self.now += self.send_ns
+
+
+@pytest.mark.parametrize('rate', [100, 1_000, 10_000, 50_000, 200_000])
+@pytest.mark.parametrize('send_ns', [0, 5_000, 30_000])
+def test_open_loop_sleeps_at_most_1000_a_second(rate: int, send_ns: int) -> None:
+    """
+    Driven by a fake clock and a sleep that rounds as uvloop's does (the
+    old loop, sleeping 0.1 ms at 10,000 msg/s, never moved such a clock),
+    the open loop sleeps at most 1,000 times a second of the run, sends
+    every message once, in order, never before it is due, and, when the
+    sends take at most half the time, at most 2 ticks after it.
+    """
+    count = rate * 2     # two seconds
+    clock = FakeClock(send_ns)
+    loop = w.OpenLoop(rate, count)
+    run = loop.run(clock.send, clock=clock, sleep=clock.sleep)
+    with pytest.raises(StopIteration):
+        run.send(None)   # nothing suspends: the loop runs to its end at once
+    assert [i for i, _ in clock.sends] == list(range(count))
+    seconds = (loop.last_sent - loop.t0) / 1e9
+    assert loop.sleeps == clock.sleeps
+    assert clock.sleeps <= 1000 * seconds
+    keeps_up = rate * send_ns <= 0.5e9
+    for i, at in clock.sends:
+        assert at >= loop.due(i)
+        assert not keeps_up or at - loop.due(i) <= 2 * w.TICK_NS
+
+
+async def test_null_run() -> None:
+    """
+    The harness alone (impl ``null``): every message made, noted confirmed
+    and delivered, its figures those of a client's run, its CPU its own.
+    """
+    result = await w.null_latency(2000, 40)
+    assert result['count'] == 40 and result['offered'] == 2000
+    assert result['cpu_us_per_msg'] > 0
+    assert result['confirm']['count'] == result['end_to_end']['count'] == 40
+    assert result['sleeps_per_s'] is not None
+
+
 def test_open_loop_missing_confirmation() -> None:
     loop = w.OpenLoop(1000, 2)
     loop.confirmed[0] = loop.received[0] = loop.received[1] = 1
@@ -152,6 +258,11 @@ DOC: dict[str, Any] = {
                                 end_to_end={'p50_us': 900, 'p99_us': 3000, 'p999_us': 5000}),
                 'java': result(10_000, published_rate=10_001, latency_ms={'p50': 6.0, 'p99': 15.0},
                                confirm_latency_ms={'p50': 6.0, 'p99': 11.0}),
+                # the harness alone
+                'null': {**result(10_000, achieved=10_000,
+                                  confirm={'p50_us': 500, 'p99_us': 990, 'p999_us': 999},
+                                  end_to_end={'p50_us': 500, 'p99_us': 990, 'p999_us': 999}),
+                         'cpu_us_per_msg': 4.2},
             },
         },
         'slow': {'50us': {'rbfly': result(19_000, rss_start_mb=70, rss_max_mb=72,
@@ -167,20 +278,24 @@ DOC: dict[str, Any] = {
 
 def test_summary_table() -> None:
     _, headers, rows = rw.summary_table(DOC['results'])
-    assert headers == ['workload', 'rbfly', 'rstream', 'Java (tool)', 'aiokafka (Kafka)']
+    assert headers == ['workload', 'rbfly', 'rstream', 'Java (tool)', 'aiokafka (Kafka)',
+                       'harness alone (no client)']
     by_name = {r[0]: r[1:] for r in rows}
+    # the harness's own CPU a message beside the clients'
+    cpu = next(v for k, v in by_name.items() if k.startswith('client CPU at 10,000 msg/s'))
+    assert cpu == ['1.50 µs/msg', '', '1.50 µs/msg', '', '4.20 µs/msg']
     assert by_name['publishing 1 KiB messages'][:3] == ['205 MB/s', '', '102 MB/s']
     # the Java tool's milliseconds become microseconds
     assert by_name["end to end p99 at 10,000 msg/s (Java: its tool's, see below)"][2] == \
         '15,000 µs'
-    assert by_name['zstd-compressed JSON'] == ['1,000,000 msg/s', '', '', '50,000 msg/s']
-    assert by_name['its bytes per message'] == ['20.0 B', '', '', '24.0 B']
+    assert by_name['zstd-compressed JSON'] == ['1,000,000 msg/s', '', '', '50,000 msg/s', '']
+    assert by_name['its bytes per message'] == ['20.0 B', '', '', '24.0 B', '']
 
 
 def test_latency_table_keeps_columns() -> None:
     """The tool's latencies are labelled apart; a missing figure is a dash, not a gap."""
     _, headers, rows = rw.workload_table('latency', DOC['results']['latency'])
-    assert headers == ['case', 'rbfly', 'Java (tool)']
+    assert headers == ['case', 'rbfly', 'Java (tool)', 'harness alone (no client)']
     assert rows[0][1] == '10,000 msg/s, 300, 900, 2,000 µs confirm, 900, 3,000, 5,000 µs end' \
         ' to end, 1.50 µs CPU'
     assert rows[0][2].startswith('10,001 msg/s; tool (from its send, whole ms, sampled): confirm'

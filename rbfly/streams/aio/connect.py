@@ -3,7 +3,10 @@ Opening a connection to a broker: a TCP (or TLS) connection carrying a
 :py:class:`~rbfly.streams.aio.connection.StreamsProtocol`, its socket buffers
 set before connecting when asked, and the handshake done; every way it can
 fail becomes :py:class:`~rbfly.streams.error.ConnectionLost` naming the
-address (or the credentials' error).
+address (or the credentials' error). A server that closes a connection
+without answering is told apart by what this process knows of its
+address (:py:class:`Answers`): a broker that answered there before, or a
+port that may not be a stream port at all.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from ...error import ProtocolError
 from ..error import ConnectionLost
 from ..protocol.connection import ConnectionCore
 from ..protocol.errors import ForeignProtocol
-from .connection import StreamsProtocol
+from .connection import StreamsProtocol, Unanswered
 
 OTHER_PORTS = {
     5672: 'the AMQP 0-9-1 and 1.0 port',
@@ -36,6 +39,62 @@ without answering is named (RabbitMQ Streams listens on 5552, 5551 with
 TLS).
 """
 
+class Answers:
+    """
+    The addresses where a broker answered the stream protocol in this
+    process: when last (the loop's clock) and its version. A connection
+    that an address which answered before then closes without a word was
+    refused by that broker (out of file descriptors, shutting down), and is
+    not blamed on the port.
+
+    :param limit: Addresses kept (the oldest answer is forgotten first):
+        a client's brokers and a cluster's nodes are a few.
+    """
+    def __init__(self, limit: int = 1024) -> None:
+        self.limit = limit
+        self._last: dict[tuple[str, int], tuple[float, str]] = {}
+
+    def record(self, host: str, port: int, now: float, version: str) -> None:
+        """A broker of ``version`` answered at ``host:port`` at ``now``."""
+        key = (host, port)
+        self._last.pop(key, None)
+        if len(self._last) >= self.limit:
+            del self._last[next(iter(self._last))]
+        self._last[key] = (now, version)
+
+    def last(self, host: str, port: int) -> tuple[float, str] | None:
+        """When a broker last answered at ``host:port``, and its version (``None``: never)."""
+        return self._last.get((host, port))
+
+    def forget(self, host: str, port: int) -> None:
+        """Forget ``host:port`` (another server listens there now, e.g. a test's)."""
+        self._last.pop((host, port), None)
+
+ANSWERS = Answers()
+"""The addresses that answered in this process (:py:func:`open_connection`)."""
+
+def unanswered(where: str, port: int, last: tuple[float, str] | None, now: float) -> str:
+    """
+    What to say of a server at ``where`` that closed a connection without
+    answering, ``last``: when a broker last answered there and its version
+    (:py:meth:`Answers.last`), ``now`` on the same clock.
+    """
+    if last is not None:
+        when, version = last
+        return (
+            '{}: the server closed the connection without answering, though a broker'
+            ' (RabbitMQ {}) answered on this address {:.0f}s before: the broker accepts'
+            ' connections and drops them, as one out of file descriptors does (see its log;'
+            ' RabbitMQ recommends a limit of at least 65536 open files) or one shutting'
+            ' down'.format(where, version, max(0.0, now - when))
+        )
+    text = '{}: the server closed the connection without answering (is it a RabbitMQ' \
+        ' Streams port? the stream plugin listens on 5552)'.format(where)
+    other = OTHER_PORTS.get(port)
+    if other is not None:
+        text += '; port {} is {} of RabbitMQ'.format(port, other)
+    return text
+
 async def open_connection(
         host: str,
         port: int,
@@ -43,6 +102,7 @@ async def open_connection(
         ssl: tp.Any = None,
         timeout: float = 30,
         buffers: tuple[int | None, int | None] = (None, None),
+        answers: Answers = ANSWERS,
 ) -> StreamsProtocol:
     """
     Connect to a broker and finish the handshake.
@@ -50,6 +110,8 @@ async def open_connection(
     :param buffers: The socket's receive and send buffer sizes
         (``SO_RCVBUF``, ``SO_SNDBUF``; ``None``: the system's), set before
         connecting, as TCP agrees on its window scale then.
+    :param answers: The addresses that answered before (this process's;
+        an address that answers is recorded there).
 
     :raises ConnectionLost: When the broker cannot be reached, does not
         answer in time, or does not speak the stream protocol.
@@ -89,6 +151,10 @@ async def open_connection(
         raise ConnectionLost('{} does not speak the stream protocol{}: {}'.format(
             where, hint, ex
         )) from ex
+    except Unanswered as ex:
+        _abort(protocol)
+        message = unanswered(where, port, answers.last(host, port), loop.time())
+        raise ConnectionLost(message) from ex
     except ConnectionLost as ex:
         _abort(protocol)
         other = OTHER_PORTS.get(port)
@@ -101,6 +167,11 @@ async def open_connection(
         # empty label or one too long), as Metadata may carry
         _abort(protocol)
         raise ConnectionLost('cannot connect to {}: {}'.format(where, ex)) from ex
+    finally:
+        # a broker answered the handshake (its credentials refused too)
+        if protocol is not None and protocol.server_properties:
+            answers.record(host, port, loop.time(),
+                           protocol.server_properties.get('version', 'unknown'))
     return protocol
 
 async def _connected_socket(
@@ -132,4 +203,4 @@ def _abort(protocol: StreamsProtocol | None) -> None:
     if protocol is not None and protocol.transport is not None:
         protocol.transport.abort()
 
-__all__ = ['open_connection']
+__all__ = ['ANSWERS', 'Answers', 'open_connection', 'unanswered']

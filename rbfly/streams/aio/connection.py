@@ -62,6 +62,14 @@ the transport's write buffer and its high-water mark (``drain``,
 joined one.
 """
 
+class Unanswered(ConnectionLost):
+    """
+    The server closed the connection before answering anything, not a
+    byte of the handshake. Whether the address is a stream port at all is
+    for :py:func:`~rbfly.streams.aio.connect.open_connection` to say: it
+    knows the address, and whether a broker answered there before.
+    """
+
 class PublisherHandler(tp.Protocol):
     """What the connection calls on a registered publisher."""
     def on_confirm(self, publishing_ids: tp.Sequence[int]) -> None: ...
@@ -207,18 +215,19 @@ class StreamsProtocol(asyncio.Protocol):
             self._timer.cancel()
             self._timer = None
         self.reads.cancel()
+        lost: type[ConnectionLost] = ConnectionLost
         if self.opened.done():
             what = 'connection to broker lost'
         elif step == 'peer-properties' and not partial:
-            what = 'the server closed the connection without answering (is it a RabbitMQ' \
-                ' Streams port? the stream plugin listens on 5552)'
+            what = 'the server closed the connection without answering'
+            lost = Unanswered
         elif step == 'peer-properties':
             what = 'the server closed the connection'
         else:
             what = 'connection to broker lost during the handshake ({})'.format(step)
         if partial:
             what += ' in the middle of a frame ({} bytes of it)'.format(partial)
-        error = self._error or ConnectionLost(what + (': {}'.format(exc) if exc else ''))
+        error = self._error or lost(what + (': {}'.format(exc) if exc else ''))
         self._error = error
         if not self.opened.done():
             self.opened.set_exception(error)
@@ -532,4 +541,4 @@ class StreamsProtocol(asyncio.Protocol):
         if self.core.state is CoreState.OPENED:
             self._schedule_tick()
 
-__all__ = ['StreamsProtocol']
+__all__ = ['StreamsProtocol', 'Unanswered']
