@@ -1,10 +1,11 @@
 """
 Lists kept by hand beside the modules they name stay in step with them:
-the benchmarks the docstring of ``perf/`` lists, and the three lists of
+the benchmarks the docstring of ``perf/`` lists, the three lists of
 ``rbfly/streams/__init__.py`` (the names imported for type checkers, the
-lazy exports, ``__all__``). A benchmark added without a line in the
-docstring, or a name exported at run time that a type checker does not
-see (``ConfirmTimeout`` and ``RequestTimeout`` were), fails here.
+lazy exports, ``__all__``), and the files the sources name. A benchmark
+added without a line in the docstring, a name exported at run time that
+a type checker does not see (``ConfirmTimeout`` and ``RequestTimeout``
+were), or a comment naming a check that is not there fails here.
 """
 
 import ast
@@ -53,3 +54,27 @@ def test_streams_exports_in_step() -> None:
     assert {n: m for n, m in seen.items() if exports[n] != m} == {}
     for name in exports:
         assert getattr(rbfly.streams, name) is not None
+
+SOURCE_PATH = re.compile(
+    r'(?<![\w./-])((?:tests|scripts|perf|soak|fuzz|examples|doc|rbfly)/[\w./-]+'
+    r'\.(?:py|sh|java|pyx|pxd|pyi|rst|md|toml))\b')
+
+def test_named_files_exist() -> None:
+    """
+    A file of the project named in a script, a benchmark, a test or the
+    package exists: a comment saying what checks something names a check
+    that is there (``scripts/docs.sh`` named a test and a script that
+    were not).
+    """
+    missing: list[str] = []
+    for folder in ('scripts', 'perf', 'soak', 'fuzz', 'examples', 'tests', 'rbfly'):
+        for path in sorted((ROOT / folder).rglob('*')):
+            if path.suffix not in ('.py', '.sh', '.java', '.pyx', '.pxd', '.pyi') \
+                    or not path.is_file():
+                continue
+            for n, line in enumerate(path.read_text().splitlines(), 1):
+                missing.extend(
+                    '{}:{}: {}'.format(path.relative_to(ROOT), n, name)
+                    for name in SOURCE_PATH.findall(line) if not (ROOT / name).exists()
+                )
+    assert missing == []
