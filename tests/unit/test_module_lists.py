@@ -1,6 +1,7 @@
 """
 Lists kept by hand beside the modules they name stay in step with them:
-the benchmarks the docstring of ``perf/`` lists, the three lists of
+the benchmarks the docstring of ``perf/`` lists, the modules that of
+``soak/consumer_group/`` lists, the three lists of
 ``rbfly/streams/__init__.py`` (the names imported for type checkers, the
 lazy exports, ``__all__``), and the files the sources name. A benchmark
 added without a line in the docstring, a name exported at run time that
@@ -27,6 +28,14 @@ def test_perf_lists_every_benchmark() -> None:
     assert benchmarks, 'no benchmark found under perf/'
     assert listed == benchmarks, 'not listed: {}; listed, not a benchmark: {}'.format(
         sorted(benchmarks - listed), sorted(listed - benchmarks))
+
+def test_consumer_group_lists_its_modules() -> None:
+    """Each module of ``soak/consumer_group/`` is named in its package's docstring."""
+    folder = ROOT / 'soak' / 'consumer_group'
+    modules = {p.stem for p in folder.glob('*.py')} - {'__init__', '__main__'}
+    listed = set(re.findall(r'^``(\w+)``$', docstring(folder / '__init__.py'), re.MULTILINE))
+    assert modules and listed == modules, 'not listed: {}; listed, not a module: {}'.format(
+        sorted(modules - listed), sorted(listed - modules))
 
 def type_checking_imports(path: Path) -> dict[str, str]:
     """The names imported under ``if tp.TYPE_CHECKING:``, each with its module (relative)."""
