@@ -14,6 +14,12 @@ The benchmarks of rbfly, run from the work tree's root as
     what Python costs per message before a client does anything
 ``perf.concurrent``
     many tasks publishing on one publisher
+``perf.serializers``
+    what a serializer (JSON, msgpack, msgspec) costs a message,
+    beside the plain path
+``perf.instructions``
+    instructions a message of the publishing and consuming paths, counted
+    by Callgrind (a figure steadier than time on a shared machine)
 ``perf.workloads``
     the workloads users run: message sizes, many publishers, latency,
     a slow application, compression

@@ -18,8 +18,9 @@ case "$VENV" in /*) ;; *) VENV=$PWD/$VENV ;; esac
 py=$VENV/bin/python
 OUT=doc/_build/html
 
-# the theme is pinned (as in the `doc` dependency group of pyproject.toml): its CSS is
-# what tests/unit/test_docs_html.py and scripts/docs-shots.sh check
+# the theme is pinned (as in the `doc` dependency group of pyproject.toml): its
+# layout is what scripts/docs_layout.py measures at 1280 px (code blocks as wide
+# as their text, figures at their scale), which another version may change
 FURO=2025.12.19
 if ! "$py" -c 'import sphinx, furo, sys; sys.exit(furo.__version__ != sys.argv[1])' "$FURO" \
     2>/dev/null; then

@@ -10,8 +10,9 @@ descriptors stayed bounded.
 Run it with ``scripts/soak.sh`` (it starts the brokers and the cluster);
 ``--minutes`` sets the length (30 by default), ``--ci`` makes it two
 minutes. It prints a summary, writes the figures as JSON with ``--json``,
-and exits with 1 when a message was lost or duplicated or a resource
-leaked.
+and exits with 1 when a message was lost or duplicated, a publisher had
+fewer than ``CONFIRMED_FLOOR`` of a fault-free run's messages confirmed,
+or a resource leaked.
 
 Bookkeeping is a bitmap per publisher (a bit per sequence number), so the
 soak's own memory does not hide the client's in the RSS figures.
@@ -62,6 +63,16 @@ RATE = 400
 
 BATCH = 40
 """Messages per batch or flush."""
+
+CONFIRMED_FLOOR = 0.25
+"""
+The share of a fault-free run's messages (``RATE`` a second for the
+phase's publishing time) each publisher must have had confirmed: below
+it the run fails. Without a floor, a run where every publish failed
+reported "lost 0" and passed (nothing confirmed, so nothing lost). The
+faults cost a share of the messages (calls failing while a connection or
+a broker is down), never three quarters.
+"""
 
 class Bits:
     """A growable bitmap of sequence numbers."""
@@ -405,14 +416,23 @@ async def phase(
     finally:
         await reader.disconnect()
 
-    return report(name, elapsed, ledgers, super_ledger, stored, live, chunks, live_super)
+    return report(name, elapsed, ledgers, super_ledger, stored, live, chunks, live_super,
+                  seconds)
 
 def report(
         name: str, elapsed: float, ledgers: list[Ledger], super_ledger: Ledger, stored: Seen,
-        live: Seen, chunks: Seen, live_super: Seen,
+        live: Seen, chunks: Seen, live_super: Seen, publishing: float,
 ) -> dict[str, tp.Any]:
-    """The figures of a phase: what was sent, confirmed, stored and seen."""
-    result: dict[str, tp.Any] = {'phase': name, 'seconds': round(elapsed), 'publishers': {}}
+    """
+    The figures of a phase: what was sent, confirmed, stored and seen.
+
+    :param publishing: Seconds the publishers ran (``elapsed`` adds the
+        time the live consumers took to catch up).
+    """
+    result: dict[str, tp.Any] = {
+        'phase': name, 'seconds': round(elapsed), 'publishing seconds': publishing,
+        'publishers': {},
+    }
     lost = dup = unknown = live_missing = 0
     for ledger in [*ledgers, super_ledger]:
         lost_n, unknown_n = check(ledger, stored)
@@ -444,6 +464,64 @@ def report(
 
 def ledger_failed(ledger: Ledger) -> int:
     return sum(bin(b).count('1') for b in ledger.failed.data)
+
+def too_few_confirmed(results: list[dict[str, tp.Any]]) -> list[str]:
+    """
+    The publishers of each phase whose confirmed messages fell under
+    ``CONFIRMED_FLOOR`` of a fault-free run's, each with its figures.
+    """
+    short = []
+    for r in results:
+        floor = round(CONFIRMED_FLOOR * RATE * r['publishing seconds'])
+        for key, p in r['publishers'].items():
+            if p['confirmed'] < floor:
+                short.append('{}/{}: {:,} confirmed of {:,} sent ({:,} failed calls),'
+                             ' under the floor of {:,}'.format(
+                                 r['phase'], key, p['confirmed'], p['sent'], p['failed calls'],
+                                 floor))
+    return short
+
+def failed_calls(results: list[dict[str, tp.Any]]) -> dict[str, int]:
+    """Failed publishing calls by publisher, over the phases."""
+    calls: collections.Counter[str] = collections.Counter()
+    for r in results:
+        for key, p in r['publishers'].items():
+            calls[key] += p['failed calls']
+    return dict(calls)
+
+def failures(results: list[dict[str, tp.Any]], leaked: bool) -> list[str]:
+    """What failed the run: messages lost, too few confirmed, resources left over."""
+    problems = []
+    bad = [
+        r['phase'] for r in results
+        if r['lost (confirmed, not stored)'] or r['duplicated (stored twice)']
+        or r['out of order (stored)'] or r['live consumers: duplicates']
+        or r['live consumers: out of order']
+        or r['live consumers: confirmed messages not seen'] or r['never sent, yet stored']
+    ]
+    if bad:
+        problems.append('messages lost, duplicated or out of order in {}'.format(bad))
+    if short := too_few_confirmed(results):
+        problems.append('too few messages confirmed: {}'.format('; '.join(short)))
+    if leaked:
+        problems.append('tasks or file descriptors left over')
+    return problems
+
+def summary_line(
+        minutes: float, results: list[dict[str, tp.Any]], faults: collections.Counter[str],
+) -> str:
+    """The run in one line (what CI prints): messages, faults, failed calls, losses."""
+    calls = failed_calls(results)
+    return ('soak: {:g} min, {:,} messages sent, {:,} confirmed, {} faults ({}),'
+            ' failed calls {:,} ({}), lost {}, duplicated {}'.format(
+                minutes, sum(r['messages sent'] for r in results),
+                sum(p['confirmed'] for r in results for p in r['publishers'].values()),
+                sum(v for k, v in faults.items()
+                    if k not in ('connections cut', 'leader kills')),  # parts of others
+                ', '.join('{} {}'.format(v, k) for k, v in faults.items()),
+                sum(calls.values()), ', '.join('{} {}'.format(k, v) for k, v in calls.items()),
+                sum(r['lost (confirmed, not stored)'] for r in results),
+                sum(r['duplicated (stored twice)'] for r in results)))
 
 async def main(args: argparse.Namespace) -> int:
     import signal
@@ -521,31 +599,18 @@ async def main(args: argparse.Namespace) -> int:
         await asyncio.to_thread(
             Path(args.json).write_text, json.dumps(summary, indent=2) + '\n',
         )
-    bad = [
-        r['phase'] for r in results
-        if r['lost (confirmed, not stored)'] or r['duplicated (stored twice)']
-        or r['out of order (stored)'] or r['live consumers: duplicates']
-        or r['live consumers: out of order']
-        or r['live consumers: confirmed messages not seen'] or r['never sent, yet stored']
-    ]
     leaked = summary['tasks']['after'] > tasks_before \
         or len(fds_after) > len(fds_before)
-    print('soak: {:g} min, {:,} messages sent, {} faults ({}), lost {}, duplicated {},'
-          ' max RSS {:.1f} MiB (start {:.1f}, final {:.1f}), tasks {} -> {}, fds {} -> {}'.format(
-              args.minutes, sum(r['messages sent'] for r in results),
-              sum(v for k, v in stats.faults.items()
-                  if k not in ('connections cut', 'leader kills')),  # parts of others
-              ', '.join('{} {}'.format(v, k) for k, v in stats.faults.items()),
-              sum(r['lost (confirmed, not stored)'] for r in results),
-              sum(r['duplicated (stored twice)'] for r in results),
+    print('{}, max RSS {:.1f} MiB (start {:.1f}, final {:.1f}), tasks {} -> {},'
+          ' fds {} -> {}'.format(
+              summary_line(args.minutes, results, stats.faults),
               summary['rss KiB']['max'] / 1024, rss_before / 1024,
               summary['rss KiB']['final'] / 1024, tasks_before, summary['tasks']['after'],
               len(fds_before), len(fds_after)))
-    if bad:
-        print('FAILED: messages lost, duplicated or out of order in {}'.format(bad))
-    if leaked:
-        print('FAILED: tasks or file descriptors left over')
-    return 1 if bad or leaked else 0
+    problems = failures(results, leaked)
+    for problem in problems:
+        print('FAILED: {}'.format(problem))
+    return 1 if problems else 0
 
 def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])

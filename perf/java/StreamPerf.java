@@ -10,7 +10,8 @@
  * "java" of perf.publish and perf.consume runs it once per round (--rounds 1
  * --stream NAME), interleaved with the Python clients.
  *
- * Messages: message i is String.format("%010d", i), 10 ASCII bytes, sent
+ * Messages: message i is its decimal digits, zero-padded to 10 ASCII bytes
+ *   (as String.format("%010d", i) writes them; body() below), sent
  *   amqp    as an AMQP 1.0 message built by the client's default codec with
  *           MessageBuilder.addData(bytes): one data section (rbfly sends an
  *           amqp-value string section; both encode to 15 bytes)
@@ -34,15 +35,17 @@
  *              the client's default, creditOnChunkArrival(10), counts them)
  *
  * Every measured run uses a fresh stream (the warm-up: see below): created, measured,
- * checked (publishing: the last message of the stream must be message count
- * - 1 at offset count - 1; consuming: the count-th message received must
- * start with message count - 1, at offset count - 1) and deleted. A run is timed from
+ * checked (publishing: every message confirmed, the last message of the
+ * stream message count - 1 at offset count - 1; consuming: the first count
+ * messages received at offsets 0 to count - 1 in order, the count-th
+ * starting with message count - 1) and deleted. A run is timed from
  * the first send (the subscription) to the last confirmation (the count-th
  * message); the producer (consumer connection) is set up before, untimed.
  *
  * --stream NAME: the measured rounds use the existing stream NAME, which the
- * caller created and afterwards checks and deletes (perf.publish's and
- * perf.consume's stream admin): publishing scenarios publish the
+ * caller created and deletes afterwards (perf.publish's and perf.consume's
+ * stream admin; perf.publish's checks the last message as checkLast does,
+ * a consume run is checked here as above): publishing scenarios publish the
  * messages to it (one round only: a second one would not start at offset
  * 0), consume reads its first --count messages from the first offset (the
  * caller published them; an AMQP string body, as rbfly publishes it, is
@@ -52,10 +55,11 @@
  * --warmup percent (default 10) of the messages, unmeasured, again and
  * again until --warmup-seconds (default 10) have passed, so the hot paths
  * are compiled by the JIT before they are timed. The warm-up of a
- * publishing scenario publishes all its runs to one stream of its own, with
- * one producer (created and deleted here, with or without --stream; every
- * run waits for all its confirmations); the warm-up of consume reads the first messages of the stream
- * (with --stream, the given one).
+ * publishing scenario publishes all its runs to one stream of its own (created
+ * and deleted here, with or without --stream), a new producer each run; every
+ * run waits for all its confirmations, and its stream is not read back; the
+ * warm-up of consume reads the first messages of a fresh stream (with
+ * --stream, of the given one), checked as a measured run.
  *
  * Per run: seconds, rate, the JVM's process CPU time (all its threads: the
  * client's Netty threads, the JIT compiler and the garbage collector too)
@@ -706,11 +710,15 @@ public final class StreamPerf {
     long[] received = {0}; // written by the client's dispatching thread only
     long[] lastOffset = {-1};
     byte[][] lastBody = {null};
-    // the count-th message must be message count - 1 at offset count - 1:
-    // nothing missing, nothing repeated (the handler may see more messages
-    // of a longer stream, e.g. a warm-up reading the first ones, until the
-    // consumer is closed)
+    long[] misplaced = {0}; // of the first count, those not at offset = their place
+    // the first count messages must be at offsets 0 to count - 1, in order
+    // (nothing missing, nothing repeated), the count-th message count - 1
+    // (the handler may see more messages of a longer stream, e.g. a warm-up
+    // reading the first ones, until the consumer is closed)
     MessageHandler handler = (ctx, msg) -> {
+      if (ctx.offset() != received[0] && received[0] < count) {
+        misplaced[0]++;
+      }
       if (++received[0] == count) {
         lastOffset[0] = ctx.offset();
         lastBody[0] = bodyBytes(msg);
@@ -740,10 +748,12 @@ public final class StreamPerf {
     }
     // the latch orders the handler's writes before these reads
     byte[] expected = body(count - 1);
-    if (!finished || lastOffset[0] != count - 1 || !startsWith(lastBody[0], expected)) {
+    if (!finished || misplaced[0] != 0 || lastOffset[0] != count - 1
+        || !startsWith(lastBody[0], expected)) {
       throw new VerificationError(String.format(
-          "stream %s: received %d messages, message %d %s at offset %d; expected %s at %d",
-          stream, received[0], count,
+          "stream %s: received %d messages (%d not at the offset of their place),"
+          + " message %d %s at offset %d; expected %s at %d",
+          stream, received[0], misplaced[0], count,
           lastBody[0] == null ? "missing" : new String(lastBody[0], StandardCharsets.ISO_8859_1),
           lastOffset[0], new String(expected, StandardCharsets.US_ASCII), count - 1));
     }

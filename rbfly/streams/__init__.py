@@ -17,6 +17,7 @@ if tp.TYPE_CHECKING:
     from .compression import Compression
     from .error import (
         ClientClosed,
+        ConfirmTimeout,
         ConnectionLost,
         EnqueueTimeout,
         FeatureNotSupported,
@@ -25,6 +26,7 @@ if tp.TYPE_CHECKING:
         NotRetried,
         OAuth2Error,
         RecoveryStalled,
+        RequestTimeout,
         ResponseError,
         StreamsError,
     )

@@ -24,10 +24,15 @@ PYTHONS_DIR=${PYTHONS_DIR:-/var/cache/rbfly-pythons}
 RBFLY_PYTHONS=${RBFLY_PYTHONS-3.13 3.14 3.15}
 # the build tools and the test dependencies of pyproject.toml that rbfly's
 # unit and core tests import (not the peers' clients: python-qpid-proton
-# has no wheels past 3.12, rstream, the benchmarks' tools)
+# has no wheels past 3.12, rstream, the benchmarks' tools): mypy (the tests
+# of what a user's type checker says) and the serializers' packages too,
+# which have wheels for 3.13 to 3.15; without them their tests skipped
+# (tests/unit/test_pythons_script.py checks that every package the unit
+# tests run here import is in this list)
 PY_TOOLS=('setuptools>=77' 'cython>=3.0.11,<3.3' wheel
           'pytest>=8' 'pytest-asyncio>=1.5' 'hypothesis>=6.100' 'uvloop>=0.19'
-          'opentelemetry-sdk>=1.25' mmh3 'cramjam>=2.8')
+          'opentelemetry-sdk>=1.25' mmh3 'cramjam>=2.8'
+          'mypy>=1.11' 'msgpack>=1.0' 'msgspec>=0.18' 'pydantic>=2')
 # compression codecs tested where their wheels exist (zstandard and lz4 have
 # none for 3.15 yet; an sdist build would take minutes)
 PY_TOOLS_BINARY=('zstandard>=0.22' 'lz4>=4.3')
@@ -44,13 +49,15 @@ py_venv() { echo "/opt/rbfly/$1"; }  # in the rootfs
 
 # py_env: the environment of a command in a Python rootfs (env -i ...): pip
 # reaches PyPI as the host does (its CA bundle, copied in by py_prepare, and
-# index settings), the brokers' URLs pass through
+# index settings), the brokers' URLs pass through; CI is true unless set
+# otherwise: the runs there are checks, where a missing broker fails the
+# test rather than skipping it (tests/missing.py; CI=false to let it skip)
 py_env() {
   local v
   printf '%s\n' env -i PATH=/usr/bin:/bin:/usr/sbin:/sbin HOME=/root LANG=C.UTF-8 LC_ALL=C.UTF-8 \
     PIP_CERT=/etc/rbfly-host-ca.crt SSL_CERT_FILE=/etc/rbfly-host-ca.crt \
     PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_DEFAULT_TIMEOUT="${PIP_DEFAULT_TIMEOUT:-180}" \
-    PIP_ROOT_USER_ACTION=ignore PYTHONDONTWRITEBYTECODE=1
+    PIP_ROOT_USER_ACTION=ignore PYTHONDONTWRITEBYTECODE=1 CI="${CI:-true}"
   for v in PIP_INDEX_URL PIP_EXTRA_INDEX_URL http_proxy https_proxy HTTP_PROXY HTTPS_PROXY \
            no_proxy NO_PROXY RBFLY_URL RBFLY_URL4 RBFLY_URL43 CFLAGS; do
     [ -z "${!v:-}" ] || printf '%s=%s\n' "$v" "${!v}"
@@ -198,4 +205,37 @@ py_inplace() {
 with zipfile.ZipFile(sys.argv[1]) as z:
     z.extractall(sys.argv[2], [n for n in z.namelist() if n.endswith(".so")])' \
     "${dir#"$root"}/$(basename "$3")" "${dir#"$root"}/src"
+}
+
+# the integration tests every version runs: publishing and subscribing,
+# offsets, recovery from cut connections, and the behaviour tests (one
+# specification, run against the brokers and the fake broker); the broker
+# restart test is left out (it runs scripts/brokers.sh, on the host)
+PY_CORE=(tests/integration/test_publish_subscribe.py tests/integration/test_offsets.py
+         tests/integration/test_recovery.py tests/integration/test_behaviour.py)
+PY_CORE_LEFT_OUT=(tests/integration/test_recovery.py::test_broker_restart)
+# the unit tests of tools, not of rbfly, whose imports are not installed
+PY_SKIP_UNIT=(tests/unit/test_perf_floor.py tests/unit/test_perf_imports.py
+              tests/unit/test_perf_instructions.py tests/unit/test_perf_official.py
+              tests/unit/test_perf_tool.py tests/unit/test_perf_workloads.py
+              tests/unit/test_fuzz_regressions.py tests/unit/test_consumer_group_analysis.py
+              tests/unit/test_soak_verdict.py tests/unit/amqp/test_interop_proton.py)
+
+# py_pytest_args unit|core EXPR: pytest's arguments (one a line) for the
+# unit tests or the core integration tests, EXPR a -k expression (empty:
+# all); a test that skips for a reason not allowed fails the run
+# (--no-skips, tests/skips.py), and the tests left out are deselected, not
+# skipped
+py_pytest_args() {
+  local f
+  printf '%s\n' -q -p no:cacheprovider --no-skips
+  case $1 in
+    unit)
+      for f in "${PY_SKIP_UNIT[@]}"; do printf -- '--ignore=%s\n' "$f"; done
+      printf '%s\n' -k "$2" tests/unit ;;
+    core)
+      for f in "${PY_CORE_LEFT_OUT[@]}"; do printf -- '--deselect=%s\n' "$f"; done
+      printf '%s\n' -k "not uvloop${2:+ and $2}" "${PY_CORE[@]}" ;;
+    *) die "py_pytest_args: unit or core, not $1" ;;
+  esac
 }

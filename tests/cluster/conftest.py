@@ -137,7 +137,7 @@ async def _new_stream(cluster: Cluster, stream: str, on: Node) -> Node:
             info = await client.stream_metadata(stream)
             if info.leader is not None and len(info.replicas) == 2:
                 return cluster.by_port(info.leader[1])
-            await asyncio.sleep(0.1)
+            await asyncio.sleep(0.1)  # wall time: a poll's interval
     pytest.fail('stream {} has no leader and two replicas: {}'.format(stream, info))
 
 LEADER_WITH_COORDINATOR = 'leader-with-coordinator'

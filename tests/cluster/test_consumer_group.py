@@ -104,7 +104,7 @@ async def super_stream(cluster: Cluster) -> AsyncIterator[str]:
         for p in partitions:
             while len((await client.stream_metadata(p)).replicas) < 2:
                 assert time.monotonic() < deadline, 'the replicas of {} did not start'.format(p)
-                await asyncio.sleep(0.1)
+                await asyncio.sleep(0.1)  # wall time: a poll's interval
     try:
         yield name
     finally:
@@ -121,7 +121,7 @@ async def wait_leaders(url: str, partitions: list[str], gone: Node) -> None:
                 if info.leader is not None and info.leader[1] != gone.port:
                     break
                 assert time.monotonic() < deadline, 'no new leader of {}'.format(p)
-                await asyncio.sleep(0.1)
+                await asyncio.sleep(0.1)  # wall time: a poll's interval
 
 async def publish(url: str, super_stream: str, start: int, count: int) -> None:
     """Publish the integers start..start+count-1, routed by their hash."""
@@ -232,14 +232,14 @@ async def test_group_recovers_from_leader_kill(cluster: Cluster, super_stream: s
                 '{} messages not processed {} s after the failover; active members: {}'.format(
                     len(missing), RECOVERY,
                     {p: [m.index for m in members if m.active[p]] for p in partitions}))
-            await asyncio.sleep(0.1)
+            await asyncio.sleep(0.1)  # wall time: a poll's interval
 
         # the consumers' view: one active member a partition
         deadline = time.monotonic() + TIMEOUT
         while any(sum(m.active[p] for m in members) != 1 for p in partitions):
             assert time.monotonic() < deadline, {
                 p: [m.index for m in members if m.active[p]] for p in partitions}
-            await asyncio.sleep(0.1)
+            await asyncio.sleep(0.1)  # wall time: a poll's interval
         # the broker's: two members, one active, in each group (RabbitMQ
         # 4.1+ adds the connection's state: "active (connected)")
         for p in partitions:

@@ -71,7 +71,7 @@ async def wait_new_leader(f: Failover) -> Node:
         if info.leader is not None and info.leader[1] != f.leader.port:
             return f.cluster.by_port(info.leader[1])
         assert time.monotonic() < deadline, 'no new leader after {}s'.format(TIMEOUT)
-        await asyncio.sleep(0.1)
+        await asyncio.sleep(0.1)  # wall time: a poll's interval
 
 async def read_back(f: Failover, count: int) -> tuple[list[object], list[int]]:
     """
@@ -95,6 +95,7 @@ async def read_back(f: Failover, count: int) -> tuple[list[object], list[int]]:
         except TimeoutError:
             pass  # fewer messages than expected: the assertions tell
         except StreamNotAvailable:
+            # wall time: a replica restarting after the election is 'not available' a while
             await asyncio.sleep(0.5)
             continue
         return bodies, offsets

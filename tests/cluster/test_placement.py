@@ -42,7 +42,7 @@ async def away(cluster: Cluster, stream: str) -> AsyncIterator[str]:
         deadline = time.monotonic() + TIMEOUT
         while len((await client.stream_metadata(stream)).replicas) < 2:
             assert time.monotonic() < deadline, 'replicas did not start'
-            await asyncio.sleep(0.1)
+            await asyncio.sleep(0.1)  # wall time: a poll's interval
         await cluster.run('ctl', 'r2', 'rabbitmq-streams', 'delete_replica',
                           stream, 'r1@localhost')
         # the members restart after the change: wait for the new set
@@ -55,7 +55,7 @@ async def away(cluster: Cluster, stream: str) -> AsyncIterator[str]:
             if got == want and len(info.replicas) == 1:
                 break
             assert time.monotonic() < deadline, 'members {}, expected {}'.format(got, want)
-            await asyncio.sleep(0.1)
+            await asyncio.sleep(0.1)  # wall time: a poll's interval
     try:
         yield stream
     finally:
@@ -173,7 +173,14 @@ async def test_publisher_on_leader_node(cluster: Cluster, away: str) -> None:
     """
     r1 = cluster.nodes[0]
     events: list[ConnectionEvent] = []
-    async with streams_client(r1.url, on_connection=events.append) as client:
+    closed = asyncio.Event()
+
+    def on_connection(event: ConnectionEvent) -> None:
+        events.append(event)
+        if event.placement and event.state is ConnectionState.CLOSED:
+            closed.set()
+
+    async with streams_client(r1.url, on_connection=on_connection) as client:
         leader = (await client.stream_metadata(away)).leader
         assert leader is not None
         async with client.publisher(away, name='placed', cls=PublisherBatchFast) as publisher:
@@ -183,7 +190,8 @@ async def test_publisher_on_leader_node(cluster: Cluster, away: str) -> None:
                 publisher.batch(i)
             await publisher.flush()
         assert node_connections(client) == {}
-        await asyncio.sleep(0.1)  # the node connection closes in a task
+        async with asyncio.timeout(TIMEOUT):
+            await closed.wait()  # the node connection closes in a task
         placed = [(e.state, e.node) for e in events if e.placement]
         assert placed == [
             (ConnectionState.OPEN, leader), (ConnectionState.CLOSED, leader),

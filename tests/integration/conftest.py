@@ -11,6 +11,7 @@ the environment variables that ``scripts/brokers.sh env`` prints.
 """
 
 import asyncio
+import contextlib
 import os
 import socket
 import typing as tp
@@ -22,6 +23,7 @@ import pytest
 
 from rbfly.streams import Offset, ResourceState, StateChange, StreamsClient, streams_client
 from rbfly.streams.backoff import Backoff
+from rbfly.streams.error import NoOffset
 
 from ..missing import missing
 from .proxy import Proxy
@@ -194,3 +196,28 @@ class Opened:
         """Wait until the subscription is open (30 s at most)."""
         async with asyncio.timeout(30):
             await self._event.wait()
+
+async def stored(
+        client: StreamsClient, stream: str, reference: str, value: int | None = None,
+        timeout: float = 10,
+) -> int:
+    """
+    Wait until the broker has stored an offset under ``reference``
+    (``value``, or any when ``None``), and return it: ``StoreOffset`` has
+    no answer, so the offset is polled. It fails after ``timeout`` seconds
+    naming the offset last read; an error other than ``NoOffset`` (none
+    stored yet) is raised at once.
+    """
+    last: int | None = None
+    try:
+        async with asyncio.timeout(timeout):
+            while True:
+                with contextlib.suppress(NoOffset):
+                    last = await client.query_offset(stream, reference)
+                    if value is None or last == value:
+                        return last
+                await asyncio.sleep(0.02)
+    except TimeoutError:
+        raise AssertionError('offset {} not stored under {!r} of {} in {} s (last read: {})'.format(
+            'any' if value is None else value, reference, stream, timeout, last,
+        )) from None

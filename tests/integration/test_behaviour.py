@@ -36,7 +36,7 @@ from rbfly.streams.error import (
 )
 from rbfly.testing import FakeBroker
 
-from .conftest import Opened, _client_with_stream
+from .conftest import Opened, _client_with_stream, stored
 
 @pytest.fixture(params=['rabbitmq', 'fake'])
 async def broker_url(request: pytest.FixtureRequest) -> AsyncIterator[str]:
@@ -92,6 +92,7 @@ async def test_publish_and_read_back(client: StreamsClient, stream: str) -> None
 
 async def test_message_sections(client: StreamsClient, stream: str) -> None:
     """Properties and application properties come back as sent."""
+    sent = time.time()
     async with client.publisher(stream) as pub:
         await pub.send(MessageCtx(b'bin', app_properties={'k': 'v', 'n': 3}))
     async with asyncio.timeout(10):
@@ -99,7 +100,8 @@ async def test_message_sections(client: StreamsClient, stream: str) -> None:
             ctx = get_message_ctx()
             break
     assert (ctx.body, ctx.app_properties) == (b'bin', {'k': 'v', 'n': 3})
-    assert abs(ctx.stream_timestamp - time.time()) < 60
+    # seconds since the epoch (not milliseconds), by this machine's clock
+    assert abs(ctx.stream_timestamp - sent) < 60
 
 async def test_deduplication(client: StreamsClient, stream: str) -> None:
     """
@@ -195,6 +197,8 @@ async def test_offset_last_and_next(client: StreamsClient, stream: str) -> None:
 async def test_offset_timestamp(client: StreamsClient, stream: str) -> None:
     """A timestamp starts at the chunks written at or after it."""
     await publish(client, stream, ['old'])
+    # wall time: 'old' is stamped at least a second before ``since``, past
+    # the chunks' millisecond timestamps and the broker's rounding
     await asyncio.sleep(1.1)
     since = time.time()
     await publish(client, stream, ['new'])
@@ -207,14 +211,7 @@ async def test_stored_offsets(client: StreamsClient, stream: str) -> None:
         await client.query_offset(stream, 'app')
     await publish(client, stream, ['a', 'b', 'c'])
     await client.write_offset(stream, 'app', 1)
-    for _ in range(50):  # StoreOffset has no response
-        try:
-            if await client.query_offset(stream, 'app') == 1:
-                break
-        except NoOffset:
-            pass
-        await asyncio.sleep(0.05)
-    assert await client.query_offset(stream, 'app') == 1
+    await stored(client, stream, 'app', 1)
     got = await read(client, stream, 1, Offset.reference('app'))
     assert got == [(2, 'c')]
 
@@ -304,10 +301,12 @@ async def test_single_active_consumer(
     other = streams_client(broker_url)
     first: list[object] = []
     second: list[object] = []
+    second_subscribed = Opened()
 
     async def consume_second() -> None:
         async for body in other.subscribe(
-                stream, name='group', single_active=True, offset=Offset.reference('group')):
+                stream, name='group', single_active=True, offset=Offset.reference('group'),
+                on_state=second_subscribed):
             second.append(body)
             if len(second) == 5:
                 return
@@ -318,16 +317,12 @@ async def test_single_active_consumer(
                 first.append(body)
                 if len(first) == 1:
                     task = asyncio.create_task(consume_second())
-                    await asyncio.sleep(0.5)
+                    # the broker answered the second's Subscribe: a member of
+                    # the group, inactive, before the first leaves
+                    await second_subscribed.wait()
                 if len(first) == 5:
                     await client.write_offset(stream, 'group')
-                    for _ in range(50):
-                        try:
-                            if await client.query_offset(stream, 'group') == 4:
-                                break
-                        except NoOffset:
-                            pass
-                        await asyncio.sleep(0.05)
+                    await stored(client, stream, 'group', 4)
                     break
             assert not second
             await task
@@ -399,17 +394,6 @@ class Trace:
             while not condition():
                 self._changed.clear()
                 await self._changed.wait()
-
-async def stored(client: StreamsClient, stream: str, reference: str, value: int) -> None:
-    """Wait until the broker has stored an offset (``StoreOffset`` has no answer)."""
-    async with asyncio.timeout(10):
-        while True:
-            try:
-                if await client.query_offset(stream, reference) == value:
-                    return
-            except NoOffset:
-                pass
-            await asyncio.sleep(0.02)
 
 class Consumer:
     """

@@ -177,7 +177,7 @@ async def test_windows_wait(client: StreamsClient, stream: str) -> None:
         assert await windows.getmany(max_wait=0.05) == []
         assert await windows.getmany(max_wait=0) == []
         waiting = asyncio.ensure_future(anext(windows))
-        await asyncio.sleep(0.2)  # several deadlines pass: the iterator waits on
+        await asyncio.sleep(0.2)  # wall time: several deadlines pass: the iterator waits on
         assert not waiting.done()
         await publish_chunks(client, stream, [3])
         assert [m.stream_offset for m in await waiting] == [5, 6, 7]

@@ -4,11 +4,12 @@ deprecated aliases, decorator and message context helpers), runs
 unchanged.
 """
 
-import asyncio
 import typing as tp
 
 import rbfly.streams as rbs
 from rbfly.streams import error as rbs_error
+
+from .conftest import stored
 
 @rbs.connection
 async def publish(client: rbs.StreamsClient, stream: str) -> None:
@@ -51,10 +52,7 @@ async def test_program_of_rbfly_010(any_url: str, stream: str) -> None:
         await publish(client, stream)
         got = await consume(client, stream)
         assert got == list(enumerate(['hello', 'with-props', {'a': 1}, 0, 1, 2, 3, 4]))
-        for _ in range(50):  # StoreOffset has no answer
-            if await client.query_offset(stream, 'ref') == 7:
-                break
-            await asyncio.sleep(0.05)
+        await stored(client, stream, 'ref', 7)
         await publish(client, stream)
         assert await resume(client, stream) == 'hello'  # offset 8
     finally:

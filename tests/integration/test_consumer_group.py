@@ -1,7 +1,7 @@
 """
 A consumer group of worker processes through a rolling deploy and crashes
 (rbfly issue 30), on RabbitMQ 4.3: the short run of
-``python -m soak.consumer_group`` (``soak/consumer_group.py`` says how it
+``python -m soak.consumer_group`` (``soak/consumer_group/controller.py`` says how it
 goes), its goals checked by the same analysis.
 
 Three workers, each a process with its own client, are single active
@@ -23,7 +23,7 @@ event loops): the processes, not this one, run the event loops. About
 
 from pathlib import Path
 
-from soak.consumer_group import Config, run
+from soak.consumer_group.controller import Config, run
 
 def test_rolling_deploy_and_kills(url43: str, tmp_path: Path) -> None:
     config = Config(

@@ -7,7 +7,6 @@ unanswered. What RabbitMQ does as well is in ``test_behaviour.py``.
 """
 
 import asyncio
-import time
 from collections.abc import AsyncIterator
 
 import pytest
@@ -189,10 +188,8 @@ async def test_step_down_unanswered() -> None:
             await trace.until(lambda: trace.calls == ['a+'])
             b.start(stream='orders')
             await joined(broker, 'orders', 2)
-            start = time.monotonic()
             async with asyncio.timeout(10):
                 member = await broker.hand_off('orders', 'group')
-            assert time.monotonic() - start >= 0.3
             assert member is not None and member.connection_name == 'b'
             assert trace.calls == ['a+', 'a-', 'b+']
             await joined(broker, 'orders', 2)  # a recovered, and joined again

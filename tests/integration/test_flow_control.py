@@ -45,7 +45,7 @@ async def test_slow_consumer_bounded(any_url: str, stream: str) -> None:
         await fill(client, stream, 1000)  # about 100 chunks
         chunks = client.subscribe_chunks(stream, offset=Offset.FIRST, timeout=5)
         first = await anext(chunks)
-        await asyncio.sleep(1)  # the broker could send everything meanwhile
+        await asyncio.sleep(1)  # wall time: the broker could send everything meanwhile
         [sub] = own_connection(client).subscriptions
         assert sub.buffered_chunks <= 8
         seen = len(first)
@@ -69,7 +69,7 @@ async def test_flow_per_subscription(any_url: str, stream: str) -> None:
             stream, offset=Offset.FIRST, timeout=5, credit=2, buffer_bytes=1,
         )
         seen = len(await anext(chunks))
-        await asyncio.sleep(1)
+        await asyncio.sleep(1)  # wall time: the broker could send everything meanwhile
         [sub] = own_connection(client).subscriptions
         assert (sub.credit, sub.buffer_bytes) == (2, 1)
         assert sub.buffered_chunks <= 4
@@ -124,7 +124,7 @@ async def test_memory_bound_in_bytes(any_url: str, stream: str) -> None:
         await fill(client, stream, 20_000)  # about 2,000 chunks, 200 kB
         chunks = client.subscribe_chunks(stream, offset=Offset.FIRST, timeout=5)
         seen = len(await anext(chunks))
-        await asyncio.sleep(1)
+        await asyncio.sleep(1)  # wall time: the broker could send more meanwhile
         [sub] = own_connection(client).subscriptions
         held = sub.buffered_bytes
         assert 4 < sub.buffered_chunks  # more than the initial credit
@@ -325,7 +325,7 @@ async def test_history_read_pausing(
     async with client:
         await client.create_stream(stream)
         await fill(client, stream, 2000)  # about 200 chunks
-        await asyncio.sleep(1.2)  # a second old: history
+        await asyncio.sleep(1.2)  # wall time: a second old: history
         received = []
         async for body in client.subscribe(stream, offset=Offset.FIRST, timeout=10):
             received.append(body)

@@ -110,9 +110,9 @@ async def test_reset_targets(client43: StreamsClient, stream: str) -> None:
     """
     client = client43
     await publish(client, stream, 5)  # offsets 0-4
-    await asyncio.sleep(1)
+    await asyncio.sleep(1)  # wall time: the chunks before are a second older than t
     t = time.time()
-    await asyncio.sleep(0.5)
+    await asyncio.sleep(0.5)  # wall time: the chunks after are stamped after t
     await publish(client, stream, 5)  # offsets 5-9
 
     # nothing stored before: the group would start at the first message
@@ -145,7 +145,7 @@ async def test_reset_targets(client43: StreamsClient, stream: str) -> None:
         [status] = await client.group_status('g', stream=stream)
         assert reset.resume > 9 and status.stored == reset.stored
         task = asyncio.create_task(first_offset(client, stream, 'g'))
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(0.5)  # wall time: nothing old arrives meanwhile
         assert not task.done()  # nothing of the old messages
         async with client.publisher(stream) as publisher:
             await publisher.send('new')

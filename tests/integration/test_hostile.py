@@ -189,12 +189,9 @@ async def test_silent_server() -> None:
     async with Server(silent) as url:
         client = streams_client(url, connect_timeout=1)
         try:
-            loop = asyncio.get_running_loop()
-            started = loop.time()
             async with asyncio.timeout(10):
                 with pytest.raises(ConnectionLost, match='timed out after 1'):
                     await client.create_stream('s')
-            assert loop.time() - started < 5
         finally:
             await client.disconnect()
 

@@ -10,7 +10,7 @@ import pytest
 from rbfly.streams import Offset, PublisherBatchFast, StreamsClient, get_message_ctx
 from rbfly.streams.error import NoOffset
 
-from .conftest import Opened
+from .conftest import Opened, stored
 
 async def publish(client: StreamsClient, stream: str, values: range) -> None:
     async with client.publisher(stream, cls=PublisherBatchFast) as publisher:
@@ -55,9 +55,9 @@ async def test_offset_next(client: StreamsClient, stream: str) -> None:
 async def test_offset_timestamp(client: StreamsClient, stream: str) -> None:
     """timestamp(t) skips chunks stored before t."""
     await publish(client, stream, range(10))
-    await asyncio.sleep(1.5)
+    await asyncio.sleep(1.5)  # wall time: the chunks before are a second older than t
     t = time.time()
-    await asyncio.sleep(0.5)
+    await asyncio.sleep(0.5)  # wall time: the chunks after are stamped after t
     await publish(client, stream, range(10, 20))
     offset, body = await first(client, stream, Offset.timestamp(t))
     assert (offset, body) == (10, 10)
@@ -71,31 +71,11 @@ async def test_offset_reference(client: StreamsClient, stream: str) -> None:
     async for _ in client.subscribe(stream, offset=Offset.offset(5), timeout=5):
         await client.write_offset(stream, 'reader-1')
         break
-    for _ in range(50):  # StoreOffset has no response: poll until stored
-        try:
-            if await client.query_offset(stream, 'reader-1') == 5:
-                break
-        except NoOffset:
-            pass
-        await asyncio.sleep(0.1)
-    assert await client.query_offset(stream, 'reader-1') == 5
+    await stored(client, stream, 'reader-1', 5)
     assert await first(client, stream, Offset.reference('reader-1')) == (6, 6)
     await client.write_offset(stream, 'reader-1', 12)
     await stored(client, stream, 'reader-1', 12)  # (not 0.3 s: no answer to wait for)
     assert await first(client, stream, Offset.reference('reader-1')) == (13, 13)
-
-async def stored(client: StreamsClient, stream: str, reference: str, value: int) -> None:
-    """Wait until an offset is stored (StoreOffset has no answer)."""
-    last = None
-    for _ in range(100):
-        try:
-            last = await client.query_offset(stream, reference)
-        except NoOffset:
-            pass
-        if last == value:
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError('stored offset {}, expected {}'.format(last, value))
 
 async def test_automatic_tracking(client: StreamsClient, stream: str) -> None:
     """

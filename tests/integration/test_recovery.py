@@ -27,7 +27,7 @@ from rbfly.streams.offset import OffsetType
 from rbfly.testing import connect
 
 from ..missing import missing
-from .conftest import FAST
+from .conftest import FAST, Opened
 from .proxy import Proxy
 
 async def read_all(client: StreamsClient, stream: str, count: int) -> list[object]:
@@ -129,12 +129,14 @@ async def test_deleted_stream_ends_subscription(any_url: str, stream: str) -> No
         async with client.publisher(stream) as publisher:
             await publisher.send('x')
 
+        opened = Opened()
+
         async def consume() -> None:
-            async for _ in client.subscribe(stream, offset=Offset.FIRST):
+            async for _ in client.subscribe(stream, offset=Offset.FIRST, on_state=opened):
                 pass
 
         task = asyncio.create_task(consume())
-        await asyncio.sleep(0.5)
+        await opened.wait()  # subscribed before the stream goes
         other = streams_client(any_url)
         async with other:
             await other.delete_stream(stream, missing_ok=False)

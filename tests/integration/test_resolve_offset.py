@@ -63,9 +63,10 @@ async def test_resolve_offset(url43: str, stream: str) -> None:
         async with client.publisher(stream, cls=PublisherBatchFast) as publisher:
             for b in range(3):
                 if b:
+                    # wall time: the batches before are stamped before the mark
                     await asyncio.sleep(0.5)
                     marks.append(time.time())
-                    await asyncio.sleep(0.5)
+                    await asyncio.sleep(0.5)  # wall time: the batches after, after it
                 for i in range(10):
                     publisher.batch('{}-{}'.format(b, i))
                 await publisher.flush()

@@ -5,7 +5,6 @@ ends, the next continues from the offset stored under the name.
 """
 
 import asyncio
-import contextlib
 import typing as tp
 
 import pytest
@@ -20,20 +19,13 @@ from rbfly.streams import (
     streams_client,
 )
 
+from .conftest import Opened, stored
+
 async def _publish(client: StreamsClient, stream: str, count: int, start: int = 0) -> None:
     async with client.publisher(stream, cls=PublisherBatchFast) as publisher:
         for i in range(start, start + count):
             publisher.batch('m{}'.format(i))
         await publisher.flush()
-
-async def _stored(client: StreamsClient, stream: str, reference: str, value: int) -> None:
-    """Wait until the broker has stored an offset (StoreOffset has no answer)."""
-    for _ in range(100):
-        with contextlib.suppress(Exception):
-            if await client.query_offset(stream, reference) == value:
-                return
-        await asyncio.sleep(0.05)
-    raise AssertionError('offset {} never stored under {!r}'.format(value, reference))
 
 async def test_needs_rabbitmq_311(client310: StreamsClient, stream: str) -> None:
     with pytest.raises(FeatureNotSupported, match='single active consumer'):
@@ -60,11 +52,12 @@ async def test_handover_continues_from_stored_offset(
     first: list[str] = []
     second: list[str] = []
     second_client = streams_client(url4)
-    first_active = asyncio.Event()
+    second_subscribed = Opened()
 
     async def consume_second() -> None:
         async for msg in second_client.subscribe(
-                stream, name='group', single_active=True, offset=Offset.reference('group')):
+                stream, name='group', single_active=True, offset=Offset.reference('group'),
+                on_state=second_subscribed):
             second.append(tp.cast(str, msg))
             if len(second) == 50:
                 return
@@ -74,12 +67,13 @@ async def test_handover_continues_from_stored_offset(
                 stream, name='group', single_active=True, offset=Offset.reference('group')):
             first.append(tp.cast(str, msg))
             if len(first) == 1:
-                first_active.set()
                 task = asyncio.create_task(consume_second())
-                await asyncio.sleep(0.5)  # the second is subscribed and idle
+                # the broker answered the second's Subscribe: a member of the
+                # group, inactive, before the first leaves
+                await second_subscribed.wait()
             if len(first) == 50:
                 await client4.write_offset(stream, 'group')
-                await _stored(client4, stream, 'group', 49)
+                await stored(client4, stream, 'group', 49)
                 break
         assert not second, 'the inactive consumer received messages'
         await asyncio.wait_for(task, 20)

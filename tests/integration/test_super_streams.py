@@ -24,10 +24,11 @@ from rbfly.streams import (
     streams_client,
 )
 from rbfly.streams.backoff import Backoff
-from rbfly.streams.error import NoOffset, StreamDoesNotExist
+from rbfly.streams.error import StreamDoesNotExist
 from rbfly.streams.publishers.superstream import hash_partition
 from rbfly.streams.subscriptions.handoff import ConsumerUpdateContext
 
+from .conftest import stored
 from .proxy import Proxy
 
 @pytest.fixture
@@ -211,7 +212,7 @@ async def test_single_active_consumers_share_partitions(
         assert done, 'messages missing: {} of {}'.format(
             len(received['a']) + len(received['b']), total,
         )
-        await asyncio.sleep(0.5)  # nothing more arrives
+        await asyncio.sleep(0.5)  # wall time: nothing more arrives meanwhile
     finally:
         for t in tasks:
             t.cancel()
@@ -265,11 +266,7 @@ async def test_message_knows_its_partition(client: StreamsClient, super_stream: 
             publisher.batch(m)
         await publisher.flush()
     for p in partitions:  # stored offsets are visible once the broker handled them
-        for _ in range(50):
-            with contextlib.suppress(NoOffset):
-                if await client.query_offset(p, 'by-hand') >= 0:
-                    break
-            await asyncio.sleep(0.1)
+        await stored(client, p, 'by-hand')
     rest: list[str] = []
     async with contextlib.aclosing(client.subscribe_super_stream(
             super_stream, offset=Offset.reference('by-hand'), timeout=10)) as bodies:

@@ -241,7 +241,7 @@ async def test_history_read_pausing(tls_client: StreamsClient, stream: str) -> N
             publisher.batch(i)
             if i % 10 == 9:
                 await publisher.flush()
-    await asyncio.sleep(1.2)  # a second old: history
+    await asyncio.sleep(1.2)  # wall time: a second old: history
     received = []
     async for body in tls_client.subscribe(stream, offset=Offset.FIRST, timeout=10):
         received.append(body)

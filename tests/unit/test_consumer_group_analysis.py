@@ -1,5 +1,5 @@
 """
-``soak/consumer_group_analysis.py``, the figures of the consumer group run,
+``soak/consumer_group/analysis.py``, the figures of the consumer group run,
 on made-up logs: a duplicate is charged to the worker that processed the
 message first (a kill's, within its bound, when that worker held the
 partition until it was killed; any other a graceful hand-off's), a killed
@@ -10,7 +10,7 @@ worker stopped with SIGTERM must exit 0 with its marker.
 
 from pathlib import Path
 
-from soak.consumer_group_analysis import (
+from soak.consumer_group.analysis import (
     GroupCheck,
     GroupMember,
     LeaderKill,
@@ -30,7 +30,7 @@ from soak.consumer_group_analysis import (
     read_producer_log,
     save_run,
 )
-from soak.consumer_group_report import as_json, table
+from soak.consumer_group.report import as_json, table
 
 P0, P1 = 'ss-0', 'ss-1'
 

@@ -205,10 +205,6 @@ class PublisherTrait:
         """
         self.lifecycle.listen(listener)
 
-    def _next_message_id(self) -> int:
-        self.message_id += 1
-        return self.message_id
-
     #
     # connection callbacks (PublisherHandler)
     #

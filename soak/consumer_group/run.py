@@ -6,7 +6,7 @@ partition leaders it killed (a cluster), and the group members it listed;
 saved in the run's directory (:py:func:`save_run`) so that its logs can
 be analysed again (:py:func:`load_run`).
 
-:py:mod:`soak.consumer_group_analysis` computes the run's figures from
+:py:mod:`soak.consumer_group.analysis` computes the run's figures from
 these and the logs.
 """
 
@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from soak.consumer_group_logs import Processing, WorkerLog
-from soak.consumer_group_members import GroupCheck, GroupMember
+from soak.consumer_group.logs import Processing, WorkerLog
+from soak.consumer_group.members import GroupCheck, GroupMember
 
 StopKind = tp.Literal['term', 'kill', 'final']
 """
@@ -90,7 +90,7 @@ MetadataUpdate).
 class Charged:
     """
     The duplicates charged to a kill (of a worker, :py:class:`KillFigures
-    <soak.consumer_group_analysis.KillFigures>`, or of a leader's node,
+    <soak.consumer_group.analysis.KillFigures>`, or of a leader's node,
     :py:class:`LeaderKill`), and their bound, each by partition.
     """
     duplicates: Counter[str]
@@ -178,7 +178,7 @@ class Run:
 def load_run(directory: Path) -> Run:
     """
     What the controller knew of a run, from its ``run.json``; the workers'
-    logs are not read (:py:func:`~soak.consumer_group_analysis.analyse_directory`
+    logs are not read (:py:func:`~soak.consumer_group.analysis.analyse_directory`
     reads them).
     """
     document = json.loads((directory / RUN_FILE).read_text())

@@ -1,5 +1,5 @@
 """
-The figures of a consumer group run (:py:mod:`soak.consumer_group_analysis`)
+The figures of a consumer group run (:py:mod:`soak.consumer_group.analysis`)
 written out: a table for the terminal, and a JSON document.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import typing as tp
 
-from soak.consumer_group_analysis import Figures, bad_exits, quantile
+from soak.consumer_group.analysis import Figures, bad_exits, quantile
 
 def _ms(seconds: float) -> str:
     return 'n/a' if math.isnan(seconds) else '{:,.0f} ms'.format(seconds * 1000)

@@ -4,11 +4,11 @@ the logs of the workers and of the producer say about messages lost and
 processed twice, the pauses of the hand-offs of partitions between
 workers, the workers' exits, and whether the goals are met.
 
-The logs are read by :py:mod:`soak.consumer_group_logs`, what the
+The logs are read by :py:mod:`soak.consumer_group.logs`, what the
 controller knew of the run (workers, kills, the scenario) is in
-:py:mod:`soak.consumer_group_run`, the group members the broker listed in
-:py:mod:`soak.consumer_group_members`; the figures are written out by
-:py:mod:`soak.consumer_group_report`.
+:py:mod:`soak.consumer_group.run`, the group members the broker listed in
+:py:mod:`soak.consumer_group.members`; the figures are written out by
+:py:mod:`soak.consumer_group.report`.
 
 A duplicate is an offset of a partition processed again (a sequence
 number the broker stored twice, at two offsets, is the producer's, and
@@ -54,7 +54,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from soak.consumer_group_logs import (
+from soak.consumer_group.logs import (
     LogTail,
     Marker,
     Processing,
@@ -65,8 +65,8 @@ from soak.consumer_group_logs import (
     read_log,
     read_producer_log,
 )
-from soak.consumer_group_members import GroupCheck, GroupMember, parse_group_members
-from soak.consumer_group_run import (
+from soak.consumer_group.members import GroupCheck, GroupMember, parse_group_members
+from soak.consumer_group.run import (
     LEADER_KILL_WINDOW,
     RUN_FILE,
     Charged,

@@ -14,13 +14,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from soak.consumer_group_cluster import Cluster, ClusterError, rotated
-from soak.consumer_group_config import GROUP, Config
-from soak.consumer_group_logs import LogTail, Processing, log_path
-from soak.consumer_group_members import GroupCheck, GroupMember
-from soak.consumer_group_run import LeaderKill, StopKind, WorkerRun
+from soak.consumer_group.cluster import Cluster, ClusterError, rotated
+from soak.consumer_group.config import GROUP, Config
+from soak.consumer_group.logs import LogTail, Processing, log_path
+from soak.consumer_group.members import GroupCheck, GroupMember
+from soak.consumer_group.run import LeaderKill, StopKind, WorkerRun
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 POLL = 0.05
 """Seconds between two looks at the logs and the processes."""
 
@@ -80,7 +80,7 @@ class Group:
         c = self.config
         path = log_path(self.directory, index)
         command = _python(
-            'soak.consumer_group_worker', '--url', *rotated(c.urls, index),
+            'soak.consumer_group.worker', '--url', *rotated(c.urls, index),
             '--super-stream', self.super_stream,
             '--group', GROUP, '--log', path, '--offset', c.offset,
             '--store-every', c.store_every, '--store-interval', c.store_interval,
@@ -100,7 +100,7 @@ class Group:
     def start_producer(self) -> None:
         c = self.config
         self.producer = self._spawn(_python(
-            'soak.consumer_group_producer', '--url', *c.urls, '--super-stream', self.super_stream,
+            'soak.consumer_group.producer', '--url', *c.urls, '--super-stream', self.super_stream,
             '--log', self.directory / 'producer.log', '--messages', c.messages,
             '--rate', c.rate,
         ), 'producer')

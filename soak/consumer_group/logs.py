@@ -1,7 +1,7 @@
 """
 The logs of a consumer group run (:py:mod:`soak.consumer_group`), as the
 workers and the producer write them and the controller and the analysis
-(:py:mod:`soak.consumer_group_analysis`) read them.
+(:py:mod:`soak.consumer_group.analysis`) read them.
 
 A worker's log has a line per message processed, written with one
 ``os.write`` to a file opened with ``O_APPEND`` (a SIGKILL leaves whole

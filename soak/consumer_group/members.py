@@ -6,8 +6,8 @@ subscription there, so a member more is a ghost (a subscription the
 broker forgot on its connection but not in the group, rbfly issue 30),
 and a partition with no active member processes nothing.
 
-Listed by :py:mod:`soak.consumer_group_cluster`, judged by
-:py:mod:`soak.consumer_group_analysis`.
+Listed by :py:mod:`soak.consumer_group.cluster`, judged by
+:py:mod:`soak.consumer_group.analysis`.
 """
 
 from __future__ import annotations

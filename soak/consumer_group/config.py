@@ -1,7 +1,7 @@
 """
 The parameters of a consumer group run (:py:mod:`soak.consumer_group`):
 its command line's options, as the controller and its processes
-(:py:mod:`soak.consumer_group_processes`) read them.
+(:py:mod:`soak.consumer_group.processes`) read them.
 """
 
 from __future__ import annotations

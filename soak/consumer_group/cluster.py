@@ -18,9 +18,9 @@ import shlex
 import subprocess
 from pathlib import Path
 
-from soak.consumer_group_members import GroupMember, parse_group_members
+from soak.consumer_group.members import GroupMember, parse_group_members
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / 'scripts' / 'cluster.sh'
 """The cluster's script (``$RBFLY_CLUSTER_SCRIPT`` when set)."""
 

@@ -4,7 +4,7 @@ several): a single active consumer of every partition of a super stream,
 under the group's name, with automatic offset tracking, as a service
 would be deployed several times::
 
-    python -m soak.consumer_group_worker --url URL [URL...] --super-stream S --group G --log PATH
+    python -m soak.consumer_group.worker --url URL [URL...] --super-stream S --group G --log PATH
 
 Several URLs are the nodes of a cluster (the client connects to the first
 it reaches). With ``--verbose``, rbfly's log at INFO (reconnections,
@@ -15,7 +15,7 @@ Processing a message is appending a line ``<partition> <offset> <seq>
 <time>`` to its log, with one ``os.write`` to a file opened with
 ``O_APPEND``: a SIGKILL leaves whole lines, and a line is written once the
 message is processed (the format and the markers:
-:py:mod:`soak.consumer_group_logs`).
+:py:mod:`soak.consumer_group.logs`).
 
 SIGTERM (or SIGINT) stops it as ``examples/graceful_shutdown.py`` stops its
 consumer: the task iterating over the messages is cancelled where it

@@ -11,12 +11,12 @@ The run:
 
 1. creates a super stream of ``--partitions`` partitions with a unique
    name (deleted at the end);
-2. starts ``--workers`` workers (:py:mod:`soak.consumer_group_worker`,
+2. starts ``--workers`` workers (:py:mod:`soak.consumer_group.worker`,
    each a process with its own client: ``subscribe_super_stream(name=...,
    single_active=True, offset=Offset.FIRST, store_every=100,
    store_interval=1)``) and waits until each has subscribed to every
    partition;
-3. starts the producer (:py:mod:`soak.consumer_group_producer`, a process):
+3. starts the producer (:py:mod:`soak.consumer_group.producer`, a process):
    ``--messages`` messages at ``--rate`` a second, each with its sequence
    number, routed by hash;
 4. after ``--warmup`` seconds, a rolling deploy: ``--restarts`` times, the
@@ -27,7 +27,7 @@ The run:
 5. waits until the producer is done and every confirmed message was
    processed (or ``--drain-timeout`` passes), then stops the workers with
    SIGTERM;
-6. reads the logs (:py:mod:`soak.consumer_group_analysis`) and prints the
+6. reads the logs (:py:mod:`soak.consumer_group.analysis`) and prints the
    figures: messages lost, duplicates of graceful hand-offs (the goal is
    none) and after each kill (within the bound automatic offset tracking
    allows), the pauses of the hand-offs, the workers' exits.
@@ -38,7 +38,7 @@ partitions have a member on every node (``initial-cluster-size`` 3), and
 ``--kill-leader N`` kills the node of partition N's leader (SIGKILL of
 its broker) after the warm-up, brings it back ``--revive-after`` seconds
 later, and lists, before the workers stop, the members the broker keeps
-in each partition's group (:py:mod:`soak.consumer_group_cluster`): a
+in each partition's group (:py:mod:`soak.consumer_group.cluster`): a
 member more than the workers running is a ghost, and a partition without
 an active member processes nothing (rbfly issue 30). ``--verbose`` puts
 rbfly's INFO log of each worker in ``worker-N.err``.
@@ -68,17 +68,17 @@ from pathlib import Path
 
 from rbfly.error import RbFlyError
 from rbfly.streams import streams_client
-from soak.consumer_group_analysis import Figures, analyse_directory
-from soak.consumer_group_cluster import (
+from soak.consumer_group.analysis import Figures, analyse_directory
+from soak.consumer_group.cluster import (
     Cluster,
     cluster_script,
     cluster_urls,
 )
-from soak.consumer_group_config import GROUP, Config
-from soak.consumer_group_logs import read_producer_log
-from soak.consumer_group_processes import Group
-from soak.consumer_group_report import as_json, table
-from soak.consumer_group_run import Scenario, save_run
+from soak.consumer_group.config import GROUP, Config
+from soak.consumer_group.logs import read_producer_log
+from soak.consumer_group.processes import Group
+from soak.consumer_group.report import as_json, table
+from soak.consumer_group.run import Scenario, save_run
 
 @dataclass
 class Result:
@@ -252,7 +252,8 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Config, Path | None, 
     The run's parameters, where its figures are written as JSON (if
     anywhere), and the directory of a run to analyse again (if any).
     """
-    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0].strip())
+    parser = argparse.ArgumentParser(
+        prog='python -m soak.consumer_group', description=__doc__.split('\n\n')[0].strip())
     default_url = os.environ.get('RBFLY_URL43', 'rabbitmq-stream://guest:guest@localhost:5556/')
     d = Config(url=default_url)
     add = parser.add_argument
