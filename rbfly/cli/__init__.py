@@ -192,8 +192,12 @@ def _groups(sub: tp.Any) -> None:
     _group_target(c)
     c.add_argument('--to', required=True, type=_arg(parse.offset),
                    help='first, last (the end), next (the same), an offset or an ISO 8601 time')
-    c.add_argument('--force', action='store_true',
-                   help='store (without it: print what would be stored, store nothing)')
+    how = c.add_mutually_exclusive_group()
+    how.add_argument('--force', action='store_true',
+                     help='store (without it: print what would be stored, store nothing)')
+    how.add_argument('--dry-run', action='store_true',
+                     help='print what would be stored, store nothing (the default, said:'
+                          ' as kafka-consumer-groups --reset-offsets --dry-run)')
     c.add_argument('--watch', type=_arg(_seconds), default=1.0,
                    help='without --force: seconds to watch the offsets stored under NAME'
                         ' for a running consumer (%(default)s)')

@@ -36,7 +36,15 @@ from ..streams import (
 from ..streams.error import PreconditionFailed, StreamDoesNotExist
 from ..streams.offset import OffsetType
 from .lines import LineReader
-from .output import Progress, message_json, message_text, plural, print_facts, print_table
+from .output import (
+    Progress,
+    message_json,
+    message_text,
+    plural,
+    print_facts,
+    print_table,
+    shown_offset,
+)
 
 FILTER_PROPERTY = 'filter'
 """Application property holding the filter value of ``publish --filter-value``."""
@@ -144,7 +152,9 @@ async def group_status(client: StreamsClient, args: argparse.Namespace) -> int:
         args.name, stream=args.stream, super_stream=args.super_stream,
     )
     if args.format == 'json':
-        print_table([dtc.asdict(s) for s in statuses], 'json')
+        print_table([
+            {**dtc.asdict(s), 'stored': shown_offset(s.stored)} for s in statuses
+        ], 'json')
         return 0
 
     def bound(value: int | None, exact: bool) -> int | str | None:
@@ -153,7 +163,7 @@ async def group_status(client: StreamsClient, args: argparse.Namespace) -> int:
         return value if value is None or exact else '{}+'.format(value)
 
     print_table([{
-        'stream': s.stream, 'stored': s.stored, 'first': s.first,
+        'stream': s.stream, 'stored': shown_offset(s.stored), 'first': s.first,
         'end': bound(s.end, s.end_exact), 'lag': bound(s.lag, s.end_exact or s.end is None),
     } for s in statuses], 'text')
     return 0
@@ -163,12 +173,16 @@ async def group_reset(client: StreamsClient, args: argparse.Namespace) -> int:
         args.name, args.to, stream=args.stream, super_stream=args.super_stream,
         force=args.force, dry_run=not args.force, watch=args.watch,
     )
-    print_table([dtc.asdict(r) for r in resets], args.format)
+    print_table([{
+        'stream': r.stream, 'before': shown_offset(r.before), 'stored': shown_offset(r.stored),
+        'resume': r.resume,
+    } for r in resets], args.format)
     if not args.force:
-        print('rbfly: error: nothing stored (no offset of group {!r} moved in {:g}s, but a'
-              ' quiet consumer does not show): stop its consumers and give --force'.format(
-                  args.name, args.watch), file=sys.stderr)
-        return 1
+        # a dry run did what it was asked: status 0 (kafka-consumer-groups
+        # --reset-offsets without --execute prints the plan, exits 0)
+        print('rbfly: dry run, nothing stored (no offset of group {!r} moved in {:g}s, but a'
+              ' quiet consumer does not show): stop its consumers and give --force to store'
+              ' these offsets'.format(args.name, args.watch), file=sys.stderr)
     return 0
 
 async def _partitions(client: StreamsClient, name: str) -> list[str] | None:

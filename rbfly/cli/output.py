@@ -9,6 +9,7 @@ import sys
 import typing as tp
 
 from ..amqp import MessageCtx
+from ..streams.parts.groups import BEFORE_FIRST
 
 def jsonable(value: object) -> object:
     """A value JSON can hold: bytes as text when UTF-8, else ``{"base64": ...}``."""
@@ -58,6 +59,16 @@ def message_text(msg: MessageCtx) -> str:
     if isinstance(body, str):
         return body
     return json.dumps(jsonable(body), ensure_ascii=False)
+
+def shown_offset(offset: int | None) -> int | None:
+    """
+    A stored offset as ``group status`` and ``group reset`` print it:
+    2**64 - 1, stored "before offset 0" (the group resumes at 0), is -1,
+    as the Java client shows it (18446744073709551615 said nothing to a
+    reader, and a JSON reader holding numbers as doubles, ``jq``, could
+    not hold it).
+    """
+    return -1 if offset == BEFORE_FIRST else offset
 
 def plural(n: int, word: str) -> str:
     """``1 message``, ``2 messages``, ``0 messages``."""
@@ -112,5 +123,6 @@ def print_table(rows: list[dict[str, tp.Any]], fmt: str) -> None:
         print('  '.join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip())
 
 __all__ = [
-    'Progress', 'jsonable', 'message_json', 'message_text', 'plural', 'print_facts', 'print_table',
+    'Progress', 'jsonable', 'message_json', 'message_text', 'plural',
+    'print_facts', 'print_table', 'shown_offset',
 ]

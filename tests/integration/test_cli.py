@@ -166,7 +166,10 @@ def test_group_status_reset(
         url43: str, name: str, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A group's status table, a reset refused without --force, then stored; JSON lines."""
+    """
+    A group's status table; a reset without --force a dry run (status 0,
+    as --dry-run), then stored; JSON lines.
+    """
     run(capsys, monkeypatch, url43, 'stream', 'create', name)
     run(capsys, monkeypatch, url43, 'publish', name, stdin=b'a\nb\nc\nd\ne\n')
     status, out, err = run(capsys, monkeypatch, url43, 'group', 'status', 'g', '--stream', name)
@@ -174,13 +177,15 @@ def test_group_status_reset(
     assert [line.split() for line in out.splitlines()] == [
         ['STREAM', 'STORED', 'FIRST', 'END', 'LAG'], [name, '-', '0', '4', '5'],
     ]
-    status, out, err = run(capsys, monkeypatch, url43, 'group', 'reset', 'g', '--stream', name,
-                           '--to', '2', '--watch', '0.2')
-    assert status == 1 and err.count('\n') == 1
-    assert err.startswith('rbfly: error: nothing stored') and 'give --force' in err
-    assert [line.split() for line in out.splitlines()] == [
-        ['STREAM', 'BEFORE', 'STORED', 'RESUME'], [name, '-', '1', '2'],
-    ]
+    for dry_run in ([], ['--dry-run']):
+        status, out, err = run(capsys, monkeypatch, url43, 'group', 'reset', 'g', '--stream',
+                               name, '--to', '2', '--watch', '0.2', *dry_run)
+        assert status == 0 and err.count('\n') == 1
+        assert err.startswith("rbfly: dry run, nothing stored (no offset of group 'g' moved")
+        assert 'give --force to store these offsets' in err
+        assert [line.split() for line in out.splitlines()] == [
+            ['STREAM', 'BEFORE', 'STORED', 'RESUME'], [name, '-', '1', '2'],
+        ]
     status, out, _ = run(capsys, monkeypatch, url43, 'group', 'status', 'g', '--stream', name)
     assert out.splitlines()[1].split()[1] == '-'  # nothing stored
     status, out, err = run(capsys, monkeypatch, url43, 'group', 'reset', 'g', '--stream', name,
@@ -222,9 +227,21 @@ def test_group_super_stream(
         assert end in ('0+', '1+', '2+') and lag == '{}+'.format(int(end[:-1]) + 1)
         status, out, _ = run(capsys, monkeypatch, url4, 'group', 'reset', 'g',
                              '--super-stream', name, '--to', 'first', '--force')
+        # stored "before offset 0" (2**64 - 1): -1, as the Java client shows it
         assert status == 0 and [line.split() for line in out.splitlines()] == [
             ['STREAM', 'BEFORE', 'STORED', 'RESUME'],
-            [name + '-0', '-', str(2 ** 64 - 1), '0'], [name + '-1', '-', str(2 ** 64 - 1), '0'],
+            [name + '-0', '-', '-1', '0'], [name + '-1', '-', '-1', '0'],
+        ]
+        status, out, _ = run(capsys, monkeypatch, url4, 'group', 'status', 'g',
+                             '--super-stream', name, '--format', 'json')
+        assert status == 0 and [json.loads(line)['stored'] for line in out.splitlines()] == [
+            -1, -1]
+        status, out, _ = run(capsys, monkeypatch, url4, 'group', 'reset', 'g',
+                             '--super-stream', name, '--to', 'first', '--force',
+                             '--format', 'json')
+        assert status == 0 and [json.loads(line) for line in out.splitlines()] == [
+            {'stream': name + '-0', 'before': -1, 'stored': -1, 'resume': 0},
+            {'stream': name + '-1', 'before': -1, 'stored': -1, 'resume': 0},
         ]
         status, _, err = run(capsys, monkeypatch, url4, 'group', 'reset', 'g',
                              '--super-stream', name, '--to', '2026-01-01T00:00:00', '--force')

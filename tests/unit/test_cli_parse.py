@@ -16,7 +16,7 @@ import pytest
 from rbfly.cli import main, parse, parser
 from rbfly.cli.commands import flag_names
 from rbfly.cli.lines import LineReader
-from rbfly.cli.output import plural
+from rbfly.cli.output import plural, shown_offset
 from rbfly.streams import Offset
 
 @pytest.mark.parametrize('text, expected', [
@@ -71,6 +71,8 @@ def test_offset() -> None:
      "'0': give seconds"),
     (['group', 'reset', 'g', '--stream', 's', '--to', 'first', '--watch', 'nan'],
      "'nan': give seconds"),
+    (['group', 'reset', 'g', '--stream', 's', '--to', 'first', '--dry-run', '--force'],
+     'argument --force: not allowed with argument --dry-run'),
     (['stream', 'create', 's', '--filter-size', '300'],
      "argument --filter-size: '300': give bytes, from 16 to 255"),
     (['stream', 'create', 's', '--filter-size', '15'], 'argument --filter-size'),
@@ -136,6 +138,16 @@ def test_help_of_bench(capsys: pytest.CaptureFixture[str]) -> None:
         main(['bench', '--help'])
     help_text = ' '.join(capsys.readouterr().out.split())
     assert 'consume publishes them first (not timed)' in help_text
+
+def test_group_reset_dry_run() -> None:
+    """``--dry-run`` says what the reset does without ``--force`` (it was refused)."""
+    args = parser().parse_args(['group', 'reset', 'g', '--stream', 's', '--to', 'first',
+                                '--dry-run'])
+    assert (args.dry_run, args.force) == (True, False)
+
+def test_shown_offset() -> None:
+    """The offset stored before offset 0 is -1 (it was shown 18446744073709551615)."""
+    assert [shown_offset(o) for o in (2**64 - 1, 0, 5, None)] == [-1, 0, 5, None]
 
 def test_plural() -> None:
     assert [plural(n, 'message') for n in (0, 1, 2)] == [
