@@ -222,6 +222,15 @@ def _messages(sub: tp.Any) -> None:
     c.add_argument('--amqp', action='store_true',
                    help='with --json: {"body": ..., "properties": {...},'
                         ' "application_properties": {...}}')
+    c.add_argument('--serializer', choices=SERIALIZERS,
+                   help='the body: the value serialized as JSON or MessagePack, its content'
+                        ' type set (what a subscription with JSONSerializer or'
+                        ' MsgpackSerializer reads; json is the default with --json), or'
+                        ' in AMQP types (a map, a list), no content type')
+    c.add_argument('--content-type', metavar='TYPE',
+                   help='the content type of every message: with --serializer or --json'
+                        ' instead of the serializer\'s; else each line\'s bytes are the'
+                        ' body, as they are (e.g. text/csv)')
     c.add_argument('--batch', type=_arg(_positive), default=1000,
                    help='messages per confirmed batch at most (%(default)s)')
     c.add_argument('--linger', type=_arg(_linger), default=0.1, metavar='SECONDS',
@@ -253,6 +262,10 @@ def _messages(sub: tp.Any) -> None:
                    help='a message that is not AMQP 1.0 (published as raw bytes): end with'
                         ' the error, skip it, or print its raw bytes (%(default)s)')
     c.add_argument('--filter', help='only messages published with this --filter-value')
+    c.add_argument('--no-decode', action='store_true',
+                   help='print bodies as they are (else a body of content type'
+                        ' application/json, or application/msgpack with the msgpack'
+                        ' package, is printed decoded)')
 
     c = command(sub, 'bench', commands.bench,
                 'a quick throughput check: publish times publishing COUNT messages;'
@@ -261,6 +274,21 @@ def _messages(sub: tp.Any) -> None:
     c.add_argument('--count', type=_arg(_positive), default=100_000)
     c.add_argument('--size', type=_arg(_positive), default=10, help='message bytes (10)')
     c.add_argument('--stream', help='stream to use (default: a new one, deleted after)')
+
+SERIALIZERS = ('json', 'msgpack', 'amqp')
+"""The bodies ``publish --serializer`` makes."""
+
+def _publish_refused(args: argparse.Namespace) -> str | None:
+    """Why the options of ``publish`` do not go together (``None``: they do)."""
+    if getattr(args, 'run', None) is not commands.publish:
+        return None
+    if args.binary and (args.serializer or args.content_type):
+        return '--binary publishes bytes without AMQP properties: no --serializer,' \
+            ' no --content-type'
+    if args.serializer == 'amqp' and args.content_type:
+        return '--serializer amqp publishes AMQP values, which name no content type:' \
+            ' no --content-type'
+    return None
 
 def _ssl(args: argparse.Namespace) -> ssl.SSLContext | None:
     if not (args.tls_ca or args.tls_cert):
@@ -286,6 +314,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if getattr(args, 'key_field', None) is not None and not args.json:
         print('rbfly: error: --key-field goes with --json', file=sys.stderr)
+        return 2
+    if (refused := _publish_refused(args)) is not None:
+        print('rbfly: error: {}'.format(refused), file=sys.stderr)
         return 2
     if args.debug:
         logging.basicConfig(level=logging.INFO)

@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses as dtc
+import functools
 import json
 import re
 import sys
@@ -35,8 +36,11 @@ from ..streams import (
 )
 from ..streams.error import PreconditionFailed, StreamDoesNotExist
 from ..streams.offset import OffsetType
+from ..streams.serializers import Codec, JSONSerializer, MsgpackSerializer, Serializer
+from ..types import Symbol
 from .lines import LineReader
 from .output import (
+    BodyDecoder,
     Progress,
     message_json,
     message_text,
@@ -209,10 +213,45 @@ def _routing_key(args: argparse.Namespace) -> Callable[[tp.Any], str]:
         return lambda msg: tp.cast(str, key)
     return lambda msg: _key_field(msg, field) or ''
 
+def _codec(args: argparse.Namespace) -> Codec | None:
+    """
+    The codec of ``publish --serializer json|msgpack`` (json is the
+    default with ``--json``), with ``--content-type`` instead of the
+    serializer's: what a subscription with the serializer reads.
+    ``None``: no serializer (``--serializer amqp``, text lines).
+    """
+    name = args.serializer or ('json' if args.json else None)
+    if name not in ('json', 'msgpack'):
+        return None
+    serializer: Serializer
+    if name == 'json':
+        serializer = JSONSerializer()
+    else:
+        try:
+            serializer = MsgpackSerializer()
+        except ImportError:
+            raise CommandError('--serializer msgpack needs the msgpack package'
+                               ' (pip install msgpack)') from None
+    return Codec(serializer, content_type=args.content_type)
+
+@functools.cache
+def _typed(content_type: str) -> AMQPProperties:
+    """The properties of the lines of ``publish --content-type`` (one object, shared)."""
+    return AMQPProperties(content_type=Symbol(content_type))
+
 def _message(line: bytes, args: argparse.Namespace, number: int) -> tp.Any:
-    """A line as a message: text, raw bytes, a JSON body or a JSON message."""
+    """
+    A line as a message: text, raw bytes, the line's bytes with a content
+    type, a JSON body or a JSON message (serialized by the publisher's
+    codec, when it has one).
+    """
     if args.binary:
         return line
+    if args.content_type is not None and not args.json and args.serializer is None:
+        msg = MessageCtx(line, properties=_typed(args.content_type))
+        if args.filter_value is not None:
+            msg.app_properties = {FILTER_PROPERTY: args.filter_value}
+        return msg
     text = line.decode('utf-8')
     if not args.json:
         body: tp.Any = text
@@ -246,6 +285,9 @@ def _message(line: bytes, args: argparse.Namespace, number: int) -> tp.Any:
 async def publish(client: StreamsClient, args: argparse.Namespace) -> int:
     cls = PublisherBinBatch if args.binary else PublisherBatchFast
     options: dict[str, tp.Any] = {}
+    codec = _codec(args)
+    if codec is not None:
+        options['serializer'] = codec
     if args.filter_value is not None:
         value = args.filter_value
         options['filter_extract'] = lambda m: value
@@ -349,6 +391,7 @@ async def tail(client: StreamsClient, args: argparse.Namespace) -> int:
     # might skip the last chunk, so the messages are filtered here instead
     flt = None if wanted is None or to_end else MessageFilter(value, {wanted})
     show = message_json if args.format == 'json' else message_text
+    decode = BodyDecoder(_note)
     n = 0
     try:
         messages = client.subscribe(
@@ -360,7 +403,8 @@ async def tail(client: StreamsClient, args: argparse.Namespace) -> int:
                 msg = get_message_ctx()
                 if wanted is not None and value(msg) != wanted:
                     continue
-                print(show(msg), flush=args.follow)
+                print(show(msg, msg.body if args.no_decode else decode(msg)),
+                      flush=args.follow)
                 n += 1
                 if n == count:
                     break
@@ -374,6 +418,10 @@ async def tail(client: StreamsClient, args: argparse.Namespace) -> int:
                 args.name, partitions[0], ' '.join(partitions)),
         ) from None
     return 0
+
+def _note(text: str) -> None:
+    """A note of ``tail`` on stderr (stdout holds the messages)."""
+    print('rbfly: {}'.format(text), file=sys.stderr, flush=True)
 
 async def _before_end(client: StreamsClient, args: argparse.Namespace, offset: Offset) -> bool:
     """

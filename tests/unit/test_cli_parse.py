@@ -79,6 +79,7 @@ def test_offset() -> None:
     (['publish', 's', '--linger', '-1'], "argument --linger: '-1': give seconds"),
     (['publish', 's', '--key', 'k', '--key-field', 'f'], 'not allowed with'),
     (['tail', 's', '--connect-timeout', '0'], "argument --connect-timeout: '0'"),
+    (['publish', 's', '--serializer', 'yaml'], "invalid choice: 'yaml'"),
 ])
 def test_usage_errors(argv: list[str], error: str, capsys: pytest.CaptureFixture[str]) -> None:
     """A command line argparse refuses: status 2 and the reason, before any connection."""
@@ -90,6 +91,18 @@ def test_usage_errors(argv: list[str], error: str, capsys: pytest.CaptureFixture
 def test_amqp_needs_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(['publish', 's', '--amqp']) == 2
     assert '--amqp goes with --json' in capsys.readouterr().err
+
+@pytest.mark.parametrize('argv, error', [
+    (['--binary', '--serializer', 'json'], '--binary publishes bytes without AMQP properties'),
+    (['--binary', '--content-type', 'text/csv'], 'no --serializer, no --content-type'),
+    (['--json', '--serializer', 'amqp', '--content-type', 'x/y'],
+     '--serializer amqp publishes AMQP values, which name no content type'),
+])
+def test_publish_serializer_refused(
+        argv: list[str], error: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Options of publish that do not go together: status 2, before any connection."""
+    assert main(['publish', 's', *argv]) == 2
+    assert error in capsys.readouterr().err
 
 def test_key_field_needs_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(['publish', 's', '--key-field', 'user']) == 2
