@@ -212,6 +212,30 @@ def test_guide_programs_43(url43: str, tmp_path: Path) -> None:
     for block in programs:
         _run_python(block, url43, env, tmp_path)
 
+def _run_programs(page: Path, url: str, tmp: Path) -> None:
+    """The complete programs of a page (its blocks starting with an import), in order."""
+    programs = [
+        b for b in blocks(page)
+        if b.language == 'python' and b.text.startswith(('import ', 'from ')) and b.skip is None
+    ]
+    assert programs, 'no program in {}'.format(page)
+    asyncio.run(_delete(url, _streams_created(programs)))
+    env = _env(url, tmp)
+    for block in programs:
+        _run_python(block, url, env, tmp)
+
+def test_blocking_page_310(url: str, tmp_path: Path) -> None:
+    """
+    The program of ``doc/blocking.rst`` ends when it printed the stream
+    (it ended with a TimeoutError and its traceback), on the broker the
+    docs install.
+    """
+    _run_programs(ROOT / 'doc' / 'blocking.rst', url, tmp_path)
+
+def test_blocking_page_43(url43: str, tmp_path: Path) -> None:
+    """The program of ``doc/blocking.rst`` on RabbitMQ 4.3."""
+    _run_programs(ROOT / 'doc' / 'blocking.rst', url43, tmp_path)
+
 def test_testing_page_snippet(tmp_path: Path) -> None:
     """
     The unit test of ``doc/testing.rst`` passes as a user's project runs
