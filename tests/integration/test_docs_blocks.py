@@ -280,6 +280,52 @@ def test_pages_blocks_static() -> None:
                 wrong.append('{}: cannot be run'.format(block))
     assert not wrong, '\n'.join(wrong)
 
+def _public_names() -> set[str]:
+    """The names of rbfly's public modules, which a page's code imports to use."""
+    import importlib
+    modules = ('rbfly.streams', 'rbfly.amqp', 'rbfly.streams.serializers',
+               'rbfly.streams.blocking', 'rbfly.testing', 'rbfly.types')
+    return {name for m in modules for name in importlib.import_module(m).__all__}
+
+def _bound(tree: ast.AST) -> set[str]:
+    """The names a block binds: imports, assignments, definitions, parameters."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names.update((a.asname or a.name).split('.')[0] for a in node.names)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+    return names
+
+def test_pages_names_imported_static() -> None:
+    """
+    A name of rbfly's API that a page's code uses is imported by that
+    block or one before it on the page (``doc/serializers.rst`` used
+    ``Codec(...)`` and imported it nowhere): a reader copying the blocks
+    in order gets no NameError.
+    """
+    public = _public_names()
+    wrong = []
+    for page in _all_pages():
+        bound: set[str] = set()
+        for block in blocks(page):
+            if block.language != 'python':
+                continue
+            tree = ast.parse(block.text, str(block))
+            bound |= _bound(tree)
+            used = {n.id for n in ast.walk(tree)
+                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+            if missing := sorted((used & public) - bound):
+                wrong.append('{}: uses {} without importing it'.format(
+                    block, ', '.join(missing)))
+    assert not wrong, '\n'.join(wrong)
+
 def test_pages_skips_few() -> None:
     """The blocks not run are few, and each says why."""
     skipped = [b for page in PAGES for b in blocks(page) if b.skip is not None]
