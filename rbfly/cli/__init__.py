@@ -218,15 +218,17 @@ def _messages(sub: tp.Any) -> None:
     c.add_argument('--file', help='read this file instead of stdin')
     kind = c.add_mutually_exclusive_group()
     kind.add_argument('--binary', action='store_true', help='raw bytes, no AMQP encoding')
-    kind.add_argument('--json', action='store_true', help='each line a JSON body')
+    kind.add_argument('--json', action='store_true',
+                      help='each line a JSON value, the body: written as JSON, content type'
+                           ' application/json (read by JSONSerializer), unless --serializer')
     c.add_argument('--amqp', action='store_true',
                    help='with --json: {"body": ..., "properties": {...},'
                         ' "application_properties": {...}}')
     c.add_argument('--serializer', choices=SERIALIZERS,
-                   help='the body: the value serialized as JSON or MessagePack, its content'
-                        ' type set (what a subscription with JSONSerializer or'
-                        ' MsgpackSerializer reads; json is the default with --json), or'
-                        ' in AMQP types (a map, a list), no content type')
+                   help='how the body is written: json (the default with --json) or msgpack,'
+                        ' serialized with its content type (read by JSONSerializer,'
+                        ' MsgpackSerializer); amqp, in AMQP types (a map, a list) without'
+                        ' a content type (read without a serializer)')
     c.add_argument('--content-type', metavar='TYPE',
                    help='the content type of every message: with --serializer or --json'
                         ' instead of the serializer\'s; else each line\'s bytes are the'
