@@ -8,6 +8,42 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # document this tree's rbfly (built in place)
 
+def unbuilt_extensions(root: Path = ROOT) -> list[str]:
+    """
+    The Cython extensions (``MODULES`` of setup.py) that this tree's
+    rbfly cannot import compiled: autodoc imports the tree, and each
+    module importing one of them would be a warning of its own (165 in a
+    fresh clone).
+    """
+    import ast
+    import importlib
+    import importlib.machinery
+
+    tree = ast.parse((root / 'setup.py').read_text())
+    modules: list[str] = next(
+        ast.literal_eval(node.value) for node in tree.body
+        if isinstance(node, ast.Assign)
+        and any(isinstance(t, ast.Name) and t.id == 'MODULES' for t in node.targets)
+    )
+    missing = []
+    for name in modules:
+        try:
+            origin = getattr(importlib.import_module(name), '__file__', None) or ''
+        except ImportError:
+            origin = ''
+        if not (origin.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES))
+                and Path(origin).resolve().is_relative_to(root)):
+            missing.append(name)
+    return missing
+
+if _missing := unbuilt_extensions():
+    from sphinx.errors import ConfigError
+    raise ConfigError(
+        'the Cython extensions of {} are not built ({}{}): run scripts/setup.sh doc, or'
+        ' build the docs with scripts/docs.sh, which does'.format(
+            ROOT, ', '.join(_missing[:3]), ', ...' if len(_missing) > 3 else ''),
+    )
+
 _meta = tomllib.loads((ROOT / 'pyproject.toml').read_text())['project']
 project = _meta['name']
 author = _meta['authors'][0]['name']

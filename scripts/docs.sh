@@ -7,16 +7,23 @@
 # code block clipped, every figure readable and linked to its full size;
 # screenshots of the landing page and the quick start in _shots/).
 #
-# Needs no network: the Python names the pages link to come from a small
-# inventory written by doc/conf.py. Installs Sphinx and the Furo theme (the
-# `doc` dependency group) into the venv when they are missing; the Cython
-# extensions must be built (scripts/setup.sh), since autodoc imports them.
+# Works from a fresh clone: it first runs scripts/setup.sh doc, which makes
+# the venv when there is none, installs Sphinx and the Furo theme (the `doc`
+# dependency group) beside the other groups, and compiles the Cython
+# extensions in this tree, which autodoc imports (doc/conf.py puts the tree
+# first on the path, and stops with one line naming scripts/setup.sh when
+# its extensions are not built, rather than 165 autodoc import warnings).
+# A second run installs nothing and recompiles only what changed. The pages
+# need no network: the Python names they link to come from a small
+# inventory written by doc/conf.py.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${RBFLY_VENV:-.venv}
 case "$VENV" in /*) ;; *) VENV=$PWD/$VENV ;; esac
 py=$VENV/bin/python
 OUT=doc/_build/html
+
+RBFLY_VENV=$VENV scripts/setup.sh doc
 
 # the theme is pinned (as in the `doc` dependency group of pyproject.toml): its
 # layout is what scripts/docs_layout.py measures at 1280 px (code blocks as wide

@@ -42,7 +42,22 @@ if [ ! -x "$VENV/bin/python" ]; then
   log "creating virtualenv $VENV"
   "$PYTHON" -m venv "$VENV"
 fi
-stamp="$VENV/.rbfly-deps-$(cat pyproject.toml setup.py | sha1sum | cut -c1-12)-${DEV_GROUPS//,/-}"
+# the stamp names the hash of the build files and the groups installed
+# (.rbfly-deps-HASH-test-lint-fuzz-perf-doc): a run asking for groups all
+# installed for this hash installs nothing, one asking for another group
+# installs it beside them (scripts/docs.sh asks for doc, the others did not:
+# each would reinstall everything in turn)
+hash=$(cat pyproject.toml setup.py | sha1sum | cut -c1-12)
+installed=
+for f in "$VENV"/.rbfly-deps-"$hash"-*; do
+  [ -f "$f" ] && installed=${f##*/.rbfly-deps-"$hash"-}
+done
+installed=${installed//-/,}
+for g in ${DEV_GROUPS//,/ }; do
+  case ",$installed," in *",$g,"*) ;; *) installed=${installed:+$installed,}$g ;; esac
+done
+DEV_GROUPS=$installed
+stamp="$VENV/.rbfly-deps-$hash-${DEV_GROUPS//,/-}"
 if [ ! -f "$stamp" ]; then
   log "installing build tools, rbfly and the groups $DEV_GROUPS into $VENV"
   # pip 25.1 is the first to install dependency groups (--group)

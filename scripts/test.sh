@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${RBFLY_VENV:-.venv}
 
-scripts/setup.sh
+scripts/setup.sh doc  # docs.sh, run beside the brokers' start, then installs nothing
 scripts/lint.sh
 # while the brokers start (apt, chroots, Erlang boot: mostly waiting), one
 # after the other: the documentation with zero warnings (~15 s), the

@@ -192,8 +192,12 @@ def _groups(sub: tp.Any) -> None:
     _group_target(c)
     c.add_argument('--to', required=True, type=_arg(parse.offset),
                    help='first, last (the end), next (the same), an offset or an ISO 8601 time')
-    c.add_argument('--force', action='store_true',
-                   help='store (without it: print what would be stored, store nothing)')
+    how = c.add_mutually_exclusive_group()
+    how.add_argument('--force', action='store_true',
+                     help='store (without it: print what would be stored, store nothing)')
+    how.add_argument('--dry-run', action='store_true',
+                     help='print what would be stored, store nothing (the default, said:'
+                          ' as kafka-consumer-groups --reset-offsets --dry-run)')
     c.add_argument('--watch', type=_arg(_seconds), default=1.0,
                    help='without --force: seconds to watch the offsets stored under NAME'
                         ' for a running consumer (%(default)s)')
@@ -214,10 +218,21 @@ def _messages(sub: tp.Any) -> None:
     c.add_argument('--file', help='read this file instead of stdin')
     kind = c.add_mutually_exclusive_group()
     kind.add_argument('--binary', action='store_true', help='raw bytes, no AMQP encoding')
-    kind.add_argument('--json', action='store_true', help='each line a JSON body')
+    kind.add_argument('--json', action='store_true',
+                      help='each line a JSON value, the body: written as JSON, content type'
+                           ' application/json (read by JSONSerializer), unless --serializer')
     c.add_argument('--amqp', action='store_true',
                    help='with --json: {"body": ..., "properties": {...},'
                         ' "application_properties": {...}}')
+    c.add_argument('--serializer', choices=SERIALIZERS,
+                   help='how the body is written: json (the default with --json) or msgpack,'
+                        ' serialized with its content type (read by JSONSerializer,'
+                        ' MsgpackSerializer); amqp, in AMQP types (a map, a list) without'
+                        ' a content type (read without a serializer)')
+    c.add_argument('--content-type', metavar='TYPE',
+                   help='the content type of every message: with --serializer or --json'
+                        ' instead of the serializer\'s; else each line\'s bytes are the'
+                        ' body, as they are (e.g. text/csv)')
     c.add_argument('--batch', type=_arg(_positive), default=1000,
                    help='messages per confirmed batch at most (%(default)s)')
     c.add_argument('--linger', type=_arg(_linger), default=0.1, metavar='SECONDS',
@@ -249,6 +264,10 @@ def _messages(sub: tp.Any) -> None:
                    help='a message that is not AMQP 1.0 (published as raw bytes): end with'
                         ' the error, skip it, or print its raw bytes (%(default)s)')
     c.add_argument('--filter', help='only messages published with this --filter-value')
+    c.add_argument('--no-decode', action='store_true',
+                   help='print bodies as they are (else a body of content type'
+                        ' application/json, or application/msgpack with the msgpack'
+                        ' package, is printed decoded)')
 
     c = command(sub, 'bench', commands.bench,
                 'a quick throughput check: publish times publishing COUNT messages;'
@@ -257,6 +276,21 @@ def _messages(sub: tp.Any) -> None:
     c.add_argument('--count', type=_arg(_positive), default=100_000)
     c.add_argument('--size', type=_arg(_positive), default=10, help='message bytes (10)')
     c.add_argument('--stream', help='stream to use (default: a new one, deleted after)')
+
+SERIALIZERS = ('json', 'msgpack', 'amqp')
+"""The bodies ``publish --serializer`` makes."""
+
+def _publish_refused(args: argparse.Namespace) -> str | None:
+    """Why the options of ``publish`` do not go together (``None``: they do)."""
+    if getattr(args, 'run', None) is not commands.publish:
+        return None
+    if args.binary and (args.serializer or args.content_type):
+        return '--binary publishes bytes without AMQP properties: no --serializer,' \
+            ' no --content-type'
+    if args.serializer == 'amqp' and args.content_type:
+        return '--serializer amqp publishes AMQP values, which name no content type:' \
+            ' no --content-type'
+    return None
 
 def _ssl(args: argparse.Namespace) -> ssl.SSLContext | None:
     if not (args.tls_ca or args.tls_cert):
@@ -282,6 +316,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if getattr(args, 'key_field', None) is not None and not args.json:
         print('rbfly: error: --key-field goes with --json', file=sys.stderr)
+        return 2
+    if (refused := _publish_refused(args)) is not None:
+        print('rbfly: error: {}'.format(refused), file=sys.stderr)
         return 2
     if args.debug:
         logging.basicConfig(level=logging.INFO)

@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import contextlib
 import dataclasses as dtc
+import functools
 import json
 import re
 import sys
@@ -35,9 +36,20 @@ from ..streams import (
 )
 from ..streams.error import PreconditionFailed, StreamDoesNotExist
 from ..streams.offset import OffsetType
+from ..streams.serializers import Codec, JSONSerializer, MsgpackSerializer, Serializer
 from ..streams.types import PartitionStatus
+from ..types import Symbol
 from .lines import LineReader
-from .output import Progress, message_json, message_text, plural, print_facts, print_table
+from .output import (
+    BodyDecoder,
+    Progress,
+    message_json,
+    message_text,
+    plural,
+    print_facts,
+    print_table,
+    shown_offset,
+)
 
 FILTER_PROPERTY = 'filter'
 """Application property holding the filter value of ``publish --filter-value``."""
@@ -145,7 +157,9 @@ async def group_status(client: StreamsClient, args: argparse.Namespace) -> int:
         args.name, stream=args.stream, super_stream=args.super_stream,
     )
     if args.format == 'json':
-        print_table([dtc.asdict(s) for s in statuses], 'json')
+        print_table([
+            {**dtc.asdict(s), 'stored': shown_offset(s.stored)} for s in statuses
+        ], 'json')
         return 0
 
     def bound(value: int | None, exact: bool) -> int | str | None:
@@ -157,7 +171,7 @@ async def group_status(client: StreamsClient, args: argparse.Namespace) -> int:
         return '-' if s.caught_up is None else 'yes' if s.caught_up else 'no'
 
     print_table([{
-        'stream': s.stream, 'stored': s.stored, 'first': s.first,
+        'stream': s.stream, 'stored': shown_offset(s.stored), 'first': s.first,
         'end': bound(s.end, s.end_exact),
         'lag': s.lag if s.caught_up is not None
         else bound(s.lag, s.end_exact or s.end is None),
@@ -170,12 +184,16 @@ async def group_reset(client: StreamsClient, args: argparse.Namespace) -> int:
         args.name, args.to, stream=args.stream, super_stream=args.super_stream,
         force=args.force, dry_run=not args.force, watch=args.watch,
     )
-    print_table([dtc.asdict(r) for r in resets], args.format)
+    print_table([{
+        'stream': r.stream, 'before': shown_offset(r.before), 'stored': shown_offset(r.stored),
+        'resume': r.resume,
+    } for r in resets], args.format)
     if not args.force:
-        print('rbfly: error: nothing stored (no offset of group {!r} moved in {:g}s, but a'
-              ' quiet consumer does not show): stop its consumers and give --force'.format(
-                  args.name, args.watch), file=sys.stderr)
-        return 1
+        # a dry run did what it was asked: status 0 (kafka-consumer-groups
+        # --reset-offsets without --execute prints the plan, exits 0)
+        print('rbfly: dry run, nothing stored (no offset of group {!r} moved in {:g}s, but a'
+              ' quiet consumer does not show): stop its consumers and give --force to store'
+              ' these offsets'.format(args.name, args.watch), file=sys.stderr)
     return 0
 
 async def _partitions(client: StreamsClient, name: str) -> list[str] | None:
@@ -202,10 +220,45 @@ def _routing_key(args: argparse.Namespace) -> Callable[[tp.Any], str]:
         return lambda msg: tp.cast(str, key)
     return lambda msg: _key_field(msg, field) or ''
 
+def _codec(args: argparse.Namespace) -> Codec | None:
+    """
+    The codec of ``publish --serializer json|msgpack`` (json is the
+    default with ``--json``), with ``--content-type`` instead of the
+    serializer's: what a subscription with the serializer reads.
+    ``None``: no serializer (``--serializer amqp``, text lines).
+    """
+    name = args.serializer or ('json' if args.json else None)
+    if name not in ('json', 'msgpack'):
+        return None
+    serializer: Serializer
+    if name == 'json':
+        serializer = JSONSerializer()
+    else:
+        try:
+            serializer = MsgpackSerializer()
+        except ImportError:
+            raise CommandError('--serializer msgpack needs the msgpack package'
+                               ' (pip install msgpack)') from None
+    return Codec(serializer, content_type=args.content_type)
+
+@functools.cache
+def _typed(content_type: str) -> AMQPProperties:
+    """The properties of the lines of ``publish --content-type`` (one object, shared)."""
+    return AMQPProperties(content_type=Symbol(content_type))
+
 def _message(line: bytes, args: argparse.Namespace, number: int) -> tp.Any:
-    """A line as a message: text, raw bytes, a JSON body or a JSON message."""
+    """
+    A line as a message: text, raw bytes, the line's bytes with a content
+    type, a JSON body or a JSON message (serialized by the publisher's
+    codec, when it has one).
+    """
     if args.binary:
         return line
+    if args.content_type is not None and not args.json and args.serializer is None:
+        msg = MessageCtx(line, properties=_typed(args.content_type))
+        if args.filter_value is not None:
+            msg.app_properties = {FILTER_PROPERTY: args.filter_value}
+        return msg
     text = line.decode('utf-8')
     if not args.json:
         body: tp.Any = text
@@ -239,6 +292,9 @@ def _message(line: bytes, args: argparse.Namespace, number: int) -> tp.Any:
 async def publish(client: StreamsClient, args: argparse.Namespace) -> int:
     cls = PublisherBinBatch if args.binary else PublisherBatchFast
     options: dict[str, tp.Any] = {}
+    codec = _codec(args)
+    if codec is not None:
+        options['serializer'] = codec
     if args.filter_value is not None:
         value = args.filter_value
         options['filter_extract'] = lambda m: value
@@ -342,6 +398,7 @@ async def tail(client: StreamsClient, args: argparse.Namespace) -> int:
     # might skip the last chunk, so the messages are filtered here instead
     flt = None if wanted is None or to_end else MessageFilter(value, {wanted})
     show = message_json if args.format == 'json' else message_text
+    decode = BodyDecoder(_note)
     n = 0
     try:
         messages = client.subscribe(
@@ -353,7 +410,8 @@ async def tail(client: StreamsClient, args: argparse.Namespace) -> int:
                 msg = get_message_ctx()
                 if wanted is not None and value(msg) != wanted:
                     continue
-                print(show(msg), flush=args.follow)
+                print(show(msg, msg.body if args.no_decode else decode(msg)),
+                      flush=args.follow)
                 n += 1
                 if n == count:
                     break
@@ -367,6 +425,10 @@ async def tail(client: StreamsClient, args: argparse.Namespace) -> int:
                 args.name, partitions[0], ' '.join(partitions)),
         ) from None
     return 0
+
+def _note(text: str) -> None:
+    """A note of ``tail`` on stderr (stdout holds the messages)."""
+    print('rbfly: {}'.format(text), file=sys.stderr, flush=True)
 
 async def _before_end(client: StreamsClient, args: argparse.Namespace, offset: Offset) -> bool:
     """

@@ -7,8 +7,10 @@ import datetime as dt
 import json
 import sys
 import typing as tp
+from collections.abc import Callable
 
 from ..amqp import MessageCtx
+from ..streams.parts.groups import BEFORE_FIRST
 
 def jsonable(value: object) -> object:
     """A value JSON can hold: bytes as text when UTF-8, else ``{"base64": ...}``."""
@@ -28,12 +30,81 @@ def jsonable(value: object) -> object:
         return value
     return str(value)
 
-def message_json(msg: MessageCtx) -> str:
-    """A message as one JSON line: offset, timestamp, body, its sections."""
+JSON_TYPES = ('application/json',)
+"""Content types of JSON bodies (and any ``application/...+json``)."""
+
+MSGPACK_TYPES = ('application/msgpack', 'application/x-msgpack', 'application/vnd.msgpack')
+"""Content types of MessagePack bodies."""
+
+class BodyDecoder:
+    """
+    The body of a message as ``tail`` prints it: a data section of
+    content type ``application/json`` (or ``...+json``) decoded as JSON, of
+    ``application/msgpack`` decoded with the ``msgpack`` package when it is
+    installed (what :py:class:`~rbfly.streams.serializers.JSONSerializer`
+    and :py:class:`~rbfly.streams.serializers.MsgpackSerializer` publish);
+    any other body as it is.
+
+    A body that does not decode is printed as it is, and a note on stderr
+    names its offset; so is a MessagePack body without the package (one
+    note).
+
+    :param note: Prints a note (on stderr).
+    """
+    def __init__(self, note: Callable[[str], None]) -> None:
+        self._note = note
+        self._json = json.JSONDecoder()
+        self._msgpack: Callable[[bytes], object] | None = None
+        self._msgpack_missing = False
+
+    def __call__(self, msg: MessageCtx) -> object:
+        body = msg.body
+        content_type = msg.properties.content_type
+        if content_type is None or not isinstance(body, bytes | bytearray | memoryview):
+            return body
+        name = str(getattr(content_type, 'name', content_type))
+        base = name.split(';', 1)[0].strip().lower()
+        decode: Callable[[bytes], object] | None = None
+        if base in JSON_TYPES or (base.startswith('application/') and base.endswith('+json')):
+            decode = self._decode_json
+        elif base in MSGPACK_TYPES:
+            decode = self._unpack()
+        if decode is None:
+            return body
+        try:
+            return decode(bytes(body))
+        except (ValueError, TypeError) as ex:  # not what its content type says
+            self._note('message at offset {}: body not {} ({}): printed as it is'.format(
+                msg.stream_offset, base, str(ex) or type(ex).__name__))
+            return body
+
+    def _decode_json(self, data: bytes) -> object:
+        return self._json.decode(data.decode('utf-8'))
+
+    def _unpack(self) -> Callable[[bytes], object] | None:
+        if self._msgpack is None and not self._msgpack_missing:
+            try:
+                import msgpack  # type: ignore[import-untyped, unused-ignore]
+            except ImportError:
+                self._msgpack_missing = True
+                self._note('msgpack is not installed: MessagePack bodies printed as they are'
+                           ' (pip install msgpack)')
+            else:
+                self._msgpack = msgpack.unpackb
+        return self._msgpack
+
+_BODY: tp.Final = object()
+
+def message_json(msg: MessageCtx, body: object = _BODY) -> str:
+    """
+    A message as one JSON line: offset, timestamp, body, its sections.
+
+    :param body: The body to print (by default the message's).
+    """
     record: dict[str, object] = {
         'offset': msg.stream_offset,
         'timestamp': dt.datetime.fromtimestamp(msg.stream_timestamp, dt.UTC).isoformat(),
-        'body': jsonable(msg.body),
+        'body': jsonable(msg.body if body is _BODY else body),
     }
     properties = {
         k: v for k, v in (
@@ -50,14 +121,30 @@ def message_json(msg: MessageCtx) -> str:
         record['application_properties'] = jsonable(msg.app_properties)
     return json.dumps(record, ensure_ascii=False)
 
-def message_text(msg: MessageCtx) -> str:
-    """A message's body as text (bytes decoded as UTF-8, bad bytes replaced)."""
-    body = msg.body
+def message_text(msg: MessageCtx, body: object = _BODY) -> str:
+    """
+    A message's body as text (bytes decoded as UTF-8, bad bytes replaced;
+    other values as JSON).
+
+    :param body: The body to print (by default the message's).
+    """
+    if body is _BODY:
+        body = msg.body
     if isinstance(body, bytes | bytearray | memoryview):
         return bytes(body).decode('utf-8', errors='replace')
     if isinstance(body, str):
         return body
     return json.dumps(jsonable(body), ensure_ascii=False)
+
+def shown_offset(offset: int | None) -> int | None:
+    """
+    A stored offset as ``group status`` and ``group reset`` print it:
+    2**64 - 1, stored "before offset 0" (the group resumes at 0), is -1,
+    as the Java client shows it (18446744073709551615 said nothing to a
+    reader, and a JSON reader holding numbers as doubles, ``jq``, could
+    not hold it).
+    """
+    return -1 if offset == BEFORE_FIRST else offset
 
 def plural(n: int, word: str) -> str:
     """``1 message``, ``2 messages``, ``0 messages``."""
@@ -112,5 +199,6 @@ def print_table(rows: list[dict[str, tp.Any]], fmt: str) -> None:
         print('  '.join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip())
 
 __all__ = [
-    'Progress', 'jsonable', 'message_json', 'message_text', 'plural', 'print_facts', 'print_table',
+    'JSON_TYPES', 'MSGPACK_TYPES', 'BodyDecoder', 'Progress', 'jsonable', 'message_json',
+    'message_text', 'plural', 'print_facts', 'print_table', 'shown_offset',
 ]

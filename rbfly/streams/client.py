@@ -277,8 +277,9 @@ class StreamsClient:
         :param initial_cluster_size: Number of stream replicas.
         :param initial_offset: The offset of the stream's first message
             (0 to 2**62 - 1; ``stream-initial-offset``, a broker newer than
-            RabbitMQ 4.3: rabbitmq-server PR 17300; 4.3 ignores it), e.g.
-            to continue the offsets of a stream it replaces.
+            RabbitMQ 4.3: rabbitmq-server PR 17300; 3.10, 4.0 and 4.3 take
+            it without an error and drop it, and the stream starts at 0),
+            e.g. to continue the offsets of a stream it replaces.
         :param arguments: Any other stream arguments.
         :param exist_ok: Do not fail when the stream exists (with the same
             arguments), as RbFly 0.10 did.

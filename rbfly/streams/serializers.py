@@ -70,8 +70,12 @@ class ContentTypeMismatch(SerializerError):
     """
     def __init__(self, stream: str | None, offset: int, expected: str, found: str | None):
         super().__init__(
-            'message at offset {} of stream {!r} has content type {!r}, not {!r}'.format(
-                offset, stream, found, expected,
+            'message at offset {} of stream {!r} has {}, not {!r}: publish with the'
+            ' serializer (rbfly publish --json, or --serializer, --content-type), or'
+            " subscribe with on_mismatch='raw' to get such a message's body as it is".format(
+                offset, stream,
+                'no content type' if found is None else 'content type {!r}'.format(found),
+                expected,
             ), stream, offset,
         )
         self.expected = expected

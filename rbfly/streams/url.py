@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses as dtc
 import enum
 import ssl
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 class Scheme(enum.Enum):
     """Connection URI scheme."""
@@ -43,10 +43,15 @@ class ConnectionInfo:
     ssl: ssl.SSLContext | None = dtc.field(default=None, repr=False)
 
     def __str__(self) -> str:
-        user = '{}@'.format(self.username) if self.username else ''
-        return '{}://{}{}:{}/{}'.format(
-            self.scheme.value, user, self.host, self.port, self.virtual_host
-        )
+        """
+        The URI without the password, as :py:func:`parse_uri` reads it
+        back: the default virtual host ``/`` is the path ``/`` (not
+        ``//``), another one percent-encoded (``a/b`` is ``/a%2Fb``).
+        """
+        user = '{}@'.format(quote(self.username, safe='')) if self.username else ''
+        host = '[{}]'.format(self.host) if ':' in self.host else self.host  # IPv6
+        vhost = '' if self.virtual_host == '/' else quote(self.virtual_host, safe='')
+        return '{}://{}{}:{}/{}'.format(self.scheme.value, user, host, self.port, vhost)
 
 def parse_uri(uri: str, ssl_context: ssl.SSLContext | None = None) -> ConnectionInfo:
     """

@@ -9,6 +9,7 @@ import json
 import signal
 import subprocess
 import sys
+import typing as tp
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from rbfly.cli import main
-from rbfly.streams import PublisherBin, streams_client
+from rbfly.streams import Offset, PublisherBin, streams_client
+from rbfly.streams.serializers import Codec, JSONSerializer, MsgpackSerializer
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -87,13 +89,113 @@ def test_publish_json_amqp_and_filter(
                          '--filter', 'red')
     records = [json.loads(line) for line in out.splitlines()]
     assert status == 0 and [r['body'] for r in records] == [{'n': 1}, [1, 2]]
-    assert records[0]['properties'] == {'subject': 's1'}
+    assert records[0]['properties'] == {'subject': 's1', 'content_type': 'application/json'}
     assert records[0]['application_properties'] == {'k': 'v', 'filter': 'red'}
     status, out, _ = run(capsys, monkeypatch, url43, 'tail', name, '--offset', 'last')
     assert (status, out) == (0, 'plain\n')
     status, _, err = run(capsys, monkeypatch, url43, 'publish', name, '--json',
                          stdin=b'{"broken": \n')
     assert status == 1 and 'line 1: not JSON' in err
+
+async def _read(url: str, stream: str, count: int, **options: tp.Any) -> list[object]:
+    """The first ``count`` objects of a stream, read with the client's options."""
+    got: list[object] = []
+    async with streams_client(url) as client:
+        async with asyncio.timeout(30):
+            async for obj in client.subscribe(stream, offset=Offset.FIRST, **options):
+                got.append(obj)
+                if len(got) == count:
+                    break
+    return got
+
+def test_publish_serializers(
+        url43: str, name: str, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """
+    ``publish --json`` writes what a JSONSerializer subscription reads (the
+    content type set; it had none, and every message was a
+    ContentTypeMismatch); ``--serializer msgpack`` what a MsgpackSerializer
+    one reads; ``--serializer amqp`` AMQP values, as --json did; and
+    ``tail`` prints each body decoded by its content type.
+    """
+    run(capsys, monkeypatch, url43, 'stream', 'create', name)
+    lines = b'{"order": 1, "total": 9.5}\n[1, "two"]\n'
+    for options in (['--json'], ['--json', '--serializer', 'msgpack'],
+                    ['--json', '--serializer', 'amqp']):
+        status, out, _ = run(capsys, monkeypatch, url43, 'publish', name, *options,
+                             stdin=lines)
+        assert (status, out) == (0, '2 messages confirmed\n')
+    objects: list[object] = [{'order': 1, 'total': 9.5}, [1, 'two']]
+    got = asyncio.run(_read(url43, name, 6, serializer=JSONSerializer(), on_mismatch='raw'))
+    assert got[:2] == objects
+    got = asyncio.run(_read(url43, name, 4, serializer=MsgpackSerializer(), on_mismatch='raw'))
+    assert got[2:4] == objects
+    assert asyncio.run(_read(url43, name, 6))[4:] == objects  # AMQP values: no serializer
+
+    status, out, err = run(capsys, monkeypatch, url43, 'tail', name)
+    assert (status, err) == (0, '')
+    assert out.splitlines() == ['{"order": 1, "total": 9.5}', '[1, "two"]'] * 3
+    status, out, _ = run(capsys, monkeypatch, url43, 'tail', name, '--format', 'json')
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [r['body'] for r in records] == objects * 3
+    assert [r.get('properties', {}).get('content_type') for r in records] == [
+        'application/json', 'application/json', 'application/msgpack', 'application/msgpack',
+        None, None]
+    # --no-decode: the bodies as they are
+    status, out, _ = run(capsys, monkeypatch, url43, 'tail', name, '--no-decode', '-n', '4',
+                         '--offset', '0')
+    assert out.splitlines()[:2] == ['{"order":1,"total":9.5}', '[1,"two"]']
+    assert out.splitlines()[2].startswith('\ufffd')  # MessagePack's bytes
+
+def test_publish_content_type(
+        url43: str, name: str, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """
+    ``--content-type``: the lines' bytes with that content type; with
+    --json, the serializer's bodies under another name. A body that is
+    not what its content type says is printed as it is, with a note.
+    """
+    run(capsys, monkeypatch, url43, 'stream', 'create', name)
+    status, _, _ = run(capsys, monkeypatch, url43, 'publish', name, '--content-type',
+                       'text/csv', stdin=b'a,1\nb,2\n')
+    assert status == 0
+    status, _, _ = run(capsys, monkeypatch, url43, 'publish', name, '--json',
+                       '--content-type', 'application/vnd.order+json', stdin=b'{"n": 1}\n')
+    assert status == 0
+    status, _, _ = run(capsys, monkeypatch, url43, 'publish', name, '--content-type',
+                       'application/json', stdin=b'{"broken": \n')
+    assert status == 0
+    codec = Codec(JSONSerializer(), content_type='application/vnd.order+json',
+                  on_mismatch='raw')
+    assert asyncio.run(_read(url43, name, 3, serializer=codec)) == [b'a,1', b'b,2', {'n': 1}]
+    status, out, err = run(capsys, monkeypatch, url43, 'tail', name, '--format', 'json')
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [(r['body'], r['properties']['content_type']) for r in records] == [
+        ('a,1', 'text/csv'), ('b,2', 'text/csv'), ({'n': 1}, 'application/vnd.order+json'),
+        ('{"broken": ', 'application/json'),
+    ]
+    assert status == 0 and err.startswith('rbfly: message at offset 3: body not'
+                                          ' application/json (')
+    assert err.endswith('): printed as it is\n') and err.count('\n') == 1
+
+def test_tail_library_serializers(
+        url43: str, name: str, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``tail`` prints decoded what the library's serializers publish."""
+    async def publish() -> None:
+        async with streams_client(url43) as client:
+            await client.create_stream(name)
+            async with client.publisher(name, serializer=MsgpackSerializer()) as publisher:
+                await publisher.send({'m': [1, 2]})
+            async with client.publisher(name, serializer=JSONSerializer()) as publisher:
+                await publisher.send({'j': 'ü'})
+
+    asyncio.run(publish())
+    status, out, err = run(capsys, monkeypatch, url43, 'tail', name)
+    assert (status, out, err) == (0, '{"m": [1, 2]}\n{"j": "ü"}\n', '')
 
 def test_binary(
         url43: str, name: str, capsys: pytest.CaptureFixture[str],
@@ -166,7 +268,10 @@ def test_group_status_reset(
         url43: str, name: str, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A group's status table, a reset refused without --force, then stored; JSON lines."""
+    """
+    A group's status table; a reset without --force a dry run (status 0,
+    as --dry-run), then stored; JSON lines.
+    """
     run(capsys, monkeypatch, url43, 'stream', 'create', name)
     run(capsys, monkeypatch, url43, 'publish', name, stdin=b'a\nb\nc\nd\ne\n')
     status, out, err = run(capsys, monkeypatch, url43, 'group', 'status', 'g', '--stream', name)
@@ -174,13 +279,15 @@ def test_group_status_reset(
     assert [line.split() for line in out.splitlines()] == [
         ['STREAM', 'STORED', 'FIRST', 'END', 'LAG', 'CAUGHT-UP'], [name, '-', '0', '4', '5', 'no'],
     ]
-    status, out, err = run(capsys, monkeypatch, url43, 'group', 'reset', 'g', '--stream', name,
-                           '--to', '2', '--watch', '0.2')
-    assert status == 1 and err.count('\n') == 1
-    assert err.startswith('rbfly: error: nothing stored') and 'give --force' in err
-    assert [line.split() for line in out.splitlines()] == [
-        ['STREAM', 'BEFORE', 'STORED', 'RESUME'], [name, '-', '1', '2'],
-    ]
+    for dry_run in ([], ['--dry-run']):
+        status, out, err = run(capsys, monkeypatch, url43, 'group', 'reset', 'g', '--stream',
+                               name, '--to', '2', '--watch', '0.2', *dry_run)
+        assert status == 0 and err.count('\n') == 1
+        assert err.startswith("rbfly: dry run, nothing stored (no offset of group 'g' moved")
+        assert 'give --force to store these offsets' in err
+        assert [line.split() for line in out.splitlines()] == [
+            ['STREAM', 'BEFORE', 'STORED', 'RESUME'], [name, '-', '1', '2'],
+        ]
     status, out, _ = run(capsys, monkeypatch, url43, 'group', 'status', 'g', '--stream', name)
     assert out.splitlines()[1].split()[1] == '-'  # nothing stored
     status, out, err = run(capsys, monkeypatch, url43, 'group', 'reset', 'g', '--stream', name,
@@ -222,9 +329,21 @@ def test_group_super_stream(
         assert end in ('0+', '1+', '2+')
         status, out, _ = run(capsys, monkeypatch, url4, 'group', 'reset', 'g',
                              '--super-stream', name, '--to', 'first', '--force')
+        # stored "before offset 0" (2**64 - 1): -1, as the Java client shows it
         assert status == 0 and [line.split() for line in out.splitlines()] == [
             ['STREAM', 'BEFORE', 'STORED', 'RESUME'],
-            [name + '-0', '-', str(2 ** 64 - 1), '0'], [name + '-1', '-', str(2 ** 64 - 1), '0'],
+            [name + '-0', '-', '-1', '0'], [name + '-1', '-', '-1', '0'],
+        ]
+        status, out, _ = run(capsys, monkeypatch, url4, 'group', 'status', 'g',
+                             '--super-stream', name, '--format', 'json')
+        assert status == 0 and [json.loads(line)['stored'] for line in out.splitlines()] == [
+            -1, -1]
+        status, out, _ = run(capsys, monkeypatch, url4, 'group', 'reset', 'g',
+                             '--super-stream', name, '--to', 'first', '--force',
+                             '--format', 'json')
+        assert status == 0 and [json.loads(line) for line in out.splitlines()] == [
+            {'stream': name + '-0', 'before': -1, 'stored': -1, 'resume': 0},
+            {'stream': name + '-1', 'before': -1, 'stored': -1, 'resume': 0},
         ]
         status, _, err = run(capsys, monkeypatch, url4, 'group', 'reset', 'g',
                              '--super-stream', name, '--to', '2026-01-01T00:00:00', '--force')

@@ -55,19 +55,37 @@ async def test_create_and_delete_stream(any_url: str, stream: str) -> None:
         with pytest.raises(StreamDoesNotExist):
             await client.delete_stream(stream, missing_ok=False)
 
-async def test_wrong_password(any_url: str) -> None:
-    """Refused credentials raise a typed error that does not show the password."""
-    client = streams_client(_with(any_url, userinfo='guest:not-the-password'))
-    with pytest.raises(AuthenticationFailure) as info:
+async def test_wrong_password(any_url: str, caplog: pytest.LogCaptureFixture) -> None:
+    """
+    Refused credentials raise a typed error naming the user and what to
+    check, without the password; the log names the URI the client
+    connects to, its default virtual host one slash (it showed ``//``).
+    """
+    client = streams_client(_with(any_url, userinfo='guest:not-the-password', path='/'))
+    with caplog.at_level('INFO', logger='rbfly'), \
+            pytest.raises(AuthenticationFailure) as info:
         await client.create_stream('never-created')
-    assert 'not-the-password' not in str(info.value)
+    text = str(info.value)
+    assert 'not-the-password' not in text
     assert 'not-the-password' not in repr(client)
+    assert "the broker refused user 'guest': check the user name and the password" in text
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith('connecting')]
+    where = urlsplit(any_url)
+    assert lines and set(lines) == {'connecting to rabbitmq-stream://guest@{}:{}/'.format(
+        where.hostname, where.port)}
+    assert 'not-the-password' not in caplog.text
 
 async def test_unknown_virtual_host(any_url: str) -> None:
-    """A virtual host that does not exist raises VirtualHostAccessFailure."""
+    """
+    A virtual host that does not exist raises VirtualHostAccessFailure,
+    naming the user and the virtual host.
+    """
     client = streams_client(_with(any_url, path='/no-such-vhost'))
-    with pytest.raises(VirtualHostAccessFailure):
+    with pytest.raises(VirtualHostAccessFailure) as info:
         await client.create_stream('never-created')
+    user = urlsplit(any_url).username
+    assert "user '{}' may not open virtual host 'no-such-vhost'".format(user) \
+        in str(info.value)
 
 async def test_percent_encoded_default_vhost(any_url: str, stream: str) -> None:
     """``/%2F`` names the default virtual host."""

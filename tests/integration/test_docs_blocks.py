@@ -202,15 +202,38 @@ def test_guide_programs_43(url43: str, tmp_path: Path) -> None:
     3.11 and 3.13 too. Its other blocks are parts of programs (they use a
     ``client`` they do not make), compiled by ``test_pages_blocks_static``.
     """
-    programs = [
-        b for b in blocks(ROOT / 'doc' / 'usage.rst')
-        if b.language == 'python' and b.text.startswith('import ') and b.skip is None
-    ]
+    programs = [b for b in blocks(ROOT / 'doc' / 'usage.rst') if _is_program(b)]
     assert len(programs) >= 5, [str(b) for b in programs]
     asyncio.run(_delete(url43, _streams_created(programs)))
     env = _env(url43, tmp_path)
     for block in programs:
         _run_python(block, url43, env, tmp_path)
+
+def _is_program(block: Block) -> bool:
+    """Whether a block is a complete program: it imports, and connects to the docs' broker."""
+    return block.language == 'python' and block.skip is None \
+        and block.text.startswith(('import ', 'from ')) and DOC_URL in block.text
+
+def _run_programs(page: Path, url: str, tmp: Path) -> None:
+    """The complete programs of a page, in order."""
+    programs = [b for b in blocks(page) if _is_program(b)]
+    assert programs, 'no program in {}'.format(page)
+    asyncio.run(_delete(url, _streams_created(programs)))
+    env = _env(url, tmp)
+    for block in programs:
+        _run_python(block, url, env, tmp)
+
+def test_blocking_page_310(url: str, tmp_path: Path) -> None:
+    """
+    The program of ``doc/blocking.rst`` ends when it printed the stream
+    (it ended with a TimeoutError and its traceback), on the broker the
+    docs install.
+    """
+    _run_programs(ROOT / 'doc' / 'blocking.rst', url, tmp_path)
+
+def test_blocking_page_43(url43: str, tmp_path: Path) -> None:
+    """The program of ``doc/blocking.rst`` on RabbitMQ 4.3."""
+    _run_programs(ROOT / 'doc' / 'blocking.rst', url43, tmp_path)
 
 def test_testing_page_snippet(tmp_path: Path) -> None:
     """
@@ -255,6 +278,70 @@ def test_pages_blocks_static() -> None:
                     and block.language not in ('python', 'console'):
                 wrong.append('{}: cannot be run'.format(block))
     assert not wrong, '\n'.join(wrong)
+
+def _public_names() -> set[str]:
+    """The names of rbfly's public modules, which a page's code imports to use."""
+    import importlib
+    modules = ('rbfly.streams', 'rbfly.amqp', 'rbfly.streams.serializers',
+               'rbfly.streams.blocking', 'rbfly.testing', 'rbfly.types')
+    return {name for m in modules for name in importlib.import_module(m).__all__}
+
+def _bound(tree: ast.AST) -> set[str]:
+    """The names a block binds: imports, assignments, definitions, parameters."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names.update((a.asname or a.name).split('.')[0] for a in node.names)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            names.add(node.id)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+    return names
+
+def test_pages_names_imported_static() -> None:
+    """
+    A name of rbfly's API that a page's code uses is imported by that
+    block or one before it on the page (``doc/serializers.rst`` used
+    ``Codec(...)`` and imported it nowhere): a reader copying the blocks
+    in order gets no NameError.
+    """
+    public = _public_names()
+    wrong = []
+    for page in _all_pages():
+        bound: set[str] = set()
+        for block in blocks(page):
+            if block.language != 'python':
+                continue
+            tree = ast.parse(block.text, str(block))
+            bound |= _bound(tree)
+            used = {n.id for n in ast.walk(tree)
+                    if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+            if missing := sorted((used & public) - bound):
+                wrong.append('{}: uses {} without importing it'.format(
+                    block, ', '.join(missing)))
+    assert not wrong, '\n'.join(wrong)
+
+PROGRAMS_RUN = {'README.rst', 'doc/quickstart.rst', 'doc/usage.rst', 'doc/blocking.rst'}
+"""The pages whose complete programs the tests above run."""
+
+PROGRAMS_NOT_RUN = {
+    'doc/bodies.rst': 'a consumer that waits for order 9; tests/unit/test_doc_bodies.py'
+                      ' type-checks it',
+}
+"""Pages whose programs are not run, and why."""
+
+def test_pages_programs_run_static() -> None:
+    """
+    Every page showing a complete program (a block that imports and
+    connects to the docs' broker) has it run by a test above, or says why
+    not: doc/blocking.rst's ended with a TimeoutError, and no test ran it.
+    """
+    shown = {block.page for page in _all_pages() for block in blocks(page) if _is_program(block)}
+    assert shown == PROGRAMS_RUN | set(PROGRAMS_NOT_RUN)
 
 def test_pages_skips_few() -> None:
     """The blocks not run are few, and each says why."""

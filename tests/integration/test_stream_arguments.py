@@ -73,6 +73,27 @@ async def test_every_argument_read_back(url43: str, stream: str) -> None:
         finally:
             await client.delete_stream(stream)
 
+@pytest.mark.parametrize('broker', ['310', '4', '43'])
+async def test_initial_offset_dropped(
+        broker: str, url: str, url4: str, url43: str, stream: str) -> None:
+    """
+    What doc/versions.rst says of ``initial_offset``: RabbitMQ 3.10, 4.0
+    and 4.3 take the Create frame with ``stream-initial-offset`` (no
+    error), keep no such argument, and the stream starts at offset 0.
+    """
+    client = streams_client({'310': url, '4': url4, '43': url43}[broker])
+    async with client:
+        await client.create_stream(stream, initial_offset=1000)
+        try:
+            assert 'stream-initial-offset' not in arguments(broker, stream)
+            async with client.publisher(stream) as publisher:
+                await publisher.send(b'first')
+            async for chunk in client.subscribe_chunks(stream, offset=Offset.FIRST, timeout=30):
+                assert chunk[0].stream_offset == 0
+                break
+        finally:
+            await client.delete_stream(stream)
+
 async def test_every_argument_sent() -> None:
     """
     Every argument ``create_stream`` names goes in the Create frame, by

@@ -16,7 +16,7 @@ import pytest
 from rbfly.cli import main, parse, parser
 from rbfly.cli.commands import flag_names
 from rbfly.cli.lines import LineReader
-from rbfly.cli.output import plural
+from rbfly.cli.output import plural, shown_offset
 from rbfly.streams import Offset
 
 @pytest.mark.parametrize('text, expected', [
@@ -71,12 +71,15 @@ def test_offset() -> None:
      "'0': give seconds"),
     (['group', 'reset', 'g', '--stream', 's', '--to', 'first', '--watch', 'nan'],
      "'nan': give seconds"),
+    (['group', 'reset', 'g', '--stream', 's', '--to', 'first', '--dry-run', '--force'],
+     'argument --force: not allowed with argument --dry-run'),
     (['stream', 'create', 's', '--filter-size', '300'],
      "argument --filter-size: '300': give bytes, from 16 to 255"),
     (['stream', 'create', 's', '--filter-size', '15'], 'argument --filter-size'),
     (['publish', 's', '--linger', '-1'], "argument --linger: '-1': give seconds"),
     (['publish', 's', '--key', 'k', '--key-field', 'f'], 'not allowed with'),
     (['tail', 's', '--connect-timeout', '0'], "argument --connect-timeout: '0'"),
+    (['publish', 's', '--serializer', 'yaml'], "invalid choice: 'yaml'"),
 ])
 def test_usage_errors(argv: list[str], error: str, capsys: pytest.CaptureFixture[str]) -> None:
     """A command line argparse refuses: status 2 and the reason, before any connection."""
@@ -88,6 +91,18 @@ def test_usage_errors(argv: list[str], error: str, capsys: pytest.CaptureFixture
 def test_amqp_needs_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(['publish', 's', '--amqp']) == 2
     assert '--amqp goes with --json' in capsys.readouterr().err
+
+@pytest.mark.parametrize('argv, error', [
+    (['--binary', '--serializer', 'json'], '--binary publishes bytes without AMQP properties'),
+    (['--binary', '--content-type', 'text/csv'], 'no --serializer, no --content-type'),
+    (['--json', '--serializer', 'amqp', '--content-type', 'x/y'],
+     '--serializer amqp publishes AMQP values, which name no content type'),
+])
+def test_publish_serializer_refused(
+        argv: list[str], error: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Options of publish that do not go together: status 2, before any connection."""
+    assert main(['publish', 's', *argv]) == 2
+    assert error in capsys.readouterr().err
 
 def test_key_field_needs_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(['publish', 's', '--key-field', 'user']) == 2
@@ -136,6 +151,16 @@ def test_help_of_bench(capsys: pytest.CaptureFixture[str]) -> None:
         main(['bench', '--help'])
     help_text = ' '.join(capsys.readouterr().out.split())
     assert 'consume publishes them first (not timed)' in help_text
+
+def test_group_reset_dry_run() -> None:
+    """``--dry-run`` says what the reset does without ``--force`` (it was refused)."""
+    args = parser().parse_args(['group', 'reset', 'g', '--stream', 's', '--to', 'first',
+                                '--dry-run'])
+    assert (args.dry_run, args.force) == (True, False)
+
+def test_shown_offset() -> None:
+    """The offset stored before offset 0 is -1 (it was shown 18446744073709551615)."""
+    assert [shown_offset(o) for o in (2**64 - 1, 0, 5, None)] == [-1, 0, 5, None]
 
 def test_plural() -> None:
     assert [plural(n, 'message') for n in (0, 1, 2)] == [

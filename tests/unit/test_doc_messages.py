@@ -143,7 +143,7 @@ def test_pages_quote() -> None:
     assert pages == {'troubleshooting.rst', 'versions.rst'}
     assert len([m for page, m in MESSAGES if page == 'troubleshooting.rst']) >= 25
     assert len([m for page, m in MESSAGES if page == 'versions.rst']) >= 10
-    assert {'RequestTimeout', 'PreconditionFailed'} <= set(NAMES)
+    assert 'RequestTimeout' in NAMES
 
 @pytest.mark.parametrize('page, message', MESSAGES)
 def test_message_in_source(page: str, message: str) -> None:

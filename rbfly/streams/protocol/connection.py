@@ -493,6 +493,38 @@ class ConnectionCore:
         self._set_state(CoreState.CLOSED)
         return HandshakeFailed(error)
 
+    def _refused(self, code: int, state: CoreState) -> str:
+        """
+        The context of a handshake the broker refused: the step, and for a
+        login or a virtual host refused, the user and what to check (the
+        broker says no more than the code; never the password).
+        """
+        step = 'connection handshake ({})'.format(state.value)
+        user = self._username
+        if code == ResponseCode.AUTHENTICATION_FAILURE and self._mechanism == 'PLAIN':
+            return (
+                '{}: the broker refused user {!r}: check the user name and the password'
+                ' (or OAuth 2 token) of the connection URI, and that the user exists on'
+                ' this broker (rabbitmqctl list_users)'.format(step, user)
+            )
+        if code == ResponseCode.AUTHENTICATION_FAILURE:
+            return '{}: the broker refused the SASL {} login: check what the broker' \
+                ' accepts for it'.format(step, self._mechanism)
+        if code == ResponseCode.SASL_AUTHENTICATION_FAILURE_LOOPBACK:
+            return (
+                '{}: user {!r} may log in only from the broker\'s own host (RabbitMQ\'s'
+                ' loopback_users, guest by default): connect with another user'.format(
+                    step, user)
+            )
+        if code == ResponseCode.VIRTUAL_HOST_ACCESS_FAILURE:
+            return (
+                '{}: user {!r} may not open virtual host {!r}: check the path of the'
+                ' connection URI (the default virtual host / is the path /),'
+                ' that the virtual host exists, and the user\'s permissions on it'
+                ' (rabbitmqctl list_permissions -p VHOST)'.format(step, user, self._virtual_host)
+            )
+        return step
+
     def _handshake(
             self, command: Command, correlation_id: int | None, now: float,
     ) -> Event | None:
@@ -512,9 +544,7 @@ class ConnectionCore:
             ))
         code = getattr(command, 'code', ResponseCode.OK)
         if code != ResponseCode.OK:
-            return self._fail(error_for_code(code, 'connection handshake ({})'.format(
-                state.value
-            )))
+            return self._fail(error_for_code(code, self._refused(code, state)))
 
         if state is S.PEER_PROPERTIES and isinstance(command, PeerPropertiesResponse):
             self._server_properties = dict(command.properties)

@@ -188,6 +188,41 @@ def test_authentication_failure() -> None:
     assert isinstance(events[0].error, AuthenticationFailure)
     assert 'secret' not in str(events[0].error)
     assert core.state is CoreState.CLOSED
+    # the user and what to check, since the broker says no more than 0x08
+    assert str(events[0].error) == (
+        "Authentication failure (response code 0x08): connection handshake"
+        " (sasl-authenticate): the broker refused user 'user': check the user name and"
+        " the password (or OAuth 2 token) of the connection URI, and that the user"
+        " exists on this broker (rabbitmqctl list_users)"
+    )
+
+def test_loopback_and_virtual_host_refused() -> None:
+    """
+    A user allowed only on the broker's host, and a virtual host refused:
+    the user (and the virtual host) named, with what to do.
+    """
+    core = make_core(username='guest')
+    core.start(0)
+    core.receive_data(encode(PeerPropertiesResponse(1, OK, {})), 0)
+    core.receive_data(encode(SaslHandshakeResponse(2, OK, ['PLAIN'])), 0)
+    [event] = core.receive_data(encode(SaslAuthenticateResponse(3, 0x0B, None)), 0)
+    assert isinstance(event, HandshakeFailed)
+    assert "user 'guest' may log in only from the broker's own host" in str(event.error)
+
+    core = make_core()
+    core.start(0)
+    core.receive_data(encode(PeerPropertiesResponse(1, OK, {})), 0)
+    core.receive_data(encode(SaslHandshakeResponse(2, OK, ['PLAIN'])), 0)
+    core.receive_data(encode(SaslAuthenticateResponse(3, OK, None)) + encode(Tune(0, 0)), 0)
+    [event] = core.receive_data(encode(OpenResponse(4, 0x0C, {})), 0)
+    assert isinstance(event, HandshakeFailed)
+    assert str(event.error) == (
+        "Virtual host access failure (response code 0x0c): connection handshake (open):"
+        " user 'user' may not open virtual host 'vh': check the path of the connection"
+        " URI (the default virtual host / is the path /), that the virtual host exists,"
+        " and the user's permissions on it (rabbitmqctl list_permissions -p VHOST)"
+    )
+    assert 'secret' not in str(event.error)
 
 def test_mechanism_not_offered() -> None:
     """EXTERNAL not offered by the broker is a clear error."""

@@ -32,8 +32,26 @@ def test_offsets() -> None:
     ('rabbitmq-stream://guest:guest@localhost/a%2Fb', 'a/b'),
 ])
 def test_virtual_host(uri: str, vhost: str) -> None:
-    """The vhost is the path without its slash, percent-decoded."""
-    assert parse_uri(uri).virtual_host == vhost
+    """
+    The vhost is the path without its slash, percent-decoded; the text of
+    the info (the URI the logs show) reads back to the same place, its
+    path one slash for the default virtual host (it showed ``5552//``).
+    """
+    info = parse_uri(uri)
+    assert info.virtual_host == vhost
+    shown = str(info)
+    assert '//' not in shown.split('://', 1)[1]
+    assert shown == 'rabbitmq-stream://guest@localhost:5552/{}'.format(
+        '' if vhost == '/' else uri.rsplit('/', 1)[1])
+    again = parse_uri(shown)
+    assert (again.host, again.port, again.virtual_host, again.username) == (
+        'localhost', 5552, vhost, 'guest')
+
+def test_uri_shown_ipv6() -> None:
+    """An IPv6 address is shown in brackets, as a URI takes it."""
+    info = parse_uri('rabbitmq-stream://u@[::1]:5560/')
+    assert str(info) == 'rabbitmq-stream://u@[::1]:5560/'
+    assert parse_uri(str(info)).host == '::1'
 
 def test_uri_parts() -> None:
     """Host, port, user; the password never shows in repr or str."""

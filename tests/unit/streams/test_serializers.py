@@ -119,9 +119,18 @@ def test_mismatch() -> None:
     assert (info.value.stream, info.value.offset) == ('orders', 42)
     assert (info.value.expected, info.value.found) == ('application/json', 'x/y')
     assert 'offset 42' in str(info.value) and "'orders'" in str(info.value)
+    assert str(info.value).startswith(
+        "message at offset 42 of stream 'orders' has content type 'x/y', not 'application/json'")
     with pytest.raises(ContentTypeMismatch) as info:
         codec.decode(received(MessageCtx(b'{}'), 1), 'orders')
     assert info.value.found is None
+    # the ways out: publish with the serializer, or take the bodies raw
+    assert str(info.value) == (
+        "message at offset 1 of stream 'orders' has no content type, not 'application/json':"
+        " publish with the serializer (rbfly publish --json, or --serializer,"
+        " --content-type), or subscribe with on_mismatch='raw' to get such a message's"
+        " body as it is"
+    )
 
 def test_raw() -> None:
     """``on_mismatch='raw'`` hands over the body of another content type."""
