@@ -16,21 +16,20 @@ It needs the ``admin`` extra (``pip install "rbfly[admin]"``: httpx).
 Everything is read within the URI's virtual host. The endpoints, and the
 brokers that have them (RabbitMQ 3.10 and 4.x checked):
 
-=========================================== ========================================
-``/api/queues/{vhost}``                     streams (``type`` ``stream``): leader,
-                                            members, messages, segments (4.x)
-``/api/exchanges/{vhost}``                  super streams: exchanges with the
-                                            argument ``x-super-stream``
-``/api/exchanges/{vhost}/{name}/bindings/   partitions: the bindings' destinations,
-source``                                    in ``x-stream-partition-order``
-``/api/stream/consumers/{vhost}``           subscriptions; ``active`` and
-                                            ``activity_status`` from RabbitMQ 3.11
-                                            (single active consumer)
-``/api/stream/publishers/{vhost}``          publishers and their counts
-``/api/stream/{vhost}/{stream}/tracking``   offsets stored under each name, each
-                                            named publisher's last publishing id
-                                            (4.0 has it, 3.10 not)
-=========================================== ========================================
+- ``/api/queues/{vhost}``: the streams (``type`` ``stream``): leader,
+  members, messages, segments (4.x);
+- ``/api/exchanges/{vhost}``: the super streams, exchanges with the
+  argument ``x-super-stream``;
+- ``/api/exchanges/{vhost}/{name}/bindings/source``: their partitions,
+  the bindings' destinations in ``x-stream-partition-order``;
+- ``/api/stream/consumers/{vhost}``: the subscriptions; ``active`` and
+  ``activity_status`` from RabbitMQ 3.11 (single active consumer);
+- ``/api/stream/publishers/{vhost}``: the publishers and their counts;
+- ``/api/stream/connections/{vhost}``: the ``connection_name`` each
+  client gave;
+- ``/api/stream/{vhost}/{stream}/tracking``: the offsets stored under
+  each name, each named publisher's last publishing id (4.0 has it, 3.10
+  not).
 
 The broker's statistics lag behind its state by up to its statistics
 interval (``collect_statistics_interval``, 5 s by default): a stream
@@ -348,6 +347,7 @@ class Admin:
         """
         import httpx  # (imported by __init__)
         url = '{}/api/{}'.format(self.base_url, path)
+        logger.debug('management API: GET %s %s', url, params)
         try:
             response = await self._http.get('/api/' + path, params=params or None)
         except httpx.TransportError as ex:
