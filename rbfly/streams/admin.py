@@ -283,7 +283,8 @@ class Admin:
         """
         :param base_url: The API's root, e.g. ``http://localhost:15672``.
         :param vhost: The virtual host to read.
-        :param ssl: TLS context for ``https`` (default: the system's CAs).
+        :param ssl: TLS context for ``https`` (default: Python's default
+            context, the system's CAs).
         :param timeout: Seconds for a request.
         :raises AdminMissing: Without httpx.
         """
@@ -296,7 +297,8 @@ class Admin:
         self.username = username
         auth = None if username is None else (username, password or '')
         self._http: httpx.AsyncClient = httpx.AsyncClient(
-            base_url=self.base_url, auth=auth, verify=ssl if ssl is not None else True,
+            base_url=self.base_url, auth=auth,
+            verify=ssl if ssl is not None else _ssl.create_default_context(),
             timeout=timeout, headers={'accept': 'application/json'},
         )
 

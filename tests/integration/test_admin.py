@@ -15,6 +15,8 @@ import contextlib
 import json
 import os
 import socket
+import ssl
+import subprocess
 import sys
 import typing as tp
 import uuid
@@ -37,6 +39,7 @@ from rbfly.streams.admin import (
 )
 
 from .conftest import MANAGEMENT_PORTS, URL
+from .proxy import Proxy
 
 ROOT = Path(__file__).resolve().parents[2]
 DEADLINE = 60.0
@@ -295,6 +298,41 @@ async def test_no_such_vhost(url4: str, listing: str) -> None:
     async with Admin.from_uri(url, port=MANAGEMENT_PORTS[url4]) as api:
         with pytest.raises(AdminNotFound, match='api/vhosts/no-such-vhost: no such virtual host'):
             await getattr(api, listing)()
+
+@pytest.fixture
+def certificate(tmp_path: Path) -> tuple[Path, Path]:
+    """A self-signed certificate for localhost, and its key (PEM files)."""
+    cert, key = tmp_path / 'cert.pem', tmp_path / 'key.pem'
+    subprocess.run([
+        'openssl', 'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', str(key),
+        '-out', str(cert), '-days', '1', '-subj', '/CN=localhost',
+        '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1',
+    ], check=True, capture_output=True, timeout=60)
+    return cert, key
+
+async def test_https(url4: str, stream: str, certificate: tuple[Path, Path]) -> None:
+    """
+    Test that the management API of a ``rabbitmq-stream+tls://`` URI is
+    read over https, checked with the TLS context given: the broker's
+    API behind a proxy ending TLS (its certificate self-signed), as
+    ``management.ssl.port`` would serve it.
+    """
+    cert, key = certificate
+    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server.load_cert_chain(cert, key)
+    proxy = Proxy('localhost', MANAGEMENT_PORTS[url4], ssl=server)
+    await proxy.start()
+    uri = 'rabbitmq-stream+tls://guest:guest@localhost:5554/'
+    try:
+        async with made(url4, stream), Admin.from_uri(
+                uri, port=proxy.port, ssl=ssl.create_default_context(cafile=cert)) as api:
+            assert api.base_url == 'https://localhost:{}'.format(proxy.port)
+            assert stream in {s.name for s in await api.streams()}
+        async with Admin.from_uri(uri, port=proxy.port) as api:  # the system's CAs
+            with pytest.raises(AdminUnavailable, match='CERTIFICATE_VERIFY_FAILED'):
+                await api.streams()
+    finally:
+        await proxy.close()
 
 async def rbfly(url: str, *argv: str) -> str:
     """Run the ``rbfly`` command against ``url``'s broker; its stdout, as it exits 0."""
