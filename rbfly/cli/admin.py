@@ -17,7 +17,7 @@ import ssl
 import typing as tp
 from collections.abc import Awaitable, Callable
 
-from ..streams.admin import Admin
+from ..streams.admin import Admin, ConsumerSummary
 from .output import print_table
 
 AdminCommand: tp.TypeAlias = Callable[[Admin, argparse.Namespace], Awaitable[int]]
@@ -65,13 +65,21 @@ async def group_list(api: Admin, args: argparse.Namespace) -> int:
         print_table([{**dtc.asdict(g), 'active': [
             dtc.asdict(m) for m in g.active]} for g in groups], 'json')
         return 0
-    print_table([{
-        'stream': g.stream, 'group': g.name, 'active': 'yes' if m.active else 'no',
-        'status': m.status, 'client': m.client, 'connection': m.connection,
-        'id': m.subscription_id,
-        'offset': m.offset, 'lag': m.offset_lag, 'stored': g.stored,
-    } for g in groups for m in g.members], 'text')
+    print_table([
+        {'stream': g.stream, 'group': g.name, **_member(m), 'stored': g.stored}
+        for g in groups for m in (g.members or (None,))
+    ], 'text')
     return 0
+
+def _member(m: ConsumerSummary | None) -> dict[str, object]:
+    """The columns of a group's member (``-`` for a group with none running)."""
+    if m is None:
+        return dict.fromkeys(('active', 'status', 'client', 'connection', 'id', 'offset', 'lag'))
+    return {
+        'active': 'yes' if m.active else 'no', 'status': m.status, 'client': m.client,
+        'connection': m.connection, 'id': m.subscription_id, 'offset': m.offset,
+        'lag': m.offset_lag,
+    }
 
 async def publisher_list(api: Admin, args: argparse.Namespace) -> int:
     publishers = await api.publishers(args.stream)

@@ -464,17 +464,25 @@ class Admin:
         The consumer groups of the virtual host, a group for each stream
         and name: on ``stream`` only, or on the partitions of
         ``super_stream``, when given. With the offset stored under each
-        name where the broker tells it (4.0 does).
+        name where the broker tells it (4.0 does); on the streams asked
+        for, a name with an offset stored and no member running is a
+        group without members too.
         """
         members: dict[tuple[str, str], list[ConsumerSummary]] = {}
         for c in await self.consumers(stream):
             if c.name is None or (super_stream is not None and c.super_stream != super_stream):
                 continue
             members.setdefault((c.stream, c.name), []).append(c)
-        tracked = await self._tracked({s for s, _ in members})
+        asked = set() if stream is None else {stream}
+        if super_stream is not None:
+            asked.update((await self._super_stream(super_stream)).partitions)
+        tracked = await self._tracked(asked | {s for s, _ in members})
+        for s in asked & tracked.keys():
+            for name in tracked[s].offsets:
+                members.setdefault((s, name), [])
         return [GroupSummary(
-            stream=s, name=name, super_stream=group[0].super_stream, members=tuple(group),
-            stored=tracked[s].offsets.get(name) if s in tracked else None,
+            stream=s, name=name, super_stream=group[0].super_stream if group else super_stream,
+            members=tuple(group), stored=tracked[s].offsets.get(name) if s in tracked else None,
         ) for (s, name), group in sorted(members.items())]
 
     async def publishers(self, stream: str | None = None) -> list[PublisherSummary]:

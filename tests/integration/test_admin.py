@@ -165,6 +165,11 @@ async def test_group_active_member(broker4: str, stream: str) -> None:
         async with member(broker4, stream, group, 'member-b'):
             await until('member-b active alone', groups, lambda gs: [
                 by_client(g) for g in gs] == [{'member-b': 'single_active'}])
+        # with no member left, the name is listed for the offset stored under it
+        await until('the group without members', groups, lambda gs: [
+            (g.name, g.members, g.stored) for g in gs] == [(group, (), 7)])
+        table = (await rbfly(broker4, 'group', 'list', '--stream', stream)).splitlines()
+        assert table[1].split() == [stream, group, *['-'] * 7, '7']
 
 async def test_super_stream_group(url4: str, super_stream: str) -> None:
     """
