@@ -339,8 +339,8 @@ async def test_https(url4: str, stream: str, certificate: tuple[Path, Path]) -> 
     finally:
         await proxy.close()
 
-async def rbfly(url: str, *argv: str) -> str:
-    """Run the ``rbfly`` command against ``url``'s broker; its stdout, as it exits 0."""
+async def run(url: str, *argv: str) -> tuple[int | None, str, str]:
+    """Run the ``rbfly`` command against ``url``'s broker: its status, stdout, stderr."""
     env = {**os.environ, 'RBFLY_URL': url, 'RBFLY_MANAGEMENT_PORT': str(MANAGEMENT_PORTS[url]),
            'PYTHONPATH': str(ROOT)}
     proc = await asyncio.create_subprocess_exec(
@@ -348,8 +348,25 @@ async def rbfly(url: str, *argv: str) -> str:
         stderr=asyncio.subprocess.PIPE,
     )
     out, err = await proc.communicate()
-    assert proc.returncode == 0, err.decode()
-    return out.decode()
+    return proc.returncode, out.decode(), err.decode()
+
+async def rbfly(url: str, *argv: str) -> str:
+    """Run the ``rbfly`` command against ``url``'s broker; its stdout, as it exits 0."""
+    status, out, err = await run(url, *argv)
+    assert status == 0, err
+    return out
+
+async def test_cli_errors(url4: str) -> None:
+    """Test that a list command fails with one line naming the URL and the cause, status 1."""
+    port = free_port()
+    status, out, err = await run(url4, 'publisher', 'list', '--management-port', str(port))
+    assert (status, out) == (1, '') and err.count('\n') == 1
+    assert err.startswith('rbfly: error: http://localhost:{}/api/stream/publishers/%2F: no'
+                          ' management API answers'.format(port))
+    status, out, err = await run(url4, 'stream', 'list', '--url', url4.replace(':guest@', ':bad@'))
+    assert (status, out) == (1, '') and err == (
+        "rbfly: error: http://localhost:{}/api/queues/%2F: credentials of user 'guest' refused"
+        ' (Not_Authorized)\n'.format(MANAGEMENT_PORTS[url4]))
 
 async def test_cli(url43: str, stream: str) -> None:
     """Test that ``rbfly stream|group|publisher list`` print what the API gives."""
