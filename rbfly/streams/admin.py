@@ -10,7 +10,7 @@ user, password, host and virtual host of the client's URI::
 
     async with Admin.from_uri('rabbitmq-stream://guest:guest@localhost:5552/') as admin:
         for group in await admin.groups(super_stream='invoices'):
-            print(group.stream, group.name, [m.connection for m in group.active])
+            print(group.stream, group.name, [m.client for m in group.active])
 
 It needs the ``admin`` extra (``pip install "rbfly[admin]"``: httpx).
 Everything is read within the URI's virtual host. The endpoints, and the
