@@ -22,6 +22,7 @@ from rbfly.streams.admin import (
     AdminNotFound,
     AdminNotSupported,
     AdminUnavailable,
+    _consumer,
     http_error,
 )
 
@@ -138,3 +139,36 @@ def test_without_httpx() -> None:
     assert done.returncode == 1, done.stderr
     assert done.stdout == text + '\n'
     assert done.stderr == 'rbfly: error: ' + text + '\n'
+
+# consumers as RabbitMQ lists them (/api/stream/consumers), trimmed
+CONSUMER_310 = {
+    'connection_details': {'name': '127.0.0.1:47820 -> 127.0.0.1:5552', 'user': 'guest'},
+    'consumed': 4, 'credits': 61, 'offset': 4, 'offset_lag': 1, 'properties': {'name': 'grp'},
+    'queue': {'name': 'orders', 'vhost': '/'}, 'subscription_id': 0,
+}
+CONSUMER_4 = {
+    'active': False, 'activity_status': 'waiting',
+    'connection_details': {'name': '127.0.0.1:45504 -> 127.0.0.1:5553', 'user': 'guest'},
+    'consumed': 0, 'credits': 16, 'offset': 0, 'offset_lag': 0,
+    'properties': {'name': 'grp', 'single-active-consumer': 'true', 'super-stream': 'inv'},
+    'queue': {'name': 'inv-0', 'vhost': '/'}, 'subscription_id': 1,
+}
+
+def test_consumer_310() -> None:
+    """Test that a consumer of RabbitMQ 3.10 (no single active consumer) is active, up."""
+    c = _consumer(CONSUMER_310, {'127.0.0.1:47820 -> 127.0.0.1:5552': 'app-1'})
+    assert (c.stream, c.name, c.client, c.super_stream) == ('orders', 'grp', 'app-1', None)
+    assert (c.single_active, c.active, c.status) == (False, True, 'up')
+    assert (c.offset, c.offset_lag, c.consumed, c.credits) == (4, 1, 4, 61)
+
+def test_consumer_4() -> None:
+    """
+    Test a waiting member of a super stream's group on RabbitMQ 4.0,
+    listed before the broker has its connection's statistics
+    (``connection_details`` is ``[]`` then).
+    """
+    c = _consumer({**CONSUMER_4, 'connection_details': []}, {})
+    assert (c.stream, c.name, c.super_stream, c.connection, c.client) == (
+        'inv-0', 'grp', 'inv', '', None)
+    assert (c.single_active, c.active, c.status, c.subscription_id) == (
+        True, False, 'waiting', 1)
