@@ -38,7 +38,8 @@
 #                          process, /proc/PID/limits); exit 1 when one is
 #                          below BROKERS_NOFILE (RabbitMQ's recommended
 #                          65536: restart it to apply), 3 when none runs
-#   env                    client settings: eval "$(scripts/brokers.sh env)"
+#   env                    client settings: eval "$(scripts/brokers.sh env)" (stream
+#                          URLs, management ports, TLS files)
 #   ctl 310|4|43 CMD [ARG...] run a RabbitMQ CLI as the broker's rabbitmq user, e.g.
 #                          scripts/brokers.sh ctl 4 rabbitmq-streams add_super_stream s --partitions 3
 #   logs 310|4|43 [LINES]     tail the node log
@@ -534,6 +535,10 @@ case "$cmd" in
     echo "export RBFLY_TLS_URL=rabbitmq-stream+tls://guest:guest@localhost:$BROKER310_TLS_PORT/"
     echo "export RBFLY_TLS_URL4=rabbitmq-stream+tls://guest:guest@localhost:$BROKER4_TLS_PORT/"
     echo "export RBFLY_URL43=rabbitmq-stream://guest:guest@localhost:$BROKER43_STREAM_PORT/"
+    # the management plugin's HTTP API of each (rbfly.streams.admin, rbfly stream list)
+    echo "export RBFLY_MANAGEMENT_PORT=$BROKER310_MGMT_PORT"
+    echo "export RBFLY_MANAGEMENT_PORT4=$BROKER4_MGMT_PORT"
+    echo "export RBFLY_MANAGEMENT_PORT43=$BROKER43_MGMT_PORT"
     printf 'export RBFLY_TLS_CA=%q\n' "$TLS_DIR/ca.pem"
     printf 'export RBFLY_TLS_CERT=%q\n' "$TLS_DIR/client.pem"
     printf 'export RBFLY_TLS_KEY=%q\n' "$TLS_DIR/client.key"

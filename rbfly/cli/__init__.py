@@ -22,7 +22,8 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from ..error import RbFlyError
 from ..streams import ConnectionLost, StreamsClient, streams_client
-from . import commands, parse
+from ..streams.admin import DEFAULT_PORT as DEFAULT_MANAGEMENT_PORT
+from . import admin, commands, parse
 
 DEFAULT_URL = 'rabbitmq-stream://guest:guest@localhost:5552/'
 
@@ -127,6 +128,7 @@ def parser() -> argparse.ArgumentParser:
                            parser_class=_subparser(common))
     _streams(sub)
     _groups(sub)
+    _publishers(sub)
     _messages(sub)
     return p
 
@@ -142,10 +144,27 @@ def _command(parent: tp.Any, name: str, run: Command, text: str) -> argparse.Arg
     c.set_defaults(run=run)
     return c
 
+def _listing(parent: tp.Any, run: admin.AdminCommand, text: str) -> argparse.ArgumentParser:
+    """A ``list`` command: it reads the management plugin's HTTP API, not the stream port."""
+    c: argparse.ArgumentParser = parent.add_parser('list', help=text, description=text + (
+        '; read from the management plugin\'s HTTP API on the --url host (its user, password,'
+        ' virtual host), https for rabbitmq-stream+tls://'))
+    c.set_defaults(admin_run=run)
+    g = c.add_argument_group('management API options')
+    g.add_argument('--management-port', type=_arg(admin.port),
+                   default=os.environ.get('RBFLY_MANAGEMENT_PORT', str(DEFAULT_MANAGEMENT_PORT)),
+                   metavar='PORT', help='the management plugin\'s port (default:'
+                   ' $RBFLY_MANAGEMENT_PORT, else {})'.format(DEFAULT_MANAGEMENT_PORT))
+    g.add_argument('--management-scheme', choices=('http', 'https'),
+                   help='default: https for rabbitmq-stream+tls://, else http')
+    c.add_argument('--format', choices=('text', 'json'), default='text')
+    return c
+
 def _streams(sub: tp.Any) -> None:
     """The stream and super-stream commands."""
     command = _command
-    stream = sub.add_parser('stream', help='create, delete, inspect a stream')
+    stream = sub.add_parser('stream', aliases=['streams'],
+                            help='create, delete, inspect, list streams')
     ss = stream.add_subparsers(dest='action', required=True, metavar='ACTION')
     c = command(ss, 'create', commands.stream_create,
                 'create a stream (nothing if it exists with the same arguments)')
@@ -163,8 +182,11 @@ def _streams(sub: tp.Any) -> None:
     c = command(ss, 'info', commands.stream_info, 'leader, replicas, offsets of a stream')
     c.add_argument('name')
     c.add_argument('--format', choices=('text', 'json'), default='text')
+    _listing(ss, admin.stream_list, 'the streams of the virtual host: messages, segments, leader'
+             ' and replicas')
 
-    sup = sub.add_parser('super-stream', help='create, delete, inspect a super stream')
+    sup = sub.add_parser('super-stream', aliases=['super-streams'],
+                         help='create, delete, inspect, list super streams')
     sa = sup.add_subparsers(dest='action', required=True, metavar='ACTION')
     c = command(sa, 'create', commands.super_stream_create,
                 'create a super stream (RabbitMQ 3.13+); prints its partitions')
@@ -177,11 +199,14 @@ def _streams(sub: tp.Any) -> None:
     c = command(sa, 'info', commands.super_stream_info, 'partitions of a super stream')
     c.add_argument('name')
     c.add_argument('--format', choices=('text', 'json'), default='text')
+    _listing(sa, admin.super_stream_list, 'the super streams of the virtual host and their'
+             ' partitions')
 
 def _groups(sub: tp.Any) -> None:
     """The consumer group commands."""
     command = _command
-    group = sub.add_parser('group', help='status and reset of a consumer group')
+    group = sub.add_parser('group', aliases=['groups'],
+                           help='status, reset, members of consumer groups')
     ga = group.add_subparsers(dest='action', required=True, metavar='ACTION')
     c = command(ga, 'status', commands.group_status,
                 'offset stored under a group name, end and lag of each stream or partition')
@@ -201,6 +226,19 @@ def _groups(sub: tp.Any) -> None:
     c.add_argument('--watch', type=_arg(_seconds), default=1.0,
                    help='without --force: seconds to watch the offsets stored under NAME'
                         ' for a running consumer (%(default)s)')
+    c = _listing(ga, admin.group_list, 'the consumer groups (consumers sharing a name) of each'
+                 ' stream: each member, which one is active, the offset stored under the name')
+    where = c.add_mutually_exclusive_group()
+    where.add_argument('--stream', help='on this stream only')
+    where.add_argument('--super-stream', help='on the partitions of this super stream only')
+
+def _publishers(sub: tp.Any) -> None:
+    """The publisher commands."""
+    publisher = sub.add_parser('publisher', aliases=['publishers'], help='list publishers')
+    pa = publisher.add_subparsers(dest='action', required=True, metavar='ACTION')
+    c = _listing(pa, admin.publisher_list, 'the publishers of the virtual host: their counts'
+                 ' and the last publishing id stored for each name')
+    c.add_argument('--stream', help='of this stream only')
 
 def _group_target(c: argparse.ArgumentParser) -> None:
     c.add_argument('name', metavar='NAME', help='the group: its consumers\' name')
@@ -301,6 +339,9 @@ def _ssl(args: argparse.Namespace) -> ssl.SSLContext | None:
     return ctx
 
 async def _run(args: argparse.Namespace) -> int:
+    if (listing := getattr(args, 'admin_run', None)) is not None:
+        async with admin.admin(args, _ssl(args)) as api:
+            return tp.cast(int, await listing(api, args))
     client = streams_client(args.url, ssl=_ssl(args), connect_timeout=args.connect_timeout)
     async with client:
         run: Command = args.run

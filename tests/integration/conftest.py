@@ -7,7 +7,10 @@ the environment variables that ``scripts/brokers.sh env`` prints.
   of RabbitMQ 3.11+ (stream statistics, Deliver v2, super streams, single
   active consumer) and 3.13+ (filtering);
 - ``RBFLY_URL43``: the RabbitMQ of Debian unstable (4.3+, chroot), default
-  port 5556, for features of RabbitMQ 4.3 (ResolveOffsetSpec).
+  port 5556, for features of RabbitMQ 4.3 (ResolveOffsetSpec);
+- ``RBFLY_MANAGEMENT_PORT``, ``..._PORT4``, ``..._PORT43``: the port of
+  each one's management plugin (15672, 15673, 15675), for
+  :py:mod:`rbfly.streams.admin`.
 """
 
 import asyncio
@@ -31,6 +34,12 @@ from .proxy import Proxy
 URL = os.environ.get('RBFLY_URL', 'rabbitmq-stream://guest:guest@localhost:5552/')
 URL4 = os.environ.get('RBFLY_URL4', 'rabbitmq-stream://guest:guest@localhost:5553/')
 URL43 = os.environ.get('RBFLY_URL43', 'rabbitmq-stream://guest:guest@localhost:5556/')
+MANAGEMENT_PORTS = {
+    URL: int(os.environ.get('RBFLY_MANAGEMENT_PORT', '15672')),
+    URL4: int(os.environ.get('RBFLY_MANAGEMENT_PORT4', '15673')),
+    URL43: int(os.environ.get('RBFLY_MANAGEMENT_PORT43', '15675')),
+}
+"""The management plugin's port of each broker (``scripts/brokers.sh env``)."""
 
 FAST = Backoff(initial=0.05, maximum=0.5)
 """Reconnection delays of a client whose connection a test cuts: back at once."""

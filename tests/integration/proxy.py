@@ -8,20 +8,26 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ssl as _ssl
 from collections.abc import Callable
 
 class Proxy:
     """
     Forward ``127.0.0.1:<port>`` to ``host:port`` (with ``more`` targets,
     each connection to the next target in turn, as a round-robin load
-    balancer).
+    balancer); with ``ssl``, a server's TLS context, it ends TLS and
+    forwards the plain bytes (https in front of an http server).
 
     :ivar port: Local port the proxy listens on (after :py:meth:`start`).
     :ivar connections: Number of connections accepted so far.
     :ivar accepted: When each was accepted (the event loop's time).
     """
-    def __init__(self, host: str, port: int, more: tuple[tuple[str, int], ...] = ()) -> None:
+    def __init__(
+            self, host: str, port: int, more: tuple[tuple[str, int], ...] = (),
+            ssl: _ssl.SSLContext | None = None,
+    ) -> None:
         self._targets = ((host, port), *more)
+        self._ssl = ssl
         self._server: asyncio.Server | None = None
         self._pairs: set[tuple[asyncio.StreamWriter, asyncio.StreamWriter]] = set()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -41,7 +47,7 @@ class Proxy:
         return self._targets
 
     async def start(self) -> None:
-        self._server = await asyncio.start_server(self._accept, '127.0.0.1', 0)
+        self._server = await asyncio.start_server(self._accept, '127.0.0.1', 0, ssl=self._ssl)
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -36,7 +36,7 @@ import re
 import subprocess
 import sys
 import typing as tp
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import docutils.core
@@ -47,6 +47,8 @@ import pytest
 
 from rbfly.streams import streams_client
 from rbfly.streams.error import StreamDoesNotExist
+
+from .conftest import MANAGEMENT_PORTS
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC_URL = 'rabbitmq-stream://guest:guest@localhost:5552/'
@@ -142,8 +144,17 @@ def _streams_created(runnable: list[Block]) -> set[str]:
         names.update(re.findall(r'rbfly stream create (\S+)', block.text))
     return names
 
-async def _delete(url: str, streams: set[str]) -> None:
+def _super_streams_created(runnable: list[Block]) -> set[str]:
+    names = set()
+    for block in runnable:
+        names.update(re.findall(r"create_super_stream\('([^']+)'", block.text))
+        names.update(re.findall(r'rbfly super-stream create (\S+)', block.text))
+    return names
+
+async def _delete(url: str, streams: set[str], super_streams: tp.Iterable[str] = ()) -> None:
     async with streams_client(url) as client:
+        for name in sorted(super_streams):
+            await client.delete_super_stream(name, missing_ok=True)
         for name in sorted(streams):
             try:
                 await client.delete_stream(name)
@@ -234,6 +245,27 @@ def test_blocking_page_310(url: str, tmp_path: Path) -> None:
 def test_blocking_page_43(url43: str, tmp_path: Path) -> None:
     """The program of ``doc/blocking.rst`` on RabbitMQ 4.3."""
     _run_programs(ROOT / 'doc' / 'blocking.rst', url43, tmp_path)
+
+def test_operating_page_43(url43: str, tmp_path: Path) -> None:
+    """
+    The blocks of ``doc/operating.rst``, in order, on RabbitMQ 4.3 (its
+    consumer group needs 3.11+), with the broker's management port
+    (``RBFLY_MANAGEMENT_PORT``; ``port=15672`` in a program).
+    """
+    runnable = [b for b in blocks(ROOT / 'doc' / 'operating.rst') if b.skip is None]
+    assert {b.language for b in runnable} == {'python', 'console'}, [str(b) for b in runnable]
+    asyncio.run(_delete(url43, _streams_created(runnable), _super_streams_created(runnable)))
+    _rbfly_command(tmp_path / 'bin')
+    env = _env(url43, tmp_path / 'bin')
+    port = MANAGEMENT_PORTS[url43]
+    env['RBFLY_MANAGEMENT_PORT'] = str(port)
+    for block in runnable:
+        if block.language == 'python':
+            _run_python(replace(
+                block, text=block.text.replace('port=15672', 'port={}'.format(port))),
+                url43, env, tmp_path)
+        else:
+            _run_console(block, env, tmp_path)
 
 def test_testing_page_snippet(tmp_path: Path) -> None:
     """
@@ -356,7 +388,7 @@ def test_programs_typecheck(tmp_path: Path) -> None:
     start's consumer indexed a body of the ``AMQPBody`` union once).
     """
     api = pytest.importorskip('mypy.api')
-    pages = [*PAGES, ROOT / 'doc' / 'usage.rst']
+    pages = [*PAGES, ROOT / 'doc' / 'usage.rst', ROOT / 'doc' / 'operating.rst']
     programs = [
         b for page in pages for b in blocks(page)
         if b.language == 'python' and b.text.startswith('import ') and b.skip is None

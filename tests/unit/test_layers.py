@@ -58,7 +58,7 @@ PARTS = ('rbfly.streams.parts', 'rbfly.streams.publishers', 'rbfly.streams.subsc
 
 # the public extras: at the facade's level, used by nothing of the client
 EXTRAS = ('rbfly.streams.pipe', 'rbfly.streams.tracing', 'rbfly.streams.otel',
-          'rbfly.streams.compression')
+          'rbfly.streams.compression', 'rbfly.streams.admin')
 # the facade's reading side: the subscribe methods' options and iterators
 CONSUMING = 'rbfly.streams.consuming'
 FACADE = ('rbfly.streams.client', CONSUMING, *PARTS)

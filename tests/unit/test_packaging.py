@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-USER_EXTRAS = {'uvloop', 'compression', 'otel'}
+USER_EXTRAS = {'uvloop', 'compression', 'otel', 'admin'}
 DEV_GROUPS = {'test', 'lint', 'perf', 'fuzz', 'doc', 'wheel'}
 
 def pyproject() -> dict[str, object]:
