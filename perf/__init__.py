@@ -14,6 +14,9 @@ The benchmarks of rbfly, run from the work tree's root as
     what Python costs per message before a client does anything
 ``perf.concurrent``
     many tasks publishing on one publisher
+``perf.handlers``
+    concurrent handlers (``client.process``) against the plain
+    ``async for``, a handler awaiting I/O per message
 ``perf.serializers``
     what a serializer (JSON, msgpack, msgspec) costs a message,
     beside the plain path

@@ -64,6 +64,7 @@ from .publishers.superstream import RoutingKey, RoutingStrategy, SuperStreamPubl
 from .serializers import Codec, OnMismatch, Serializer
 from .subscriptions._bodies import Bodies
 from .subscriptions.decoded import Decoded
+from .subscriptions.handlers import DRAIN_TIMEOUT, Handler, Key
 from .subscriptions.state import SubscriptionState
 from .subscriptions.subscription import Chunk
 from .subscriptions.windows import Windows
@@ -892,6 +893,57 @@ class StreamsClient:
         """
         return self._consuming.chunks(
             'subscribe_super_stream_chunks', super_stream, True, options)
+
+    async def process(
+            self, stream: str, handler: Handler, *, concurrency: int = 32,
+            key: Key | None = None, drain_timeout: float = DRAIN_TIMEOUT,
+            **options: tp.Unpack[SubscribeArgs],
+    ) -> int:
+        """
+        Run an async handler over the messages of a stream, with up to
+        ``concurrency`` messages in flight, and return the count handled
+        when the subscription ends (``stop_at_end``), or raise the first
+        error of a handler once those in flight are done. Cancelled, it
+        drains the handlers in flight (``drain_timeout`` seconds), commits
+        and unsubscribes.
+
+        With automatic tracking (``name``, ``store_every``), the offset
+        stored is the one before the lowest message of the stream not
+        done yet: nothing is committed before it is handled, whatever the
+        order handlers finish in (see
+        :py:mod:`rbfly.streams.subscriptions.handlers`).
+
+        :param handler: An async function of a
+            :py:class:`~rbfly.amqp.MessageCtx` (body, sections, stream,
+            offset).
+        :param concurrency: Messages in flight at most (1..65535).
+        :param key: A function of a message: messages of a key are
+            handled one after the other, in stream order (``None``: any
+            order).
+        :param drain_timeout: Seconds the end waits for the handlers in
+            flight.
+
+        The other parameters are those of :py:meth:`subscribe_chunks`.
+        """
+        return await self._consuming.handlers(
+            'process', stream, False, handler, concurrency, key, drain_timeout, options,
+        ).run()
+
+    async def process_super_stream(
+            self, super_stream: str, handler: Handler, *, concurrency: int = 32,
+            key: Key | None = None, drain_timeout: float = DRAIN_TIMEOUT,
+            **options: tp.Unpack[SubscribeArgs],
+    ) -> int:
+        """
+        Run an async handler over the messages of every partition of a
+        super stream (see :py:meth:`process`); with ``single_active``, as
+        a member of a consumer group: a hand-off waits for the messages in
+        flight of the partition it moves.
+        """
+        return await self._consuming.handlers(
+            'process_super_stream', super_stream, True, handler, concurrency, key,
+            drain_timeout, options,
+        ).run()
 
 def streams_client(
         uri: str | tp.Sequence[str], /, ssl: _ssl.SSLContext | None = None,

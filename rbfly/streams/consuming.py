@@ -42,6 +42,7 @@ from .subscriptions._bodies import Bodies
 from .subscriptions.chunks import Chunks
 from .subscriptions.decoded import Decoded
 from .subscriptions.flow import FlowStrategy
+from .subscriptions.handlers import Handler, Handlers, Key, check_handlers
 from .subscriptions.progress import Progress
 from .subscriptions.windows import Windows, check_window
 from .types import MessageFilter
@@ -142,6 +143,19 @@ class Consuming:
         """The chunks of a stream, or of every partition of a super stream."""
         options = subscribe_options(where, args)
         return Chunks(self.progress(stream, super_stream, options))
+
+    def handlers(
+            self, where: str, stream: str, super_stream: bool, handler: Handler,
+            concurrency: int, key: Key | None, drain_timeout: float, args: SubscribeArgs,
+    ) -> Handlers:
+        """
+        Concurrent handlers over the messages (see
+        :py:mod:`rbfly.streams.subscriptions.handlers`).
+        """
+        options = subscribe_options(where, args)
+        check_handlers(handler, concurrency, key, drain_timeout)
+        progress = self.progress(stream, super_stream, options)
+        return Handlers(progress, handler, concurrency, key, drain_timeout)
 
     def progress(self, stream: str, super_stream: bool, options: SubscribeOptions) -> Progress:
         """

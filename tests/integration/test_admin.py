@@ -58,7 +58,7 @@ async def until(what: str, read: Callable[[], Awaitable[T]], ok: Callable[[T], b
         if loop.time() > deadline:
             pytest.fail('{}: not shown by the management API in {:g}s; last: {!r}'.format(
                 what, DEADLINE, value))
-        await asyncio.sleep(0.2)  # a poll of the API, not a wait for an event
+        await asyncio.sleep(0.2)  # wall time: a poll of the API, whose statistics refresh every 5 s
     return value
 
 def admin(url: str) -> Admin:

@@ -357,7 +357,10 @@ def test_pages_names_imported_static() -> None:
                     block, ', '.join(missing)))
     assert not wrong, '\n'.join(wrong)
 
-PROGRAMS_RUN = {'README.rst', 'doc/quickstart.rst', 'doc/usage.rst', 'doc/blocking.rst'}
+PROGRAMS_RUN = {
+    'README.rst', 'doc/quickstart.rst', 'doc/usage.rst', 'doc/blocking.rst',
+    'doc/operating.rst',
+}
 """The pages whose complete programs the tests above run."""
 
 PROGRAMS_NOT_RUN = {

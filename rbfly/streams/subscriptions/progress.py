@@ -89,6 +89,9 @@ class Progress:
         self._queued = 0
         # handed out as windows or chunks, not processed yet
         self._out: list[Segment] = []
+        # handed out to concurrent handlers, per stream: the offsets in
+        # flight in the order handed out, and those done out of order
+        self._flight: dict[str, tuple[deque[int], set[int]]] = {}
         # a hand-off waiting for the application to move on
         self._moved: asyncio.Future[None] | None = None
         # when a take waiting with an idle timeout times out (the clock
@@ -209,6 +212,63 @@ class Progress:
                 self._pos = end
         return window
 
+    def next_message(self) -> MessageCtx | None:
+        """
+        Hand out the next message of the chunks queued (concurrent
+        handlers), in flight until :py:meth:`finished`; ``None`` when none
+        is queued.
+        """
+        queue = self._queue
+        while queue:
+            chunk = queue[0]
+            pos = self._pos
+            if pos < len(chunk):
+                msg = chunk[pos]
+                self._pos = pos + 1
+                flight = self._flight.get(chunk.stream)
+                if flight is None:
+                    flight = self._flight[chunk.stream] = (deque(), set())
+                flight[0].append(msg.stream_offset)
+                if pos + 1 == len(chunk):
+                    queue.popleft()
+                    self._queued -= len(chunk)
+                    self._pos = 0
+                    _release(chunk, 0, len(chunk), cut=True)  # (taken whole: its credit back)
+                return msg
+            queue.popleft()
+            self._queued -= len(chunk)
+            self._pos = 0
+        return None
+
+    def finished(self, stream: str, offset: int) -> None:
+        """
+        A concurrent handler is done with the message at ``offset``: the
+        messages of the stream done without a gap before the first one
+        still in flight are processed (the offset committed is the one
+        before the lowest message not done).
+        """
+        offsets, done = self._flight[stream]
+        if not offsets or offsets[0] != offset:
+            done.add(offset)
+            return
+        offsets.popleft()
+        last, count = offset, 1
+        while offsets and offsets[0] in done:
+            last = offsets.popleft()
+            done.remove(last)
+            count += 1
+        if self.tracker is not None:
+            self.tracker.processed(stream, last, count)
+        if not offsets:
+            self._wake()
+
+    def in_flight(self, stream: str | None = None) -> int:
+        """Messages handed out to concurrent handlers and not done (of ``stream``, or all)."""
+        if stream is not None:
+            flight = self._flight.get(stream)
+            return 0 if flight is None else len(flight[0])
+        return sum(len(offsets) for offsets, _ in self._flight.values())
+
     def moved(self) -> None:
         """
         The application asked for more (or the iteration ends): what was
@@ -261,6 +321,8 @@ class Progress:
         """Whether the application holds a message of ``stream`` not processed yet."""
         cursor = self.cursor
         if cursor.holding and cursor.stream == stream:
+            return True
+        if self.in_flight(stream):
             return True
         return any(chunk.stream == stream for chunk, _, _ in self._out)
 

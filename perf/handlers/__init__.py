@@ -1,0 +1,1 @@
+"""Concurrent handlers: ``python -m perf.handlers`` (see :py:mod:`perf.handlers.bench`)."""

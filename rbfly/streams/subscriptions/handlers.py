@@ -1,0 +1,195 @@
+"""
+Concurrent handlers: an async handler run over a subscription's messages
+with up to ``concurrency`` of them in flight, in order per key or
+unordered, with exact commits; a view over the reader's progress
+(:py:mod:`rbfly.streams.subscriptions.progress`).
+
+An application awaiting I/O per message (an HTTP call, a database write)
+reads at 1/latency with ``async for``; with handlers, ``concurrency``
+messages wait at once. What is committed stays exact: a message counts as
+processed when its handler returned, and the offset stored under the
+subscription's name (automatic tracking) is the one before the lowest
+message of its stream not done yet (the progress's in-flight record), as
+confluent's parallel consumer commits for Kafka. After a crash, at most
+the messages in flight and those of the tracking interval are read again.
+
+Order: with a ``key`` (a function of the message, e.g. an order id from
+its application properties), the messages of a key are handled one after
+the other, in stream order, by the worker the key hashes to; without one,
+by any free worker.
+
+Memory is bounded: ``concurrency`` workers, each with a queue of at most
+two messages, and the subscription's credit for the chunks buffered.
+
+A hand-off (a single active consumer stepping down) waits for the
+messages of its stream in flight (at most
+:py:data:`~rbfly.streams.subscriptions.handoff.HANDOFF_TIMEOUT` seconds),
+then commits. The end of the iteration (the subscription ends, the
+application cancels :py:meth:`Handlers.run`) drains the messages in
+flight for up to ``drain_timeout`` seconds, commits and unsubscribes.
+
+A handler raising ends the run with its error once the messages in
+flight are done; the failed message and those after it are not committed
+(read again after a restart).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import typing as tp
+from collections.abc import Awaitable, Callable
+
+from ...amqp import MessageCtx
+from .progress import Progress
+
+logger = logging.getLogger('rbfly.streams.subscriber')
+
+Handler: tp.TypeAlias = Callable[[MessageCtx], Awaitable[None]]
+"""An async function of a message (its body, sections, stream and offset)."""
+
+Key: tp.TypeAlias = Callable[[MessageCtx], object]
+"""The key of a message (hashable): messages of a key are handled in order."""
+
+DRAIN_TIMEOUT = 30.0
+"""Seconds the end of a run waits for the handlers in flight."""
+
+def check_handlers(handler: object, concurrency: object, key: object, drain: object) -> None:
+    """The arguments of a run of concurrent handlers."""
+    if not callable(handler):
+        raise TypeError('handler must be an async function of a message, got {!r}'.format(
+            handler))
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) \
+            or not 1 <= concurrency <= 65535:
+        raise ValueError('concurrency must be 1..65535, got {!r}'.format(concurrency))
+    if key is not None and not callable(key):
+        raise TypeError('key must be a function of a message or None, got {!r}'.format(key))
+    if isinstance(drain, bool) or not isinstance(drain, int | float) or not drain > 0:
+        raise ValueError('drain_timeout must be positive seconds, got {!r}'.format(drain))
+
+class Handlers:
+    """
+    A run of an async handler over a subscription's messages.
+
+    :param progress: The reader's progress.
+    :param handler: Called with each message (awaited).
+    :param concurrency: Messages in flight at most.
+    :param key: Messages of a key are handled in order (``None``: any
+        order).
+    :param drain_timeout: Seconds the end waits for the messages in flight.
+    """
+    def __init__(
+            self, progress: Progress, handler: Handler, concurrency: int = 32,
+            key: Key | None = None, drain_timeout: float = DRAIN_TIMEOUT,
+    ) -> None:
+        check_handlers(handler, concurrency, key, drain_timeout)
+        self._progress = progress
+        self._handler = handler
+        self._concurrency = concurrency
+        self._key = key
+        self._drain = drain_timeout
+        self._error: BaseException | None = None
+        self.handled = 0
+        # messages in a handler now, and set when none is
+        self._busy = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    async def run(self) -> int:
+        """
+        Handle the messages until the subscription ends (e.g.
+        ``stop_at_end``), a handler raises, or the run is cancelled; the
+        count of messages handled.
+
+        :raises Exception: The first error a handler raised.
+        """
+        n = self._concurrency
+        ordered = self._key is not None
+        # (a keyed message goes to its worker's queue: two a worker, so a
+        # slow key does not stall the others; unordered, one shared queue)
+        queues = [asyncio.Queue[MessageCtx | None](2) for _ in range(n if ordered else 1)]
+        workers = [
+            asyncio.ensure_future(self._work(queues[i if ordered else 0])) for i in range(n)
+        ]
+        progress = self._progress
+        try:
+            await self._dispatch(queues)
+            for q in queues:
+                for _ in range(n if not ordered else 1):
+                    await q.put(None)
+            await asyncio.wait(workers)
+        except BaseException:
+            await self._stop(workers)
+            raise
+        finally:
+            await progress.close()
+        if self._error is not None:
+            raise self._error
+        return self.handled
+
+    async def _dispatch(self, queues: list[asyncio.Queue[MessageCtx | None]]) -> None:
+        progress = self._progress
+        key = self._key
+        n = len(queues)
+        while self._error is None:
+            msg = progress.next_message()
+            if msg is None:
+                try:
+                    chunk = await progress.take()
+                except StopAsyncIteration:
+                    return
+                assert chunk is not None  # (no deadline)
+                progress.queue(chunk)
+                continue
+            q = queues[hash(key(msg)) % n] if key is not None else queues[0]
+            await q.put(msg)
+
+    async def _work(self, queue: asyncio.Queue[MessageCtx | None]) -> None:
+        handler = self._handler
+        finished = self._progress.finished
+        idle = self._idle
+        while (msg := await queue.get()) is not None:
+            if self._error is not None:
+                continue  # (not handled: read again after a restart)
+            self._busy += 1
+            idle.clear()
+            try:
+                result = handler(msg)
+                if inspect.isawaitable(result):
+                    await result
+            except asyncio.CancelledError:
+                raise
+            except Exception as ex:  # noqa: BLE001 - ends the run, raised by run()
+                if self._error is None:
+                    logger.error('handler failed on the message at offset %d of stream %r: %s',
+                                 msg.stream_offset, msg.stream, ex)
+                    self._error = ex
+                continue
+            else:
+                self.handled += 1
+                finished(tp.cast(str, msg.stream), msg.stream_offset)
+            finally:
+                self._busy -= 1
+                if not self._busy:
+                    idle.set()
+
+    async def _stop(self, workers: tp.Sequence[asyncio.Future[None]]) -> None:
+        """
+        The run ends early (cancelled, or the subscription failed): the
+        messages in flight get ``drain_timeout`` seconds, then are
+        cancelled (not committed: read again after a restart).
+        """
+        self._error = self._error or asyncio.CancelledError()
+        try:
+            async with asyncio.timeout(self._drain):
+                await self._idle.wait()
+        except TimeoutError:
+            logger.warning('%d handlers still running after %ss: cancelled, their messages'
+                           ' are read again after a restart', self._busy, self._drain)
+        finally:
+            for w in workers:
+                w.cancel()
+            await asyncio.wait(workers)
+
+__all__ = ['DRAIN_TIMEOUT', 'Handler', 'Handlers', 'Key', 'check_handlers']

@@ -1,0 +1,186 @@
+"""
+Concurrent handlers (:py:mod:`rbfly.streams.subscriptions.handlers`) over
+a reader's progress fed by a fake source: messages in flight at once, the
+order per key, the offset committed (the one before the lowest message not
+done), a handler's error, a cancelled run draining, and a hand-off's wait.
+"""
+
+import asyncio
+import typing as tp
+
+import pytest
+
+from rbfly.amqp import MessageCtx
+from rbfly.streams.protocol.commands import StoreOffset
+from rbfly.streams.subscriptions.handlers import Handlers
+from rbfly.streams.subscriptions.progress import Progress
+from rbfly.streams.subscriptions.subscription import Chunk
+from rbfly.streams.subscriptions.tracking import OffsetTracker
+
+from ._source import ListSource
+
+def chunk(stream: str, offsets: range) -> Chunk:
+    c = Chunk((), stream, offsets.start)
+    for i in offsets:
+        m = MessageCtx(i)
+        m.stream_offset = i
+        m.stream = stream
+        c.append(m)
+    return c
+
+class Stored:
+    """A connection that records the offsets stored (StoreOffset has no answer)."""
+    is_open = True
+
+    def __init__(self) -> None:
+        self.offsets: list[tuple[str, int]] = []
+
+    def send(self, command: StoreOffset) -> None:
+        self.offsets.append((command.stream, command.offset))
+
+def tracked(source: ListSource, every: int = 1) -> tuple[Progress, Stored]:
+    conn = Stored()
+    tracker = OffsetTracker(lambda: tp.cast(tp.Any, conn), 'app', every, 60)
+    return Progress(source, tracker), conn
+
+async def test_concurrency() -> None:
+    """Up to ``concurrency`` handlers wait at once; every message handled once."""
+    seen: list[int] = []
+    running = 0
+    most = 0
+
+    async def handler(msg: MessageCtx) -> None:
+        nonlocal running, most
+        running += 1
+        most = max(most, running)
+        await asyncio.sleep(0.01)
+        running -= 1
+        seen.append(msg.stream_offset)
+
+    source = ListSource([chunk('s', range(0, 30)), chunk('s', range(30, 64))])
+    count = await Handlers(Progress(source), handler, concurrency=8).run()
+    assert count == 64 and sorted(seen) == list(range(64))
+    assert most == 8
+    assert source.ended
+
+async def test_commit_is_below_lowest_not_done() -> None:
+    """
+    Handlers finishing out of order: the offset stored is the one before
+    the lowest message not done, never one past a message in flight.
+    """
+    release: dict[int, asyncio.Event] = {i: asyncio.Event() for i in range(6)}
+
+    async def handler(msg: MessageCtx) -> None:
+        await release[msg.stream_offset].wait()
+
+    source = ListSource([chunk('s', range(6))], finite=False)
+    progress, conn = tracked(source)
+    run = asyncio.ensure_future(Handlers(progress, handler, concurrency=6).run())
+    await asyncio.sleep(0.01)
+    assert progress.in_flight('s') == 6
+    for i in (3, 1, 2):   # done out of order: 0 is not done
+        release[i].set()
+    await asyncio.sleep(0.01)
+    assert conn.offsets == []
+    release[0].set()      # 0..3 done
+    await asyncio.sleep(0.01)
+    assert conn.offsets == [('s', 3)]
+    release[5].set()
+    await asyncio.sleep(0.01)
+    assert conn.offsets == [('s', 3)]
+    release[4].set()
+    await asyncio.sleep(0.01)
+    assert conn.offsets == [('s', 3), ('s', 5)]
+    source.finite = True
+    source.put(chunk('s', range(6, 6)))
+    assert await run == 6
+
+async def test_order_per_key() -> None:
+    """Messages of a key are handled one after the other, in stream order."""
+    order: dict[int, list[int]] = {0: [], 1: [], 2: []}
+    active: set[int] = set()
+
+    async def handler(msg: MessageCtx) -> None:
+        k = msg.stream_offset % 3
+        assert k not in active  # one message of a key at a time
+        active.add(k)
+        await asyncio.sleep(0.001 * (3 - k))
+        active.remove(k)
+        order[k].append(msg.stream_offset)
+
+    source = ListSource([chunk('s', range(30))])
+    count = await Handlers(
+        Progress(source), handler, concurrency=4, key=lambda m: m.stream_offset % 3,
+    ).run()
+    assert count == 30
+    assert all(offsets == sorted(offsets) and len(offsets) == 10 for offsets in order.values())
+
+async def test_error_ends_run() -> None:
+    """A handler's error ends the run, raised; the failed message is not committed."""
+    async def handler(msg: MessageCtx) -> None:
+        if msg.stream_offset == 5:
+            raise ValueError('bad order')
+
+    source = ListSource([chunk('s', range(20))])
+    progress, conn = tracked(source, every=100)
+    with pytest.raises(ValueError, match='bad order'):
+        await Handlers(progress, handler, concurrency=1).run()
+    assert conn.offsets == [('s', 4)]
+    assert source.ended
+
+async def test_cancel_drains_in_flight() -> None:
+    """A cancelled run waits for the handlers in flight, commits them, and ends."""
+    started = asyncio.Event()
+    done: list[int] = []
+
+    async def handler(msg: MessageCtx) -> None:
+        started.set()
+        await asyncio.sleep(0.05)
+        done.append(msg.stream_offset)
+
+    source = ListSource([chunk('s', range(4))], finite=False)
+    progress, conn = tracked(source, every=100)
+    run = asyncio.ensure_future(Handlers(progress, handler, concurrency=4).run())
+    await started.wait()
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+    assert sorted(done) == [0, 1, 2, 3]
+    assert conn.offsets == [('s', 3)]
+    assert source.ended
+
+async def test_hand_off_waits_for_in_flight() -> None:
+    """A hand-off of a stream waits until its messages in flight are done."""
+    gate = asyncio.Event()
+
+    async def handler(msg: MessageCtx) -> None:
+        await gate.wait()
+
+    source = ListSource([chunk('a', range(3)), chunk('b', range(2))], finite=False)
+    progress = Progress(source)
+    run = asyncio.ensure_future(Handlers(progress, handler, concurrency=8).run())
+    await asyncio.sleep(0.01)
+    assert progress.holds('a') and progress.holds('b')
+    waiting = asyncio.ensure_future(progress.released('a', 10))
+    await asyncio.sleep(0.01)
+    assert not waiting.done()
+    gate.set()
+    assert await waiting
+    run.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await run
+
+def test_bad_arguments() -> None:
+    progress = Progress(ListSource())
+
+    async def handler(msg: MessageCtx) -> None:
+        pass
+
+    with pytest.raises(ValueError, match=r'concurrency must be 1\.\.65535'):
+        Handlers(progress, handler, concurrency=0)
+    with pytest.raises(TypeError, match='handler must be'):
+        Handlers(progress, tp.cast(tp.Any, 3))
+    with pytest.raises(TypeError, match='key must be'):
+        Handlers(progress, handler, key=tp.cast(tp.Any, 'x'))
+    with pytest.raises(ValueError, match='drain_timeout'):
+        Handlers(progress, handler, drain_timeout=0)
