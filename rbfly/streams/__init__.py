@@ -51,6 +51,7 @@ if tp.TYPE_CHECKING:
         stream_message_ctx,
     )
     from .publishers.superstream import SuperStreamPublisher
+    from .subscriptions.errors import OnError
     from .subscriptions.flow import CreditOnTake, CreditWhenProcessed, ManualCredit
     from .subscriptions.handoff import ConsumerUpdateContext
     from .subscriptions.subscription import Subscription as Subscriber
@@ -108,6 +109,7 @@ _EXPORTS = {
     'CreditOnTake': '.subscriptions.flow',
     'CreditWhenProcessed': '.subscriptions.flow',
     'ManualCredit': '.subscriptions.flow',
+    'OnError': '.subscriptions.errors',
     'ConsumerUpdateContext': '.subscriptions.handoff',
     'ConfirmationStatus': '.publishers.awaited',
     'EnqueueTimeout': '.error',
@@ -163,6 +165,7 @@ __all__ = [  # the names of _EXPORTS
     'OAuth2Error',
     'Offset',
     'OffsetType',
+    'OnError',
     'Publisher',
     'PublisherBatch',
     'PublisherBatchFast',

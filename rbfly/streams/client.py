@@ -64,6 +64,7 @@ from .publishers.superstream import RoutingKey, RoutingStrategy, SuperStreamPubl
 from .serializers import Codec, OnMismatch, Serializer
 from .subscriptions._bodies import Bodies
 from .subscriptions.decoded import Decoded
+from .subscriptions.errors import STOP, OnError
 from .subscriptions.handlers import DRAIN_TIMEOUT, Handler, Key
 from .subscriptions.state import SubscriptionState
 from .subscriptions.subscription import Chunk
@@ -897,7 +898,7 @@ class StreamsClient:
     async def process(
             self, stream: str, handler: Handler, *, concurrency: int = 32,
             key: Key | None = None, drain_timeout: float = DRAIN_TIMEOUT,
-            **options: tp.Unpack[SubscribeArgs],
+            on_error: OnError = STOP, **options: tp.Unpack[SubscribeArgs],
     ) -> int:
         """
         Run an async handler over the messages of a stream, with up to
@@ -922,17 +923,22 @@ class StreamsClient:
             order).
         :param drain_timeout: Seconds the end waits for the handlers in
             flight.
+        :param on_error: What a handler's error does: retries with a
+            backoff, then stop (the default), skip the message, or publish
+            it to a dead-letter stream exactly once (needs ``name``; see
+            :py:class:`~rbfly.streams.subscriptions.errors.OnError`).
 
         The other parameters are those of :py:meth:`subscribe_chunks`.
         """
         return await self._consuming.handlers(
-            'process', stream, False, handler, concurrency, key, drain_timeout, options,
+            'process', stream, False, handler, concurrency, key, drain_timeout, on_error,
+            self._dead_letter_publisher, options,
         ).run()
 
     async def process_super_stream(
             self, super_stream: str, handler: Handler, *, concurrency: int = 32,
             key: Key | None = None, drain_timeout: float = DRAIN_TIMEOUT,
-            **options: tp.Unpack[SubscribeArgs],
+            on_error: OnError = STOP, **options: tp.Unpack[SubscribeArgs],
     ) -> int:
         """
         Run an async handler over the messages of every partition of a
@@ -942,8 +948,12 @@ class StreamsClient:
         """
         return await self._consuming.handlers(
             'process_super_stream', super_stream, True, handler, concurrency, key,
-            drain_timeout, options,
+            drain_timeout, on_error, self._dead_letter_publisher, options,
         ).run()
+
+    def _dead_letter_publisher(self, stream: str, name: str) -> tp.AsyncContextManager[Publisher]:
+        """A named publisher of dead letters, awaiting each confirmation."""
+        return self.publisher(stream, name=name, cls=Publisher)
 
 def streams_client(
         uri: str | tp.Sequence[str], /, ssl: _ssl.SSLContext | None = None,

@@ -41,6 +41,7 @@ from .serializers import Codec, OnMismatch, Serializer, as_codec
 from .subscriptions._bodies import Bodies
 from .subscriptions.chunks import Chunks
 from .subscriptions.decoded import Decoded
+from .subscriptions.errors import DeadLetters, OnError, Open
 from .subscriptions.flow import FlowStrategy
 from .subscriptions.handlers import Handler, Handlers, Key, check_handlers
 from .subscriptions.progress import Progress
@@ -146,16 +147,26 @@ class Consuming:
 
     def handlers(
             self, where: str, stream: str, super_stream: bool, handler: Handler,
-            concurrency: int, key: Key | None, drain_timeout: float, args: SubscribeArgs,
+            concurrency: int, key: Key | None, drain_timeout: float, on_error: OnError,
+            open: Open, args: SubscribeArgs,
     ) -> Handlers:
         """
         Concurrent handlers over the messages (see
-        :py:mod:`rbfly.streams.subscriptions.handlers`).
+        :py:mod:`rbfly.streams.subscriptions.handlers`); ``open`` opens
+        the named publishers of dead letters.
         """
         options = subscribe_options(where, args)
         check_handlers(handler, concurrency, key, drain_timeout)
+        if not isinstance(on_error, OnError):
+            raise TypeError('on_error must be an OnError, got {!r}'.format(on_error))
+        dead_letters = None
+        if on_error.dead_letter is not None:
+            if options.name is None:
+                raise ValueError('a dead-letter stream needs a name: its publishers are named'
+                                 ' after the consumer, to publish each dead letter once')
+            dead_letters = DeadLetters(open, on_error.dead_letter, options.name)
         progress = self.progress(stream, super_stream, options)
-        return Handlers(progress, handler, concurrency, key, drain_timeout)
+        return Handlers(progress, handler, concurrency, key, drain_timeout, on_error, dead_letters)
 
     def progress(self, stream: str, super_stream: bool, options: SubscribeOptions) -> Progress:
         """

@@ -8,12 +8,13 @@ handlers run; the fake broker.
 """
 
 import asyncio
+import typing as tp
 import uuid
 
 import pytest
 
 from rbfly.amqp import MessageCtx
-from rbfly.streams import Offset, StreamsClient, streams_client
+from rbfly.streams import Offset, OnError, StreamsClient, streams_client
 from rbfly.testing import FakeBroker
 
 from .conftest import stored
@@ -163,3 +164,43 @@ async def test_fake_broker() -> None:
             assert await client.query_offset('orders', 'g') == 49
         finally:
             await client.disconnect()
+
+async def test_dead_letters_once_across_restarts(client4: StreamsClient, stream: str) -> None:
+    """
+    Messages whose handler keeps failing go to the dead-letter stream with
+    the error, the source stream and offset; a run started again from an
+    earlier offset (its commits lost) fails on them again, and the broker
+    drops the dead letters sent again: each is in the stream once.
+    """
+    client = client4
+    dlq = stream + '-dlq'
+    await client.create_stream(dlq)
+    try:
+        await publish(client, stream, 30)
+
+        async def handler(msg: MessageCtx) -> None:
+            if msg.stream_offset in (5, 17):
+                raise ValueError('no such customer')
+
+        policy = OnError(retries=1, backoff=0.01, then='dead-letter', dead_letter=dlq)
+        for start in (Offset.FIRST, Offset.offset(3)):  # the second: commits lost
+            handled = await client.process(
+                stream, handler, concurrency=8, on_error=policy, offset=start,
+                name='billing', store_every=5, stop_at_end=True,
+            )
+            assert handled == (28 if start == Offset.FIRST else 25)
+            assert await client.query_offset(stream, 'billing') == 29
+        letters = [
+            m async for m in _messages(client, dlq)
+        ]
+        assert [m.app_properties['x-rbfly-source-offset'] for m in letters] == [5, 17]
+        assert {m.app_properties['x-rbfly-source-stream'] for m in letters} == {stream}
+        assert letters[0].app_properties['x-rbfly-error'] == 'ValueError: no such customer'
+        assert [m.body for m in letters] == ['5', '17']
+    finally:
+        await client.delete_stream(dlq)
+
+async def _messages(client: StreamsClient, stream: str) -> tp.AsyncIterator[MessageCtx]:
+    async for chunk in client.subscribe_chunks(stream, offset=Offset.FIRST, stop_at_end=True):
+        for m in chunk:
+            yield m

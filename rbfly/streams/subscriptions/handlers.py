@@ -28,9 +28,14 @@ then commits. The end of the iteration (the subscription ends, the
 application cancels :py:meth:`Handlers.run`) drains the messages in
 flight for up to ``drain_timeout`` seconds, commits and unsubscribes.
 
-A handler raising ends the run with its error once the messages in
-flight are done; the failed message and those after it are not committed
-(read again after a restart).
+A handler raising is the error policy's (:py:class:`~rbfly.streams.subscriptions.errors.OnError`):
+retried with a backoff, then by default it ends the run with its error
+once the messages in flight are done (the failed message and those after
+it are not committed: read again after a restart); or the message is
+skipped, or published to a dead-letter stream, exactly once (see
+:py:mod:`rbfly.streams.subscriptions.errors`); each counted
+(:py:attr:`Handlers.retried`, :py:attr:`Handlers.skipped`,
+:py:attr:`Handlers.dead_lettered`).
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ import typing as tp
 from collections.abc import Awaitable, Callable
 
 from ...amqp import MessageCtx
+from .errors import STOP, DeadLetters, OnError
 from .progress import Progress
 
 logger = logging.getLogger('rbfly.streams.subscriber')
@@ -78,19 +84,32 @@ class Handlers:
     :param key: Messages of a key are handled in order (``None``: any
         order).
     :param drain_timeout: Seconds the end waits for the messages in flight.
+    :param on_error: What a handler's error does (default: stop the run).
+    :param dead_letters: The dead-letter publishers, with
+        ``then='dead-letter'``.
     """
     def __init__(
             self, progress: Progress, handler: Handler, concurrency: int = 32,
             key: Key | None = None, drain_timeout: float = DRAIN_TIMEOUT,
+            on_error: OnError = STOP, dead_letters: DeadLetters | None = None,
     ) -> None:
         check_handlers(handler, concurrency, key, drain_timeout)
+        if not isinstance(on_error, OnError):
+            raise TypeError('on_error must be an OnError, got {!r}'.format(on_error))
+        if (on_error.then == 'dead-letter') != (dead_letters is not None):
+            raise ValueError('dead-letter publishers go with a dead-letter policy')
         self._progress = progress
         self._handler = handler
         self._concurrency = concurrency
         self._key = key
         self._drain = drain_timeout
+        self._on_error = on_error
+        self._dead_letters = dead_letters
         self._error: BaseException | None = None
         self.handled = 0
+        self.retried = 0
+        self.skipped = 0
+        self.dead_lettered = 0
         # messages in a handler now, and set when none is
         self._busy = 0
         self._idle = asyncio.Event()
@@ -123,7 +142,11 @@ class Handlers:
             await self._stop(workers)
             raise
         finally:
-            await progress.close()
+            try:
+                await progress.close()
+            finally:
+                if self._dead_letters is not None:
+                    await self._dead_letters.close()
         if self._error is not None:
             raise self._error
         return self.handled
@@ -155,24 +178,68 @@ class Handlers:
             self._busy += 1
             idle.clear()
             try:
+                if await self._handle(handler, msg):
+                    finished(tp.cast(str, msg.stream), msg.stream_offset)
+            finally:
+                self._busy -= 1
+                if not self._busy:
+                    idle.set()
+
+    async def _handle(self, handler: Handler, msg: MessageCtx) -> bool:
+        """
+        Handle a message as the error policy says; whether it counts as
+        processed (handled, skipped, or dead-lettered).
+        """
+        policy = self._on_error
+        attempt = 0
+        while True:
+            try:
                 result = handler(msg)
                 if inspect.isawaitable(result):
                     await result
             except asyncio.CancelledError:
                 raise
-            except Exception as ex:  # noqa: BLE001 - ends the run, raised by run()
-                if self._error is None:
-                    logger.error('handler failed on the message at offset %d of stream %r: %s',
-                                 msg.stream_offset, msg.stream, ex)
-                    self._error = ex
-                continue
+            except Exception as ex:  # noqa: BLE001 - the policy's: retried, skipped, dead-lettered or raised by run()
+                if attempt < policy.retries and self._error is None:
+                    attempt += 1
+                    self.retried += 1
+                    logger.info('handler failed on the message at offset %d of stream %r'
+                                ' (retry %d of %d): %s', msg.stream_offset, msg.stream,
+                                attempt, policy.retries, ex)
+                    await asyncio.sleep(policy.delay(attempt))
+                    continue
+                return await self._failed(msg, ex)
+            self.handled += 1
+            return True
+
+    async def _failed(self, msg: MessageCtx, error: Exception) -> bool:
+        """A message whose handler failed, retries done: stop, skip or dead-letter."""
+        policy = self._on_error
+        if policy.then == 'skip':
+            logger.warning('message at offset %d of stream %r skipped: %s',
+                           msg.stream_offset, msg.stream, error)
+            self.skipped += 1
+            return True
+        if policy.then == 'dead-letter' and self._dead_letters is not None:
+            stream = tp.cast(str, msg.stream)
+            try:
+                # (in stream order: the dead letters' publishing ids grow)
+                await self._progress.first_in_flight(stream, msg.stream_offset)
+                await self._dead_letters.send(msg, error)
+            except asyncio.CancelledError:
+                raise
+            except Exception as ex:  # noqa: BLE001 - not dead-lettered: the run stops
+                logger.error('message at offset %d of stream %r not dead-lettered: %s',
+                             msg.stream_offset, stream, ex)
+                error = ex
             else:
-                self.handled += 1
-                finished(tp.cast(str, msg.stream), msg.stream_offset)
-            finally:
-                self._busy -= 1
-                if not self._busy:
-                    idle.set()
+                self.dead_lettered += 1
+                return True
+        if self._error is None:
+            logger.error('handler failed on the message at offset %d of stream %r: %s',
+                         msg.stream_offset, msg.stream, error)
+            self._error = error
+        return False
 
     async def _stop(self, workers: tp.Sequence[asyncio.Future[None]]) -> None:
         """
@@ -192,4 +259,4 @@ class Handlers:
                 w.cancel()
             await asyncio.wait(workers)
 
-__all__ = ['DRAIN_TIMEOUT', 'Handler', 'Handlers', 'Key', 'check_handlers']
+__all__ = ['DRAIN_TIMEOUT', 'Handler', 'Handlers', 'Key', 'OnError', 'check_handlers']

@@ -90,8 +90,10 @@ class Progress:
         # handed out as windows or chunks, not processed yet
         self._out: list[Segment] = []
         # handed out to concurrent handlers, per stream: the offsets in
-        # flight in the order handed out, and those done out of order
+        # flight in the order handed out, and those done out of order; a
+        # handler waiting to be the first in flight of its stream
         self._flight: dict[str, tuple[deque[int], set[int]]] = {}
+        self._advanced: asyncio.Future[None] | None = None
         # a hand-off waiting for the application to move on
         self._moved: asyncio.Future[None] | None = None
         # when a take waiting with an idle timeout times out (the clock
@@ -259,8 +261,23 @@ class Progress:
             count += 1
         if self.tracker is not None:
             self.tracker.processed(stream, last, count)
+        advanced, self._advanced = self._advanced, None
+        if advanced is not None and not advanced.done():
+            advanced.set_result(None)
         if not offsets:
             self._wake()
+
+    async def first_in_flight(self, stream: str, offset: int) -> None:
+        """
+        Wait until the message at ``offset`` is the first of its stream in
+        flight: every message before it is done (a message dead-lettered
+        in stream order, so that its publishing id only grows).
+        """
+        offsets = self._flight[stream][0]
+        while offsets and offsets[0] != offset:
+            if self._advanced is None:
+                self._advanced = asyncio.get_running_loop().create_future()
+            await asyncio.shield(self._advanced)
 
     def in_flight(self, stream: str | None = None) -> int:
         """Messages handed out to concurrent handlers and not done (of ``stream``, or all)."""

@@ -6,12 +6,14 @@ done), a handler's error, a cancelled run draining, and a hand-off's wait.
 """
 
 import asyncio
+import contextlib
 import typing as tp
 
 import pytest
 
 from rbfly.amqp import MessageCtx
 from rbfly.streams.protocol.commands import StoreOffset
+from rbfly.streams.subscriptions.errors import DeadLetters, OnError, Send
 from rbfly.streams.subscriptions.handlers import Handlers
 from rbfly.streams.subscriptions.progress import Progress
 from rbfly.streams.subscriptions.subscription import Chunk
@@ -184,3 +186,98 @@ def test_bad_arguments() -> None:
         Handlers(progress, handler, key=tp.cast(tp.Any, 'x'))
     with pytest.raises(ValueError, match='drain_timeout'):
         Handlers(progress, handler, drain_timeout=0)
+
+#
+# errors as a policy
+#
+
+class Sent:
+    """Dead-letter publishers: what each sent (awaited as if confirmed)."""
+    def __init__(self) -> None:
+        self.sent: dict[tuple[str, str], list[MessageCtx]] = {}
+        self.closed = 0
+
+    def open(self, stream: str, name: str) -> tp.AsyncContextManager[Send]:
+        outer = self
+
+        class Publisher:
+            async def send(self, message: MessageCtx) -> None:
+                await asyncio.sleep(0)
+                outer.sent.setdefault((stream, name), []).append(message)
+
+        @contextlib.asynccontextmanager
+        async def cm() -> tp.AsyncIterator[Send]:
+            try:
+                yield Publisher()
+            finally:
+                outer.closed += 1
+
+        return cm()
+
+def failing(bad: set[int], fails: dict[int, int] | None = None) -> tp.Callable[
+        [MessageCtx], tp.Awaitable[None]]:
+    """A handler raising for the offsets in ``bad``; or ``fails[offset]`` times only."""
+    counts: dict[int, int] = {}
+
+    async def handler(msg: MessageCtx) -> None:
+        o = msg.stream_offset
+        counts[o] = counts.get(o, 0) + 1
+        await asyncio.sleep(0.001 * (o % 3))
+        if o in bad and (fails is None or counts[o] <= fails.get(o, 0)):
+            raise ValueError('bad {}'.format(o))
+
+    return handler
+
+async def test_retries_then_handled() -> None:
+    """A message failing twice is handled at the third attempt; counted."""
+    source = ListSource([chunk('s', range(10))])
+    progress, conn = tracked(source, every=100)
+    handlers = Handlers(progress, failing({4}, {4: 2}), concurrency=4,
+                        on_error=OnError(retries=2, backoff=0))
+    assert await handlers.run() == 10
+    assert (handlers.retried, handlers.skipped, handlers.dead_lettered) == (2, 0, 0)
+    assert conn.offsets == [('s', 9)]
+
+async def test_skip() -> None:
+    """Retries failed: the message is skipped, counted, and the commit goes past it."""
+    source = ListSource([chunk('s', range(10))])
+    progress, conn = tracked(source, every=100)
+    handlers = Handlers(progress, failing({3, 7}), concurrency=4,
+                        on_error=OnError(retries=1, backoff=0, then='skip'))
+    assert await handlers.run() == 8
+    assert (handlers.retried, handlers.skipped) == (2, 2)
+    assert conn.offsets == [('s', 9)]
+
+async def test_dead_letter_in_order() -> None:
+    """
+    Dead letters go out in stream order (their publishing ids grow), with
+    the error, the source stream and offset; the commit passes them once
+    sent.
+    """
+    sent = Sent()
+    source = ListSource([chunk('p-0', range(12)), chunk('p-1', range(5))])
+    progress, conn = tracked(source, every=100)
+    dead = DeadLetters(sent.open, 'dlq', 'billing')
+    handlers = Handlers(progress, failing({9, 2, 5, 3}), concurrency=6,
+                        on_error=OnError(then='dead-letter', dead_letter='dlq'),
+                        dead_letters=dead)
+    assert await handlers.run() == 17 - 6
+    letters = sent.sent[('dlq', 'billing:p-0')]
+    assert [m.stream_publish_id for m in letters] == [3, 4, 6, 10]
+    assert letters[0].app_properties['x-rbfly-error'] == 'ValueError: bad 2'
+    assert letters[0].app_properties['x-rbfly-source-stream'] == 'p-0'
+    assert letters[0].app_properties['x-rbfly-source-offset'] == 2
+    assert [m.stream_publish_id for m in sent.sent[('dlq', 'billing:p-1')]] == [3, 4]
+    assert handlers.dead_lettered == 6 and sent.closed == 2
+    assert sorted(conn.offsets) == [('p-0', 11), ('p-1', 4)]
+
+def test_on_error_checked() -> None:
+    with pytest.raises(ValueError, match='dead_letter stream goes with'):
+        OnError(then='dead-letter')
+    with pytest.raises(ValueError, match='dead_letter stream goes with'):
+        OnError(dead_letter='dlq')
+    with pytest.raises(ValueError, match='retries must be'):
+        OnError(retries=-1)
+    with pytest.raises(ValueError, match='then must be'):
+        OnError(then=tp.cast(tp.Any, 'ignore'))
+    assert OnError(backoff=0.1, max_backoff=0.3).delay(3) == 0.3
