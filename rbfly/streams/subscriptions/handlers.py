@@ -34,8 +34,7 @@ once the messages in flight are done (the failed message and those after
 it are not committed: read again after a restart); or the message is
 skipped, or published to a dead-letter stream, exactly once (see
 :py:mod:`rbfly.streams.subscriptions.errors`); each counted
-(:py:attr:`Handlers.retried`, :py:attr:`Handlers.skipped`,
-:py:attr:`Handlers.dead_lettered`).
+(``Handlers.retried``, ``skipped``, ``dead_lettered``).
 """
 
 from __future__ import annotations
@@ -87,6 +86,11 @@ class Handlers:
     :param on_error: What a handler's error does (default: stop the run).
     :param dead_letters: The dead-letter publishers, with
         ``then='dead-letter'``.
+
+    :ivar handled: Messages handled.
+    :ivar retried: Attempts made again after a handler's error.
+    :ivar skipped: Messages skipped by the error policy.
+    :ivar dead_lettered: Messages published to the dead-letter stream.
     """
     def __init__(
             self, progress: Progress, handler: Handler, concurrency: int = 32,

@@ -5,9 +5,10 @@ hand-off and committed.
 
 Every way of reading a stream is a thin view over a
 :py:class:`Progress`: the message iterator of ``subscribe()``
-(``_bodies``, with the progress's :py:class:`~rbfly.streams.subscriptions._cursor.Cursor`
-in C), windows (:py:mod:`rbfly.streams.subscriptions.windows`), chunks
-(:py:mod:`rbfly.streams.subscriptions.chunks`) and the blocking facade
+(``_bodies``, with the progress's ``Cursor`` of ``_cursor``, in C),
+windows (:py:mod:`rbfly.streams.subscriptions.windows`), chunks
+(``subscriptions/chunks.py``), concurrent handlers
+(:py:mod:`rbfly.streams.subscriptions.handlers`) and the blocking facade
 over them. A view takes chunks (:py:meth:`Progress.take`), tells the
 progress what it hands out, and calls :py:meth:`Progress.moved` when the
 application asks for more: what was handed out before is processed then
@@ -32,7 +33,7 @@ What the progress knows, and nothing else writes:
   end (:py:meth:`Progress.close`).
 
 Taking is safe to cancel: the progress waits for a chunk without taking
-one (:py:meth:`~rbfly.streams.subscriptions.source.Source.wait`), and a
+one (``Source.wait`` of ``subscriptions/source.py``), and a
 chunk taken is the progress's until handed out; a ``getmany`` or an
 ``__anext__`` cancelled leaves everything as it was. A window's deadline
 is a parameter of the take, which returns ``None`` when it passes.
