@@ -82,7 +82,8 @@ nitpick_ignore = [
         'rbfly.streams.decorator.F', 'rbfly.streams.client.T',
         'rbfly.streams.protocol._publish.PublishEncoder',
         'PublisherOptions', 'rbfly.streams.subscriptions.flow.Releasable', 'Activation', 'Resume',
-        'OffsetTracker', 'WindowHolding', 'Pace',  # a window iterator's parts (made by the client)
+        'OffsetTracker', 'Source', 'Handler', 'Key', 'DeadLetters',  # a read's parts
+        'rbfly.streams.worker.T', 'signal.Signals',
 
         'LoopThread', 'Held', 'rbfly.streams.blocking.subscription.T',  # the blocking facade's
     )

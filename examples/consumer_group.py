@@ -12,9 +12,10 @@ offset tracking) before the broker activates the next worker, which
 starts right after that offset. A new group starts at each partition's
 first message.
 
-On SIGTERM (or SIGINT, Ctrl-C) a worker stops its consumer: closing the
-iteration commits the offsets of the last messages processed, and its
-partitions move to the other workers. It prints what it processed in this
+On SIGTERM (or SIGINT, Ctrl-C) a worker stops its consumer
+(``until_signal``): its handlers in flight finish, the offsets of the last
+messages processed are committed, and its partitions move to the other
+workers. It prints what it processed in this
 run, per partition, and exits 0.
 
 Start the first worker with ``--create`` (the super stream is created
@@ -36,17 +37,17 @@ import argparse
 import asyncio
 import contextlib
 import os
-import signal
 import sys
 import typing as tp
 
+from rbfly.amqp import MessageCtx
 from rbfly.streams import (
     ConsumerUpdateContext,
     Offset,
     StreamsClient,
     StreamsError,
-    get_message_ctx,
     streams_client,
+    until_signal,
 )
 from rbfly.streams.error import StreamDoesNotExist
 
@@ -109,33 +110,25 @@ class Work:
             print('inactive on {} (stored offset {})'.format(
                 update.stream, update.stored_offset), flush=True)
 
-async def consume(client: StreamsClient, super_stream: str, work: Work) -> None:
+async def consume(client: StreamsClient, super_stream: str, work: Work) -> int:
     """
     Process the messages of the partitions this worker is active on, until
-    cancelled.
+    cancelled: up to 16 at a time, those of a partition in order (the key),
+    each committed once processed and every message before it too.
     """
-    messages = client.subscribe_super_stream(
-        super_stream, name=GROUP, single_active=True,
+    async def handle(msg: MessageCtx) -> None:
+        # msg.stream: the partition of the message
+        work.process(tp.cast(str, msg.stream), msg.stream_offset, msg.body)
+
+    return await client.process_super_stream(
+        super_stream, handle, concurrency=16, key=lambda msg: msg.stream,
+        name=GROUP, single_active=True,
         offset=Offset.FIRST,  # where a partition starts with no offset stored under GROUP
         store_every=1000, store_interval=1,  # a crash repeats at most 1,000 messages, 1 s
         consumer_update=work.on_update,
     )
-    # cancelled at `async for`, the iteration closes: it commits the
-    # offsets of the last messages processed, then unsubscribes
-    async with contextlib.aclosing(messages):
-        async for body in messages:
-            ctx = get_message_ctx()
-            # ctx.stream: the partition of the message
-            work.process(tp.cast(str, ctx.stream), ctx.stream_offset, body)
 
 async def worker(args: argparse.Namespace, log: tp.TextIO | None) -> Work:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop.set)
-    if args.seconds is not None:
-        loop.call_later(args.seconds, stop.set)
-
     work = Work(log)
     async with streams_client(URL) as client:
         await client.stream_exists(args.super_stream)  # connects: the broker's version is known
@@ -156,16 +149,10 @@ async def worker(args: argparse.Namespace, log: tp.TextIO | None) -> Work:
         print('worker {} of group {}: super stream {} of {} partitions;'
               ' SIGTERM (or Ctrl-C) stops it'.format(
                   os.getpid(), GROUP, args.super_stream, len(partitions)), flush=True)
-
-        consumer = asyncio.create_task(consume(client, args.super_stream, work))
-        stopping = asyncio.create_task(stop.wait())
-        await asyncio.wait([consumer, stopping], return_when=asyncio.FIRST_COMPLETED)
-        stopping.cancel()
-        print('stopping', flush=True)
-        consumer.cancel()  # closes the iteration: its offsets are committed
-        await asyncio.wait([consumer])  # not raising the CancelledError we caused
-        if not consumer.cancelled():
-            consumer.result()  # the error that ended it
+        # until SIGTERM or SIGINT (or --seconds): then the consumer is
+        # cancelled, and it drains its handlers, commits and leaves
+        await until_signal(consume(client, args.super_stream, work), timeout=args.seconds)
+        print('stopped', flush=True)
         # the broker has the last offset processed of each partition held at
         # the end (or a later one: the next worker's); a failed commit was logged
         for status in await client.group_status(GROUP, super_stream=args.super_stream):

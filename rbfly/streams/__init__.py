@@ -56,6 +56,7 @@ if tp.TYPE_CHECKING:
     from .subscriptions.handoff import ConsumerUpdateContext
     from .subscriptions.subscription import Subscription as Subscriber
     from .types import BloomFilterExtract, MessageFilter
+    from .worker import until_signal
 
 _EXPORTS = {
     'AMQPHeader': '..amqp',
@@ -106,6 +107,7 @@ _EXPORTS = {
     'BloomFilterExtract': '.types',
     'MessageFilter': '.types',
     'pipe': '.pipe',
+    'until_signal': '.worker',
     'CreditOnTake': '.subscriptions.flow',
     'CreditWhenProcessed': '.subscriptions.flow',
     'ManualCredit': '.subscriptions.flow',
@@ -192,6 +194,7 @@ __all__ = [  # the names of _EXPORTS
     'pipe',
     'stream_message_ctx',
     'streams_client',
+    'until_signal',
 ]
 
 assert set(__all__) == set(_EXPORTS)
