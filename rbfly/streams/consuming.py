@@ -32,6 +32,7 @@ from .parts.offsets import Offsets
 from .parts.subscribing import (
     ConsumerUpdateCallback,
     DecodeErrorAction,
+    GapAction,
     ResumeCallback,
     SubscribeOptions,
     Subscribing,
@@ -71,6 +72,7 @@ class SubscribeArgs(tp.TypedDict, total=False):
     flow: FlowStrategy | None
     stop_at_end: bool
     on_decode_error: DecodeErrorAction
+    on_gap: GapAction
 
 SUBSCRIBE_NAMES: tp.Final = frozenset(SubscribeArgs.__annotations__)
 """The names of the options of a subscription."""

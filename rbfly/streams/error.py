@@ -331,6 +331,32 @@ class StreamEndUnknown(StreamsError):
         self.timeout = timeout
 
 
+class OffsetOutOfRange(StreamsError):
+    """
+    A subscription was to start at an offset older than its stream's
+    first (a stored offset, or an offset given, of messages retention
+    removed since): the messages between are lost to it. Raised with
+    ``on_gap='raise'`` (the default warns, and counts them in the
+    ``messages_lost`` metric); aiokafka's ``OffsetOutOfRangeError``.
+
+    :ivar stream: The stream.
+    :ivar offset: The offset the subscription was to start at.
+    :ivar first: The stream's first offset now.
+    :ivar lost: Offsets lost (``first - offset``; stored offsets count
+        too: at most the messages lost).
+    """
+    def __init__(self, stream: str, offset: int, first: int) -> None:
+        super().__init__(
+            'stream {!r} starts at offset {} now, the subscription was to start at {}: {}'
+            ' offsets removed by retention are lost (subscribe with on_gap=\'warn\' to go on'
+            ' from the first, or a callback to decide)'.format(stream, first, offset,
+                                                               first - offset))
+        self.stream = stream
+        self.offset = offset
+        self.first = first
+        self.lost = first - offset
+
+
 class OffsetCommitTimeout(StreamsError, TimeoutError):
     """
     An offset was stored, and the broker did not report it under its
@@ -472,6 +498,7 @@ __all__ = [
     'NotRetried',
     'OAuth2Error',
     'OffsetCommitTimeout',
+    'OffsetOutOfRange',
     'PreconditionFailed',
     'ProtocolError',
     'PublisherDoesNotExist',

@@ -299,6 +299,7 @@ class Counters:
         'connections_opened',
         'consumed',
         'listeners',
+        'messages_lost',
     )
 
     def __init__(self) -> None:
@@ -308,6 +309,7 @@ class Counters:
         self.consumed = 0
         self.connections_opened = 0
         self.connections_lost = 0
+        self.messages_lost = 0
         self.listeners: list[LatencyListener] = []
         self._publishers: dict[str, PublisherCounters] = {}
         self._consumers: dict[tuple[str, str | None], ConsumerCounters] = {}
@@ -391,6 +393,9 @@ class Metrics:
         subscriptions: a lower bound, known to chunk precision (the
         broker names the last committed chunk, RabbitMQ 3.11+; 0 before a
         chunk arrived).
+    :ivar messages_lost: Offsets subscriptions were to read and retention
+        had removed (a start, or a stored offset, older than the stream's
+        first; see ``on_gap`` of the subscribe methods), at most.
     """
     published: int
     confirmed: int
@@ -408,6 +413,7 @@ class Metrics:
     chunks_skipped: int = 0
     buffered_bytes: int = 0
     consumer_lag: int = 0
+    messages_lost: int = 0
 
 @dtc.dataclass(frozen=True, slots=True)
 class ConsumerMetrics:

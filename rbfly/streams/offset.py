@@ -9,6 +9,7 @@ The API is the one of RbFly 0.10::
     Offset.offset(1000)          # from offset 1000
     Offset.timestamp(t)          # from messages stored at time t (seconds)
     Offset.reference('app-1')    # after the offset stored as 'app-1'
+    Offset.reference('app-1', default=Offset.NEXT)  # ... or, with none, what comes
 
 and, resolved by the client when the subscription starts::
 
@@ -47,9 +48,12 @@ class Offset:
     :param type: Offset specification type.
     :param value: Offset (int), timestamp in seconds (float) or offset
         reference name (str), depending on the type.
+    :param default: Of a reference: where to start when nothing is stored
+        under its name (``None``: the first message).
     """
     type: OffsetType
     value: int | float | str | None = None
+    default: Offset | None = None
 
     FIRST: tp.ClassVar[Offset]
     LAST: tp.ClassVar[Offset]
@@ -76,6 +80,13 @@ class Offset:
             check_name('offset reference', v)
         elif v is not None:
             raise ValueError('offset {} takes no value, got {!r}'.format(t.name, v))
+        d = self.default
+        if d is not None:
+            if t != OffsetType.REFERENCE:
+                raise ValueError('only a reference has a default, not offset {}'.format(t.name))
+            if not isinstance(d, Offset) or d.type == OffsetType.REFERENCE:
+                raise ValueError('the default of a reference is an offset that is not a'
+                                 ' reference (Offset.FIRST, Offset.NEXT, ...), got {!r}'.format(d))
 
     @staticmethod
     def offset(offset: int) -> Offset:
@@ -94,13 +105,15 @@ class Offset:
         return Offset(OffsetType.TIMESTAMP, timestamp)
 
     @staticmethod
-    def reference(reference: str) -> Offset:
+    def reference(reference: str, default: Offset | None = None) -> Offset:
         """
         Start reading after the offset stored under the reference name
-        (see :py:meth:`rbfly.streams.StreamsClient.write_offset`); from the
-        first message when nothing is stored yet.
+        (see :py:meth:`rbfly.streams.StreamsClient.write_offset`); when
+        nothing is stored yet, at ``default`` (``None``: the first message;
+        ``Offset.NEXT``: only what comes, as Kafka's
+        ``auto_offset_reset='latest'``).
         """
-        return Offset(OffsetType.REFERENCE, reference)
+        return Offset(OffsetType.REFERENCE, reference, default)
 
     @staticmethod
     def from_end(count: int) -> Offset:
@@ -129,7 +142,9 @@ class Offset:
 
     def __str__(self) -> str:
         result = 'offset={}'.format(self.type.name.lower())
-        if self.value is not None:
+        if self.default is not None:
+            result += '({}, default={})'.format(self.value, str(self.default)[7:])
+        elif self.value is not None:
             result += '({})'.format(self.value)
         return result
 

@@ -17,7 +17,7 @@ names follow the official Go and .NET stream clients'
 The client's totals. Counters: ``published``, ``confirmed``, ``errored``
 (entries), ``consumed`` (messages), ``chunks``, ``chunk_bytes``,
 ``connections_opened``, ``connections_lost``, and rbfly's
-``chunks_skipped``. Gauges: ``connections``, ``publishers``,
+``chunks_skipped`` and ``messages_lost``. Gauges: ``connections``, ``publishers``,
 ``subscriptions``, ``outstanding_publish_confirmations``, and rbfly's own
 ``buffered_chunks``, ``buffered_bytes`` and ``consumer_lag``.
 
@@ -73,6 +73,8 @@ COUNTERS = (
     ('chunks', 'chunks', '{chunk}', 'Chunks taken by the application'),
     ('chunk_bytes', 'chunk_bytes', 'By', 'Bytes of the chunks taken'),
     ('chunks_skipped', 'chunks_skipped', '{chunk}', 'Chunks dropped for a CRC mismatch'),
+    ('messages_lost', 'messages_lost', '{message}',
+     'Offsets to read that retention had removed (at most)'),
     ('connections_opened', 'connections_opened', '{connection}', 'Connections opened'),
     ('connections_lost', 'connections_lost', '{connection}', 'Connections lost'),
 )

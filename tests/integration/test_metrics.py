@@ -328,8 +328,8 @@ async def test_opentelemetry(client: StreamsClient, stream: str) -> None:
     assert values['connections'] == values['connections_opened'] == 1
     assert values['publishers'] == values['subscriptions'] == 0
     assert values['buffered_chunks'] == values['buffered_bytes'] == values['consumer_lag'] == 0
-    assert values['chunks_skipped'] == 0
-    assert len(values) == 16
+    assert values['chunks_skipped'] == values['messages_lost'] == 0
+    assert len(values) == 17
 
     group = {'messaging.consumer.group.name': 'group'}
     assert streams == {

@@ -27,8 +27,8 @@ from perf.common.child import module_command
 PERF = ROOT / 'perf'
 SHARED = ('common', 'report')
 BENCHMARKS = (
-    'codec', 'concurrent', 'consume', 'floor', 'instructions', 'java_client', 'official',
-    'publish', 'recovery', 'serializers', 'workloads',
+    'codec', 'concurrent', 'consume', 'floor', 'handlers', 'instructions', 'java_client',
+    'official', 'publish', 'recovery', 'serializers', 'workloads',
 )
 THIRD_PARTY = ('rbfly', 'rstream', 'aiokafka', 'msgpack', 'matplotlib', 'proton', 'uvloop')
 

@@ -265,6 +265,7 @@ class Connections:
             chunks_skipped=c.chunks_skipped,
             buffered_bytes=sum(s.buffered_bytes for s in subscriptions),
             consumer_lag=sum(s.lag for s in subscriptions),
+            messages_lost=c.messages_lost,
         )
 
     def stream_metrics(self, counters: Counters) -> StreamMetrics:

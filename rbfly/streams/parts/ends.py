@@ -93,6 +93,19 @@ class Ends:
         self._placer = placer
         self._counters = counters
 
+    async def first(self, stream: str) -> int | None:
+        """
+        The stream's first offset (retention moves it), from its
+        statistics; ``None`` when empty, or on RabbitMQ 3.10 (none).
+        """
+        protocol = await self._connections.get()
+        if protocol.broker_version < (3, 11):
+            return None
+        context = 'stream {!r}'.format(stream)
+        stats = (await self._connections.call(StreamStats(stream), context)).stats
+        first, _, _ = stream_end(dict(stats))
+        return first
+
     async def resolve(self, stream: str, offset: Offset) -> Offset:
         """
         An offset the client resolves before subscribing

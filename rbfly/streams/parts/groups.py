@@ -229,8 +229,8 @@ class Groups:
                 return await self._streams.resolve(stream, to, None)
             case OffsetType.REFERENCE:
                 stored = await self._stored(stream, tp.cast(str, to.value))
-                if stored is None:  # as Offset.reference: the first message
-                    return await self._start(stream, Offset.FIRST)
+                if stored is None:  # as Offset.reference: its default, or the first message
+                    return await self._start(stream, to.default or Offset.FIRST)
                 return resume_after(stored)
             case OffsetType.FROM_END:
                 return await self._start(stream, await self._offsets.resolve(stream, to))

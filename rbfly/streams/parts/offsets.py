@@ -67,8 +67,8 @@ class Offsets:
         """
         The offset specification of an offset, and the first offset a
         subscription hands out (records before it, in the first chunk, are
-        dropped). A reference with nothing stored starts at the first
-        message; one storing 2**64 - 1 (-1 as the other clients' signed
+        dropped). A reference with nothing stored starts at its default,
+        else at the first message; one storing 2**64 - 1 (-1 as the other clients' signed
         offsets read it) at offset 0.
         """
         # (the patterns give each type's value its class, which Offset
@@ -84,10 +84,12 @@ class Offsets:
                 return OffsetSpec.offset(value), value
             case Offset(type=OffsetType.TIMESTAMP, value=int() | float() as seconds):
                 return OffsetSpec.timestamp(int(seconds * 1000)), 0
-            case Offset(type=OffsetType.REFERENCE, value=str(reference)):
+            case Offset(type=OffsetType.REFERENCE, value=str(reference), default=default):
                 try:
                     stored = await self.query(stream, reference)
                 except NoOffset:
+                    if default is not None:  # (a default is no reference: checked)
+                        return await self.spec(stream, default)
                     return OffsetSpec.first(), 0
                 # 2**64 - 1, "-1", is stored before offset 0 (a group reset
                 # to the first message, see parts/groups.py): it wraps to 0

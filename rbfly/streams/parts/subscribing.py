@@ -13,13 +13,14 @@ import logging
 import typing as tp
 from collections.abc import Awaitable, Callable
 
-from ..error import ConnectionLost, NoOffset, StreamsError
+from ..error import ConnectionLost, NoOffset, OffsetOutOfRange, StreamsError
 from ..lifecycle import StateListener
 from ..metrics import Counters
 from ..names import check_name
 from ..offset import Offset
 from ..protocol._chunk import ON_DECODE_ERROR
 from ..protocol.commands import OffsetSpec
+from ..protocol.constants import OffsetSpecType
 from ..subscriptions.chunks import Chunks
 from ..subscriptions.flow import FlowStrategy, check_flow
 from ..subscriptions.handoff import ConsumerUpdateContext
@@ -58,6 +59,16 @@ when none was received. Returns the offset to resume from instead (e.g.
 one kept by the application), or ``None`` to keep it.
 """
 
+GapAction: tp.TypeAlias = tp.Literal['warn', 'raise'] | tp.Callable[[OffsetOutOfRange], object]
+"""
+What a subscription does when it was to start at an offset older than its
+stream's first (retention removed the messages between): ``'warn'`` and
+go on from the first (the default; counted in the ``messages_lost``
+metric), ``'raise'``
+:py:class:`~rbfly.streams.error.OffsetOutOfRange`, or call a function with
+that error (which goes on from the first unless the function raises).
+"""
+
 DecodeErrorAction: tp.TypeAlias = tp.Literal['raise', 'skip', 'raw']
 """
 What a subscription decoding AMQP does with a message that is not AMQP
@@ -92,6 +103,7 @@ class SubscribeOptions:
     flow: FlowStrategy | None = None
     stop_at_end: bool = False
     on_decode_error: DecodeErrorAction = 'raise'
+    on_gap: GapAction = 'warn'
 
 Make: tp.TypeAlias = Callable[[SubscribeOptions], Awaitable[list[Subscription]]]
 """Builds the subscriptions of a read (one, or a super stream's partitions) of its options."""
@@ -195,6 +207,9 @@ class Subscribing:
         """
         check_timeout(options.timeout)
         check_decode_error(options.on_decode_error)
+        if options.on_gap not in ('warn', 'raise') and not callable(options.on_gap):
+            raise ValueError("on_gap must be 'warn', 'raise' or a function, got {!r}".format(
+                options.on_gap))
         self.flow(options.credit, options.buffer_bytes, options.flow)
 
     def progress(
@@ -254,6 +269,8 @@ class Subscribing:
                              ' skip the last chunk, and the subscription would wait')
         offset = await self._ends.resolve(stream, offset)
         spec, start = await self._offsets.spec(stream, offset)
+        if spec.type == OffsetSpecType.OFFSET:
+            await self._check_gap(stream, start, options.on_gap)
         client = self._options
         activation = functools.partial(
             self.activate, stream, name, offset, consumer_update,
@@ -273,6 +290,27 @@ class Subscribing:
         if stop_at_end:
             await self._ends.find_end(sub, spec)
         return sub
+
+    async def _check_gap(self, stream: str, start: int, on_gap: GapAction) -> None:
+        """
+        A subscription starting at an offset older than the stream's first
+        (RabbitMQ 3.11+, whose statistics say it): the messages between are
+        lost to retention; counted, and warned of, raised or told as
+        ``on_gap`` says. The broker starts at its first chunk then.
+        """
+        first = await self._ends.first(stream)
+        if first is None or start >= first:
+            return
+        gap = OffsetOutOfRange(stream, start, first)
+        self._counters.messages_lost += gap.lost
+        if on_gap == 'raise':
+            raise gap
+        if on_gap == 'warn':
+            logger.warning('%s', gap)
+            return
+        result = on_gap(gap)
+        if inspect.isawaitable(result):
+            await result
 
     async def activate(
             self, stream: str, name: str, offset: Offset,
@@ -328,6 +366,7 @@ class Subscribing:
         return spec
 
 __all__ = [
-    'ConsumerUpdateCallback', 'DecodeErrorAction', 'ResumeCallback', 'SubscribeOptions',
+    'ConsumerUpdateCallback', 'DecodeErrorAction', 'GapAction', 'ResumeCallback',
+    'SubscribeOptions',
     'Subscribing', 'filter_properties',
 ]

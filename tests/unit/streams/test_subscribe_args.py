@@ -31,9 +31,9 @@ OPTIONS = {
     'offset': Offset.NEXT, 'filter': None, 'timeout': 0, 'amqp': True, 'name': None,
     'single_active': False, 'consumer_update': None, 'store_every': 0, 'store_interval': 5,
     'credit': None, 'buffer_bytes': None, 'resume': None, 'on_state': None, 'flow': None,
-    'stop_at_end': False, 'on_decode_error': 'raise',
+    'stop_at_end': False, 'on_decode_error': 'raise', 'on_gap': 'warn',
 }
-"""The options every subscribe method took in RbFly before, with their defaults."""
+"""The options every subscribe method takes, with their defaults."""
 
 DECODE = {'serializer', 'on_mismatch'}
 WINDOW = {'max_messages', 'max_wait'}
