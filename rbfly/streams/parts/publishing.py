@@ -23,9 +23,9 @@ from ..protocol.commands import QueryPublisherSequence
 from ..protocol.compression import compression_code
 from ..publishers.awaited import PublisherBatchTrait
 from ..publishers.base import PublisherTrait
-from ..publishers.options import PublisherOptions
+from ..publishers.options import PUBLISHER_NAMES, PublisherArgs, PublisherOptions, check_names
 from ..publishers.pipelined import PublisherPipelined
-from ..serializers import Codec, Serializer, as_codec
+from ..serializers import as_codec
 from ..types import BloomFilterExtract
 from .connections import Connections
 from .declare import Declarer
@@ -62,14 +62,7 @@ def _pipelined_option(
         raise ValueError('{} must be at least 1, got {!r}'.format(option, value))
     return value
 
-def publisher_options(
-        cls: type[PublisherTrait], name: str | None, filter_extract: BloomFilterExtract | None,
-        window: int | None, sub_entry_size: int | None, compression: int | str,
-        confirm_timeout: float | None, dedup: bool,
-        enqueue_timeout: float | None = None, linger: float | None = None,
-        retry_on_recovery: bool = True, window_bytes: int | None = None,
-        serializer: Serializer | Codec | None = None,
-) -> PublisherOptions:
+def publisher_options(cls: type[PublisherTrait], args: PublisherArgs) -> PublisherOptions:
     """
     Check the options of a publisher; return them as the record its
     constructor takes.
@@ -81,6 +74,14 @@ def publisher_options(
     """
     if not isinstance(cls, type) or not issubclass(cls, PublisherTrait):
         raise TypeError('cls must be a publisher class, got {!r}'.format(cls))
+    name = args.get('name')
+    filter_extract = args.get('filter_extract')
+    dedup = args.get('dedup', True)
+    confirm_timeout = args.get('confirm_timeout')
+    retry_on_recovery = args.get('retry_on_recovery', True)
+    sub_entry_size = args.get('sub_entry_size')
+    compression = args.get('compression', 'none')
+    serializer = args.get('serializer')
     if not isinstance(dedup, bool):  # dedup='no' would be true
         raise TypeError('dedup must be True or False, got {!r}'.format(dedup))
     if filter_extract is not None and not callable(filter_extract):
@@ -98,10 +99,12 @@ def publisher_options(
         raise TypeError('retry_on_recovery must be True or False, got {!r}'.format(
             retry_on_recovery,
         ))
-    window = _pipelined_option(cls, 'window', window, seconds=False)
-    window_bytes = _pipelined_option(cls, 'window_bytes', window_bytes, seconds=False)
-    enqueue_timeout = _pipelined_option(cls, 'enqueue_timeout', enqueue_timeout, seconds=True)
-    linger = _pipelined_option(cls, 'linger', linger, seconds=True, zero=True)
+    window = _pipelined_option(cls, 'window', args.get('window'), seconds=False)
+    window_bytes = _pipelined_option(cls, 'window_bytes', args.get('window_bytes'), seconds=False)
+    enqueue_timeout = _pipelined_option(
+        cls, 'enqueue_timeout', args.get('enqueue_timeout'), seconds=True,
+    )
+    linger = _pipelined_option(cls, 'linger', args.get('linger'), seconds=True, zero=True)
     code = 0
     if sub_entry_size is not None:
         if not issubclass(cls, PublisherBatchTrait):
@@ -156,26 +159,23 @@ class Publishing:
         self.spin = options.spin
 
     def create(
-            self, stream: str, *, name: str | None = None,
-            filter_extract: BloomFilterExtract | None = None,
-            cls: type[PublisherTrait], window: int | None = None,
-            sub_entry_size: int | None = None, compression: int | str = 'none',
-            confirm_timeout: float | None = None, dedup: bool = True,
-            enqueue_timeout: float | None = None, linger: float | None = None,
-            retry_on_recovery: bool = True, on_state: StateListener | None = None,
-            window_bytes: int | None = None, serializer: Serializer | Codec | None = None,
+            self, where: str, stream: str, cls: type[PublisherTrait], args: PublisherArgs,
     ) -> contextlib.AbstractAsyncContextManager[PublisherTrait]:
         """
         A publisher of a stream (see :py:meth:`rbfly.streams.StreamsClient.publisher`).
+
+        :param where: The facade's method given the options, for the
+            message of an unknown one (``StreamsClient.publisher``).
+        :raises TypeError: For an unknown option (naming the closest).
         """
+        check_names(where, args, PUBLISHER_NAMES)
         check_name('stream', stream)
-        options = publisher_options(
-            cls, name, filter_extract, window, sub_entry_size, compression, confirm_timeout,
-            dedup, enqueue_timeout, linger, retry_on_recovery, window_bytes, serializer,
-        )
+        options = publisher_options(cls, args)
+        on_state = args.get('on_state')
         if on_state is not None and not callable(on_state):
             raise TypeError('on_state must be callable, got {!r}'.format(on_state))
-        return self.open(stream, name if dedup else '', filter_extract, cls, options, on_state)
+        name = args.get('name') if args.get('dedup', True) else ''
+        return self.open(stream, name, args.get('filter_extract'), cls, options, on_state)
 
     @contextlib.asynccontextmanager
     async def open(
