@@ -7,6 +7,7 @@ This part is also what every publisher asks of its client (the
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import math
@@ -36,6 +37,7 @@ if tp.TYPE_CHECKING:
     from .recovery import Recovery
 
 logger = logging.getLogger('rbfly.streams.client')
+publisher_logger = logging.getLogger('rbfly.streams.publisher')  # documented: doc/logging.rst
 
 T = tp.TypeVar('T', bound=PublisherTrait)
 
@@ -131,6 +133,40 @@ def publisher_options(cls: type[PublisherTrait], args: PublisherArgs) -> Publish
         sub_entry_size=sub_entry_size, compression=code, serializer=codec,
     )
 
+def warn_unconfirmed(publisher: PublisherTrait, cause: BaseException, generated: bool) -> None:
+    """
+    Say what became of a publisher's unconfirmed messages when its context
+    ends on an exception or a cancellation (Ctrl-C in a publishing loop, a
+    task cancelled at shutdown), instead of waiting for their
+    confirmations: how many, whether they were sent, and whether sending
+    them again is safe.
+
+    :param generated: Whether the publisher's name was generated (no name
+        given): a restart cannot deduplicate under it.
+    """
+    count = publisher.unconfirmed
+    why = 'cancelled' if isinstance(cause, asyncio.CancelledError) else \
+        'ended by {}'.format(type(cause).__name__)
+    if publisher.state is ResourceState.OPEN:
+        fate = 'they were sent and the broker may store them, but no confirmation will come' \
+            ' (the publisher is deleted)'
+    else:
+        fate = 'they may or may not be stored: its connection was lost, and they are not' \
+            ' sent again'
+    if not publisher.name:
+        again = 'sending them again may store them twice (an anonymous publisher, dedup=False)'
+    elif generated:
+        again = 'sending them again may store them twice (the publisher\'s name {!r} was' \
+            ' generated: give it a name to deduplicate after a restart)'.format(publisher.name)
+    else:
+        again = 'sending them again, with their publishing ids, from a publisher named {!r}' \
+            ' stores each once (the broker drops those it has)'.format(publisher.name)
+    publisher_logger.warning(
+        'publisher %r of stream %r %s with %d messages not confirmed: %s; %s.'
+        ' To wait for them, leave the publisher\'s context normally (or flush())',
+        publisher.name, publisher.stream, why, count, fate, again,
+    )
+
 class Publishing:
     """
     Creates publishers, and serves them.
@@ -191,6 +227,7 @@ class Publishing:
         protocol = await self._connections.get()
         if filter_extract is not None:
             protocol.require((3, 13), 'stream filtering')
+        named = name
         if name is None:
             name = 'rbfly-{}'.format(uuid.uuid4().hex)
         publisher = cls(self, stream, -1, name, 0, filter_extract, options)
@@ -204,11 +241,17 @@ class Publishing:
         except BaseException:  # cancelled
             publisher.lifecycle.move(ResourceState.CLOSED, 'not declared: cancelled')
             raise
+        cause: BaseException | None = None
         try:
             yield publisher
             await publisher.finish()
+        except BaseException as ex:  # re-raised: only noted for the warning
+            cause = ex
+            raise
         finally:
             publisher.close()  # sends what is pending before DeletePublisher: frames keep order
+            if cause is not None and publisher.unconfirmed:
+                warn_unconfirmed(publisher, cause, generated=named is None)
             publisher.lifecycle.move(ResourceState.CLOSED, 'closed by the application')
             closing = self._placer.release_publisher(publisher)
             await self._declarer.delete_publisher(publisher, closing)
@@ -257,4 +300,4 @@ class Publishing:
         """The broker does not know a publisher any more: declare it again."""
         self._recovery.publisher_unknown(publisher)
 
-__all__ = ['Publishing', 'publisher_options']
+__all__ = ['Publishing', 'publisher_options', 'warn_unconfirmed']
