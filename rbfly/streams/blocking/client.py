@@ -59,7 +59,7 @@ _names = itertools.count(1)
 class BlockingSubscribeArgs(tp.TypedDict, total=False):
     """
     The options of a blocking subscription, as keyword arguments of
-    :py:meth:`BlockingClient.subscribe`: those of the async client's
+    :py:meth:`~rbfly.streams.blocking.BlockingClient.subscribe`: those of the async client's
     (:py:class:`~rbfly.streams.consuming.SubscribeArgs`, each described at
     :py:meth:`~rbfly.streams.StreamsClient.subscribe_chunks`) but
     ``offset`` and ``timeout``, which the blocking methods spell out
@@ -403,7 +403,7 @@ class BlockingClient:
         :param options: Options of
             :py:meth:`~rbfly.streams.StreamsClient.subscribe` (``name``,
             ``store_every``, ``filter``, ``stop_at_end``, ...; typed as
-            :py:class:`BlockingSubscribeArgs`).
+            :py:class:`~rbfly.streams.blocking.client.BlockingSubscribeArgs`).
         :raises TypeError: For an unknown option, naming the closest.
         """
         check_no_loop('BlockingClient.subscribe')
