@@ -20,12 +20,11 @@ from __future__ import annotations
 import contextlib
 import ssl as _ssl
 import typing as tp
-from collections.abc import AsyncGenerator, AsyncIterator
+from collections.abc import AsyncGenerator
 
 from .backoff import Backoff
 from .consuming import Consuming, SubscribeArgs
 from .decorator import connection
-from .lifecycle import StateListener
 from .metrics import Counters, LatencyListener, Metrics, StreamMetrics
 from .names import check_name
 from .oauth2 import DEFAULT_REFRESH_RATIO, TokenProvider
@@ -60,6 +59,7 @@ from .parts.tasks import Background
 from .protocol._chunk import DEFAULT_MAX_CHUNK_UNCOMPRESSED
 from .protocol.constants import DEFAULT_FRAME_MAX, DEFAULT_HEARTBEAT
 from .publishers.awaited import Publisher, PublisherTrait
+from .publishers.options import PUBLISHER_NAMES, BasicPublisherArgs, PublisherArgs, check_names
 from .publishers.superstream import RoutingKey, RoutingStrategy, SuperStreamPublisher
 from .serializers import Codec, OnMismatch, Serializer
 from .subscriptions._bodies import Bodies
@@ -69,7 +69,7 @@ from .subscriptions.handlers import DRAIN_TIMEOUT, Handler, Key
 from .subscriptions.state import SubscriptionState
 from .subscriptions.subscription import Chunk
 from .subscriptions.windows import Windows
-from .types import BloomFilterExtract, MessageFilter, PartitionReset, PartitionStatus, StreamInfo
+from .types import MessageFilter, PartitionReset, PartitionStatus, StreamInfo
 from .url import ConnectionInfo, parse_uri
 
 T = tp.TypeVar('T', bound=PublisherTrait)
@@ -364,37 +364,25 @@ class StreamsClient:
 
     @tp.overload
     def publisher(
-            self, stream: str, *, name: str | None = None,
-            filter_extract: BloomFilterExtract | None = None,
-            confirm_timeout: float | None = None, dedup: bool = True,
-            retry_on_recovery: bool = True, on_state: StateListener | None = None,
-            serializer: Serializer | Codec | None = None,
+            self, stream: str, **options: tp.Unpack[BasicPublisherArgs],
     ) -> contextlib.AbstractAsyncContextManager[Publisher]: ...
 
     @tp.overload
     def publisher(
-            self, stream: str, *, name: str | None = None,
-            filter_extract: BloomFilterExtract | None = None, cls: type[T],
-            window: int | None = None, sub_entry_size: int | None = None,
-            compression: int | str = 'none', confirm_timeout: float | None = None,
-            dedup: bool = True, enqueue_timeout: float | None = None,
-            linger: float | None = None, retry_on_recovery: bool = True,
-            on_state: StateListener | None = None, window_bytes: int | None = None,
-            serializer: Serializer | Codec | None = None,
+            self, stream: str, *, cls: type[T], **options: tp.Unpack[PublisherArgs],
     ) -> contextlib.AbstractAsyncContextManager[T]: ...
 
     def publisher(
-            self, stream: str, *, name: str | None = None,
-            filter_extract: BloomFilterExtract | None = None,
-            cls: type[PublisherTrait] = Publisher, window: int | None = None,
-            sub_entry_size: int | None = None, compression: int | str = 'none',
-            confirm_timeout: float | None = None, dedup: bool = True,
-            enqueue_timeout: float | None = None, linger: float | None = None,
-            retry_on_recovery: bool = True, on_state: StateListener | None = None,
-            window_bytes: int | None = None, serializer: Serializer | Codec | None = None,
+            self, stream: str, *, cls: type[PublisherTrait] = Publisher,
+            **options: tp.Unpack[PublisherArgs],
     ) -> contextlib.AbstractAsyncContextManager[PublisherTrait]:
         """
         Create a publisher for a stream (an async context manager).
+
+        The options (keyword arguments, typed as
+        :py:class:`~rbfly.streams.publishers.options.PublisherArgs`; a
+        misspelt one raises ``TypeError`` naming the closest) are those of
+        every publisher method; one not given has the default said here.
 
         :param stream: Stream name.
         :param name: Publisher reference name; the publisher continues from
@@ -451,13 +439,7 @@ class StreamsClient:
             in its AMQP properties (see :doc:`/serializers`; AMQP
             publishers only).
         """
-        return self._publishing.create(
-            stream, name=name, filter_extract=filter_extract, cls=cls, window=window,
-            sub_entry_size=sub_entry_size, compression=compression,
-            confirm_timeout=confirm_timeout, dedup=dedup, enqueue_timeout=enqueue_timeout,
-            linger=linger, retry_on_recovery=retry_on_recovery, on_state=on_state,
-            window_bytes=window_bytes, serializer=serializer,
-        )
+        return self._publishing.create('StreamsClient.publisher', stream, cls, options)
 
     async def query_publisher_sequence(self, stream: str, name: str) -> int:
         """
@@ -817,12 +799,11 @@ class StreamsClient:
         """The partitions the broker binds a routing key to (RabbitMQ 3.11+)."""
         return await self._super_streams.route(super_stream, routing_key)
 
-    @contextlib.asynccontextmanager
-    async def super_stream_publisher(
+    def super_stream_publisher(
             self, super_stream: str, routing_key: RoutingKey, *,
             routing: tp.Literal['hash', 'key'] | RoutingStrategy = 'hash',
-            name: str | None = None, cls: type[PublisherTrait] = Publisher, **options: tp.Any,
-    ) -> AsyncIterator[SuperStreamPublisher]:
+            cls: type[PublisherTrait] = Publisher, **options: tp.Unpack[PublisherArgs],
+    ) -> contextlib.AbstractAsyncContextManager[SuperStreamPublisher]:
         """
         Create a publisher of a super stream (an async context manager):
         a publisher of class ``cls`` per partition, and each message sent
@@ -836,11 +817,12 @@ class StreamsClient:
             goes to (:py:data:`rbfly.streams.publishers.superstream.RoutingStrategy`).
         :param name: Publisher name, for deduplication; the publishers of
             all partitions use it (sequences are kept per stream).
-        :param options: Other options of :py:meth:`publisher`.
+        :param options: Other options of :py:meth:`publisher` (typed as
+            :py:class:`~rbfly.streams.publishers.options.PublisherArgs`;
+            a misspelt one raises ``TypeError`` here, naming the closest).
         """
-        async with self._super_streams.publisher(
-                super_stream, routing_key, routing, name, cls, options) as publisher:
-            yield publisher
+        check_names('StreamsClient.super_stream_publisher', options, PUBLISHER_NAMES)
+        return self._super_streams.publisher(super_stream, routing_key, routing, cls, options)
 
     @tp.overload
     def subscribe_super_stream(

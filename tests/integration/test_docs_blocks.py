@@ -215,7 +215,7 @@ def test_guide_programs_43(url43: str, tmp_path: Path) -> None:
     """
     programs = [b for b in blocks(ROOT / 'doc' / 'usage.rst') if _is_program(b)]
     assert len(programs) >= 5, [str(b) for b in programs]
-    asyncio.run(_delete(url43, _streams_created(programs)))
+    asyncio.run(_delete(url43, _streams_created(programs), _super_streams_created(programs)))
     env = _env(url43, tmp_path)
     for block in programs:
         _run_python(block, url43, env, tmp_path)

@@ -180,6 +180,20 @@ def test_super_stream_keys(url4: str) -> None:
     out = _example('super_stream_keys.py', RBFLY_URL4=url4)
     assert "for routing key 'mars'" in out
 
+def test_super_stream_filter(url4: str, url43: str) -> None:
+    """On RabbitMQ 4.0 and 4.3: the eu orders of every partition, and nothing else sent."""
+    for url in (url4, url43):
+        out = _example('super_stream_filter.py', RBFLY_URL4=url)
+        assert out.splitlines()[-1] == \
+            'ok: 30 eu orders of 90, from 3 partitions; the broker sent no other', out
+
+def test_super_stream_filter_needs_313(url: str) -> None:
+    """On RabbitMQ 3.10 the example says what it needs, and fails."""
+    done = _run([sys.executable, str(EXAMPLES / 'super_stream_filter.py')],
+                _env(RBFLY_URL4='', RBFLY_URL=url))
+    assert done.returncode == 1
+    assert 'filtering and creating super streams need RabbitMQ 3.13 or later' in done.stderr
+
 def test_tls_password(url: str) -> None:
     """TLS to RabbitMQ 3.10, SASL PLAIN."""
     out = _example(

@@ -31,14 +31,19 @@ import typing as tp
 from collections.abc import Awaitable, Callable, Coroutine
 
 from ..client import StreamsClient, streams_client
+from ..lifecycle import StateListener
 from ..metrics import Metrics
 from ..offset import Offset
 from ..parts.offsets import COMMIT_TIMEOUT
+from ..parts.options import ClientOptionArgs, check_option_names
+from ..parts.subscribing import ConsumerUpdateCallback, DecodeErrorAction, ResumeCallback
 from ..publishers.awaited import PublisherBatchFast
+from ..publishers.options import PUBLISHER_NAMES, PublisherArgs, check_names
 from ..publishers.pipelined import PublisherPipelined
 from ..publishers.superstream import RoutingKey, RoutingStrategy
 from ..serializers import Codec, OnMismatch, Serializer, as_codec
-from ..types import StreamInfo
+from ..subscriptions.flow import FlowStrategy
+from ..types import MessageFilter, StreamInfo
 from .holder import Held
 from .loop import LoopThread, check_no_loop
 from .publisher import BlockingPublisher, BlockingSuperStreamPublisher
@@ -50,6 +55,34 @@ DEFAULT_TIMEOUT = 60.0
 """Seconds a blocking call waits at most, unless the client is given another ``timeout``."""
 
 _names = itertools.count(1)
+
+class BlockingSubscribeArgs(tp.TypedDict, total=False):
+    """
+    The options of a blocking subscription, as keyword arguments of
+    :py:meth:`~rbfly.streams.blocking.BlockingClient.subscribe`: those of the async client's
+    (:py:class:`~rbfly.streams.consuming.SubscribeArgs`, each described at
+    :py:meth:`~rbfly.streams.StreamsClient.subscribe_chunks`) but
+    ``offset`` and ``timeout``, which the blocking methods spell out
+    (their ``timeout`` bounds each step of the iteration); a test keeps
+    the two lists equal.
+    """
+    filter: MessageFilter | None
+    amqp: bool
+    name: str | None
+    single_active: bool
+    consumer_update: ConsumerUpdateCallback | None
+    store_every: int
+    store_interval: float
+    credit: int | None
+    buffer_bytes: int | None
+    resume: ResumeCallback | None
+    on_state: StateListener | None
+    flow: FlowStrategy | None
+    stop_at_end: bool
+    on_decode_error: DecodeErrorAction
+
+BLOCKING_SUBSCRIBE_NAMES: tp.Final = frozenset(BlockingSubscribeArgs.__annotations__)
+"""The names of the options of a blocking subscription."""
 
 class _Open:
     """
@@ -151,9 +184,20 @@ class BlockingClient:
 
     # -- streams --
 
-    def create_stream(self, stream: str, **options: tp.Any) -> None:
+    def create_stream(
+            self, stream: str, *, max_length_bytes: int | None = None,
+            max_age: str | None = None, max_segment_size_bytes: int | None = None,
+            filter_size: int | None = None, leader_locator: str | None = None,
+            initial_cluster_size: int | None = None, initial_offset: int | None = None,
+            arguments: tp.Mapping[str, str] | None = None, exist_ok: bool = True,
+    ) -> None:
         """Create a stream (options of :py:meth:`~rbfly.streams.StreamsClient.create_stream`)."""
-        self._run(self._client.create_stream(stream, **options), 'creating stream')
+        self._run(self._client.create_stream(
+            stream, max_length_bytes=max_length_bytes, max_age=max_age,
+            max_segment_size_bytes=max_segment_size_bytes, filter_size=filter_size,
+            leader_locator=leader_locator, initial_cluster_size=initial_cluster_size,
+            initial_offset=initial_offset, arguments=arguments, exist_ok=exist_ok,
+        ), 'creating stream')
 
     def delete_stream(self, stream: str, *, missing_ok: bool = True) -> None:
         """Delete a stream."""
@@ -189,14 +233,19 @@ class BlockingClient:
     # -- super streams --
 
     def create_super_stream(
-            self, super_stream: str, partitions: int | None = None, **options: tp.Any,
+            self, super_stream: str, partitions: int | None = None, *,
+            binding_keys: tp.Sequence[str] | None = None,
+            arguments: tp.Mapping[str, str] | None = None, exist_ok: bool = True,
     ) -> list[str]:
         """
         Create a super stream (RabbitMQ 3.13+); return its partitions
         (options of :py:meth:`~rbfly.streams.StreamsClient.create_super_stream`).
         """
         return self._run(
-            self._client.create_super_stream(super_stream, partitions, **options),
+            self._client.create_super_stream(
+                super_stream, partitions, binding_keys=binding_keys, arguments=arguments,
+                exist_ok=exist_ok,
+            ),
             'creating super stream',
         )
 
@@ -262,30 +311,29 @@ class BlockingClient:
     # -- publishers --
 
     def publisher(
-            self, stream: str, *, serializer: Serializer | Codec | None = None,
-            **options: tp.Any,
+            self, stream: str, **options: tp.Unpack[PublisherArgs],
     ) -> BlockingPublisher:
         """
         A publisher of a stream (close it, or use it as a context manager):
         a :py:class:`~rbfly.streams.PublisherPipelined` underneath.
 
-        :param serializer: Send objects (see :doc:`/serializers`).
         :param options: Options of
             :py:meth:`~rbfly.streams.StreamsClient.publisher` (not
-            ``cls``); ``confirm_timeout`` and ``enqueue_timeout`` are the
+            ``cls``; ``serializer`` sends objects, see :doc:`/serializers`);
+            ``confirm_timeout`` and ``enqueue_timeout`` are the
             client's ``timeout`` unless given.
+        :raises TypeError: For an unknown option, naming the closest.
         """
         check_no_loop('BlockingClient.publisher')
         if 'cls' in options:
             raise TypeError('a blocking publisher is pipelined: it takes no cls')
+        check_names('BlockingClient.publisher', options, PUBLISHER_NAMES)
         options.setdefault('confirm_timeout', self._timeout)
         options.setdefault('enqueue_timeout', self._timeout)
         client = self._client
 
         def pipelined() -> contextlib.AbstractAsyncContextManager[PublisherPipelined]:
-            return client.publisher(
-                stream, cls=PublisherPipelined, serializer=serializer, **options,
-            )
+            return client.publisher(stream, cls=PublisherPipelined, **options)
         held = Held(self._runner, pipelined, self._timeout, 'publisher of stream {!r}'.format(
             stream,
         ))
@@ -303,23 +351,26 @@ class BlockingClient:
     def super_stream_publisher(
             self, super_stream: str, routing_key: RoutingKey, *,
             routing: tp.Literal['hash', 'key'] | RoutingStrategy = 'hash',
-            name: str | None = None, serializer: Serializer | Codec | None = None,
-            **options: tp.Any,
+            **options: tp.Unpack[PublisherArgs],
     ) -> BlockingSuperStreamPublisher:
         """
         A publisher of a super stream (close it, or use it as a context
         manager): each message goes to the partition of its key (see
         :py:meth:`~rbfly.streams.StreamsClient.super_stream_publisher`;
         ``routing_key`` gets the message as given, before a serializer).
+
+        :raises TypeError: For an unknown option, naming the closest.
         """
         check_no_loop('BlockingClient.super_stream_publisher')
-        if serializer is not None:
-            options['serializer'] = serializer
+        if 'cls' in options:
+            raise TypeError('a blocking super stream publisher is a batch publisher:'
+                            ' it takes no cls')
+        check_names('BlockingClient.super_stream_publisher', options, PUBLISHER_NAMES)
         held = Held(
             self._runner,
             functools.partial(
                 self._client.super_stream_publisher, super_stream, routing_key,
-                routing=routing, name=name, cls=PublisherBatchFast, **options,
+                routing=routing, cls=PublisherBatchFast, **options,
             ),
             self._timeout, 'publisher of super stream {!r}'.format(super_stream),
         )
@@ -334,7 +385,7 @@ class BlockingClient:
     def subscribe(
             self, stream: str, *, offset: Offset = Offset.NEXT, timeout: float | None = None,
             serializer: Serializer | Codec | None = None, on_mismatch: OnMismatch = 'raise',
-            **options: tp.Any,
+            **options: tp.Unpack[BlockingSubscribeArgs],
     ) -> BlockingSubscription:
         """
         Subscribe to a stream: an iterator over its messages' records
@@ -351,9 +402,12 @@ class BlockingClient:
             type (``'raise'`` or ``'raw'``).
         :param options: Options of
             :py:meth:`~rbfly.streams.StreamsClient.subscribe` (``name``,
-            ``store_every``, ``filter``, ``stop_at_end``, ...).
+            ``store_every``, ``filter``, ``stop_at_end``, ...; typed as
+            :py:class:`~rbfly.streams.blocking.client.BlockingSubscribeArgs`).
+        :raises TypeError: For an unknown option, naming the closest.
         """
         check_no_loop('BlockingClient.subscribe')
+        check_names('BlockingClient.subscribe', options, BLOCKING_SUBSCRIBE_NAMES)
         client = self._client
         if _by_chunk(options):
             make: Callable[[], tp.Any] = functools.partial(
@@ -369,13 +423,14 @@ class BlockingClient:
     def subscribe_super_stream(
             self, super_stream: str, *, offset: Offset = Offset.NEXT,
             timeout: float | None = None, serializer: Serializer | Codec | None = None,
-            on_mismatch: OnMismatch = 'raise', **options: tp.Any,
+            on_mismatch: OnMismatch = 'raise', **options: tp.Unpack[BlockingSubscribeArgs],
     ) -> BlockingSubscription:
         """
         Subscribe to every partition of a super stream (see
         :py:meth:`subscribe`; a record's ``stream`` is its partition).
         """
         check_no_loop('BlockingClient.subscribe_super_stream')
+        check_names('BlockingClient.subscribe_super_stream', options, BLOCKING_SUBSCRIBE_NAMES)
         client = self._client
         if _by_chunk(options):
             make: Callable[[], tp.Any] = functools.partial(
@@ -390,7 +445,7 @@ class BlockingClient:
 
     def _subscription(
             self, make: Callable[[], tp.Any], stream: str, timeout: float | None,
-            options: dict[str, tp.Any], serializer: Serializer | Codec | None,
+            options: BlockingSubscribeArgs, serializer: Serializer | Codec | None,
             on_mismatch: OnMismatch,
     ) -> BlockingSubscription:
         chunks = _by_chunk(options)
@@ -403,7 +458,7 @@ class BlockingClient:
         self._open.add(token, subscription.aclose)
         return subscription
 
-def _by_chunk(options: dict[str, tp.Any]) -> bool:
+def _by_chunk(options: BlockingSubscribeArgs) -> bool:
     """
     Whether a subscription takes a chunk at a time (see
     :py:mod:`~rbfly.streams.blocking.subscription`): not with offset
@@ -420,7 +475,7 @@ async def _call(function: Callable[[], T]) -> T:
 
 def blocking_client(
         uri: str | tp.Sequence[str], /, ssl: _ssl.SSLContext | None = None, *,
-        timeout: float | None = DEFAULT_TIMEOUT, **options: tp.Any,
+        timeout: float | None = DEFAULT_TIMEOUT, **options: tp.Unpack[ClientOptionArgs],
 ) -> BlockingClient:
     """
     Create a blocking client from a connection URI.
@@ -430,9 +485,14 @@ def blocking_client(
     :param timeout: Seconds each call waits at most.
     :param options: Options of :py:class:`~rbfly.streams.StreamsClient`.
     :raises BlockingCallInLoop: When called from a running event loop.
+    :raises TypeError: For an unknown option, naming the closest one.
     """
+    check_option_names(options, 'blocking_client')
     return BlockingClient(
         functools.partial(streams_client, uri, ssl=ssl, **options), timeout=timeout,
     )
 
-__all__ = ['DEFAULT_TIMEOUT', 'BlockingClient', 'blocking_client']
+__all__ = [
+    'BLOCKING_SUBSCRIBE_NAMES', 'DEFAULT_TIMEOUT', 'BlockingClient', 'BlockingSubscribeArgs',
+    'blocking_client',
+]

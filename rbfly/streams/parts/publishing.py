@@ -7,6 +7,7 @@ This part is also what every publisher asks of its client (the
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import math
@@ -23,9 +24,9 @@ from ..protocol.commands import QueryPublisherSequence
 from ..protocol.compression import compression_code
 from ..publishers.awaited import PublisherBatchTrait
 from ..publishers.base import PublisherTrait
-from ..publishers.options import PublisherOptions
+from ..publishers.options import PUBLISHER_NAMES, PublisherArgs, PublisherOptions, check_names
 from ..publishers.pipelined import PublisherPipelined
-from ..serializers import Codec, Serializer, as_codec
+from ..serializers import as_codec
 from ..types import BloomFilterExtract
 from .connections import Connections
 from .declare import Declarer
@@ -36,6 +37,7 @@ if tp.TYPE_CHECKING:
     from .recovery import Recovery
 
 logger = logging.getLogger('rbfly.streams.client')
+publisher_logger = logging.getLogger('rbfly.streams.publisher')  # documented: doc/logging.rst
 
 T = tp.TypeVar('T', bound=PublisherTrait)
 
@@ -62,14 +64,7 @@ def _pipelined_option(
         raise ValueError('{} must be at least 1, got {!r}'.format(option, value))
     return value
 
-def publisher_options(
-        cls: type[PublisherTrait], name: str | None, filter_extract: BloomFilterExtract | None,
-        window: int | None, sub_entry_size: int | None, compression: int | str,
-        confirm_timeout: float | None, dedup: bool,
-        enqueue_timeout: float | None = None, linger: float | None = None,
-        retry_on_recovery: bool = True, window_bytes: int | None = None,
-        serializer: Serializer | Codec | None = None,
-) -> PublisherOptions:
+def publisher_options(cls: type[PublisherTrait], args: PublisherArgs) -> PublisherOptions:
     """
     Check the options of a publisher; return them as the record its
     constructor takes.
@@ -81,6 +76,14 @@ def publisher_options(
     """
     if not isinstance(cls, type) or not issubclass(cls, PublisherTrait):
         raise TypeError('cls must be a publisher class, got {!r}'.format(cls))
+    name = args.get('name')
+    filter_extract = args.get('filter_extract')
+    dedup = args.get('dedup', True)
+    confirm_timeout = args.get('confirm_timeout')
+    retry_on_recovery = args.get('retry_on_recovery', True)
+    sub_entry_size = args.get('sub_entry_size')
+    compression = args.get('compression', 'none')
+    serializer = args.get('serializer')
     if not isinstance(dedup, bool):  # dedup='no' would be true
         raise TypeError('dedup must be True or False, got {!r}'.format(dedup))
     if filter_extract is not None and not callable(filter_extract):
@@ -98,10 +101,12 @@ def publisher_options(
         raise TypeError('retry_on_recovery must be True or False, got {!r}'.format(
             retry_on_recovery,
         ))
-    window = _pipelined_option(cls, 'window', window, seconds=False)
-    window_bytes = _pipelined_option(cls, 'window_bytes', window_bytes, seconds=False)
-    enqueue_timeout = _pipelined_option(cls, 'enqueue_timeout', enqueue_timeout, seconds=True)
-    linger = _pipelined_option(cls, 'linger', linger, seconds=True, zero=True)
+    window = _pipelined_option(cls, 'window', args.get('window'), seconds=False)
+    window_bytes = _pipelined_option(cls, 'window_bytes', args.get('window_bytes'), seconds=False)
+    enqueue_timeout = _pipelined_option(
+        cls, 'enqueue_timeout', args.get('enqueue_timeout'), seconds=True,
+    )
+    linger = _pipelined_option(cls, 'linger', args.get('linger'), seconds=True, zero=True)
     code = 0
     if sub_entry_size is not None:
         if not issubclass(cls, PublisherBatchTrait):
@@ -126,6 +131,40 @@ def publisher_options(
         window=window,
         window_bytes=window_bytes, enqueue_timeout=enqueue_timeout, linger=linger,
         sub_entry_size=sub_entry_size, compression=code, serializer=codec,
+    )
+
+def warn_unconfirmed(publisher: PublisherTrait, cause: BaseException, generated: bool) -> None:
+    """
+    Say what became of a publisher's unconfirmed messages when its context
+    ends on an exception or a cancellation (Ctrl-C in a publishing loop, a
+    task cancelled at shutdown), instead of waiting for their
+    confirmations: how many, whether they were sent, and whether sending
+    them again is safe.
+
+    :param generated: Whether the publisher's name was generated (no name
+        given): a restart cannot deduplicate under it.
+    """
+    count = publisher.unconfirmed
+    why = 'cancelled' if isinstance(cause, asyncio.CancelledError) else \
+        'ended by {}'.format(type(cause).__name__)
+    if publisher.state is ResourceState.OPEN:
+        fate = 'they were sent and the broker may store them, but no confirmation will come' \
+            ' (the publisher is deleted)'
+    else:
+        fate = 'they may or may not be stored: its connection was lost, and they are not' \
+            ' sent again'
+    if not publisher.name:
+        again = 'sending them again may store them twice (an anonymous publisher, dedup=False)'
+    elif generated:
+        again = 'sending them again may store them twice (the publisher\'s name {!r} was' \
+            ' generated: give it a name to deduplicate after a restart)'.format(publisher.name)
+    else:
+        again = 'sending them again, with their publishing ids, from a publisher named {!r}' \
+            ' stores each once (the broker drops those it has)'.format(publisher.name)
+    publisher_logger.warning(
+        'publisher %r of stream %r %s with %d messages not confirmed: %s; %s.'
+        ' To wait for them, leave the publisher\'s context normally (or flush())',
+        publisher.name, publisher.stream, why, count, fate, again,
     )
 
 class Publishing:
@@ -156,26 +195,23 @@ class Publishing:
         self.spin = options.spin
 
     def create(
-            self, stream: str, *, name: str | None = None,
-            filter_extract: BloomFilterExtract | None = None,
-            cls: type[PublisherTrait], window: int | None = None,
-            sub_entry_size: int | None = None, compression: int | str = 'none',
-            confirm_timeout: float | None = None, dedup: bool = True,
-            enqueue_timeout: float | None = None, linger: float | None = None,
-            retry_on_recovery: bool = True, on_state: StateListener | None = None,
-            window_bytes: int | None = None, serializer: Serializer | Codec | None = None,
+            self, where: str, stream: str, cls: type[PublisherTrait], args: PublisherArgs,
     ) -> contextlib.AbstractAsyncContextManager[PublisherTrait]:
         """
         A publisher of a stream (see :py:meth:`rbfly.streams.StreamsClient.publisher`).
+
+        :param where: The facade's method given the options, for the
+            message of an unknown one (``StreamsClient.publisher``).
+        :raises TypeError: For an unknown option (naming the closest).
         """
+        check_names(where, args, PUBLISHER_NAMES)
         check_name('stream', stream)
-        options = publisher_options(
-            cls, name, filter_extract, window, sub_entry_size, compression, confirm_timeout,
-            dedup, enqueue_timeout, linger, retry_on_recovery, window_bytes, serializer,
-        )
+        options = publisher_options(cls, args)
+        on_state = args.get('on_state')
         if on_state is not None and not callable(on_state):
             raise TypeError('on_state must be callable, got {!r}'.format(on_state))
-        return self.open(stream, name if dedup else '', filter_extract, cls, options, on_state)
+        name = args.get('name') if args.get('dedup', True) else ''
+        return self.open(stream, name, args.get('filter_extract'), cls, options, on_state)
 
     @contextlib.asynccontextmanager
     async def open(
@@ -191,6 +227,7 @@ class Publishing:
         protocol = await self._connections.get()
         if filter_extract is not None:
             protocol.require((3, 13), 'stream filtering')
+        named = name
         if name is None:
             name = 'rbfly-{}'.format(uuid.uuid4().hex)
         publisher = cls(self, stream, -1, name, 0, filter_extract, options)
@@ -204,11 +241,17 @@ class Publishing:
         except BaseException:  # cancelled
             publisher.lifecycle.move(ResourceState.CLOSED, 'not declared: cancelled')
             raise
+        cause: BaseException | None = None
         try:
             yield publisher
             await publisher.finish()
+        except BaseException as ex:  # re-raised: only noted for the warning
+            cause = ex
+            raise
         finally:
             publisher.close()  # sends what is pending before DeletePublisher: frames keep order
+            if cause is not None and publisher.unconfirmed:
+                warn_unconfirmed(publisher, cause, generated=named is None)
             publisher.lifecycle.move(ResourceState.CLOSED, 'closed by the application')
             closing = self._placer.release_publisher(publisher)
             await self._declarer.delete_publisher(publisher, closing)
@@ -257,4 +300,4 @@ class Publishing:
         """The broker does not know a publisher any more: declare it again."""
         self._recovery.publisher_unknown(publisher)
 
-__all__ = ['Publishing', 'publisher_options']
+__all__ = ['Publishing', 'publisher_options', 'warn_unconfirmed']

@@ -16,6 +16,7 @@ from ..error import StreamAlreadyExists, StreamDoesNotExist
 from ..names import check_name
 from ..protocol.commands import CreateSuperStream, DeleteSuperStream, Partitions, Route
 from ..publishers.awaited import PublisherTrait
+from ..publishers.options import PublisherArgs
 from ..publishers.superstream import (
     RoutingKey,
     RoutingStrategy,
@@ -118,7 +119,7 @@ class SuperStreams:
     @contextlib.asynccontextmanager
     async def publisher(
             self, super_stream: str, routing_key: RoutingKey, routing: str | RoutingStrategy,
-            name: str | None, cls: type[PublisherTrait], options: dict[str, tp.Any],
+            cls: type[PublisherTrait], options: PublisherArgs,
     ) -> AsyncIterator[SuperStreamPublisher]:
         """A publisher of a super stream: one publisher of class ``cls`` per partition."""
         strategy = None
@@ -135,13 +136,16 @@ class SuperStreams:
         partitions = await self._existing_partitions(super_stream)
         sequence = None
         if options.get('dedup', True):
-            name = name or 'rbfly-{}'.format(uuid.uuid4().hex)
+            name = options.get('name') or 'rbfly-{}'.format(uuid.uuid4().hex)
+            options = {**options, 'name': name}
             sequence = functools.partial(self._publishing.query_sequence, name=name)
         async with contextlib.AsyncExitStack() as stack:
             publishers: dict[str, PublisherTrait] = {}
             for partition in partitions:
                 publishers[partition] = await stack.enter_async_context(
-                    self._publishing.create(partition, name=name, cls=cls, **options),
+                    self._publishing.create(
+                        'StreamsClient.super_stream_publisher', partition, cls, options,
+                    ),
                 )
             route = functools.partial(self.route, super_stream) if routing == 'key' else None
             yield SuperStreamPublisher(

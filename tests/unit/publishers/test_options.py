@@ -37,7 +37,7 @@ def make(cls: type[P], options: PublisherOptions) -> P:
     return cls(Host(), 's', -1, 'name', 0, None, options)
 
 def default(cls: type[PublisherTrait]) -> PublisherOptions:
-    return publisher_options(cls, None, None, None, None, 'none', None, True)
+    return publisher_options(cls, {})
 
 def test_subclass_defaults_kept() -> None:
     """Options not given leave a subclass's own defaults as they are."""
@@ -47,14 +47,10 @@ def test_subclass_defaults_kept() -> None:
     assert (q.window, q.linger, q.window_bytes) == (7, 0.5, 2 << 20)
 
 def test_given_options_win() -> None:
-    options = publisher_options(
-        Patient, None, None, None, None, 'none', 2.0, True, None, None, True,
-    )
+    options = publisher_options(Patient, {'confirm_timeout': 2.0, 'retry_on_recovery': True})
     p = make(Patient, options)
     assert (p.confirm_timeout, p.retry_on_recovery) == (2.0, False)  # True is the default
-    options = publisher_options(
-        Publisher, None, None, None, None, 'none', None, True, None, None, False,
-    )
+    options = publisher_options(Publisher, {'retry_on_recovery': False})
     assert make(Publisher, options).retry_on_recovery is False
 
 @pytest.mark.parametrize('cls', [Publisher, PublisherBatchFast, PublisherPipelined])
@@ -63,9 +59,7 @@ def test_defaults(cls: type[PublisherTrait]) -> None:
     assert (p.confirm_timeout, p.retry_on_recovery) == (None, True)
 
 def test_sub_entry_options() -> None:
-    options = publisher_options(
-        PublisherBatchFast, None, None, None, 10, 'gzip', None, True,
-    )
+    options = publisher_options(PublisherBatchFast, {'sub_entry_size': 10, 'compression': 'gzip'})
     p = make(PublisherBatchFast, options)
     assert (p.sub_entry_size, p.compression) == (10, 1)
 

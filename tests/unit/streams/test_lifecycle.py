@@ -1,6 +1,7 @@
 """The state of a publisher or subscription, without a broker."""
 
 import logging
+import typing as tp
 
 import pytest
 
@@ -61,22 +62,18 @@ def test_listener_not_callable() -> None:
     ('window', 1.5, 'window must be at least 1'),
 ])
 def test_pipelined_option_values(option: str, value: object, match: str) -> None:
-    kw = {'enqueue_timeout': None, 'linger': None, option: value}
-    args = {'window': None, **kw} if option != 'window' else kw | {'window': value}
+    args: tp.Any = {option: value}
     with pytest.raises(ValueError, match=match):
-        publisher_options(
-            PublisherPipelined, None, None, args['window'], None, 'none', None, True,  # type: ignore[arg-type]
-            args['enqueue_timeout'], args['linger'],  # type: ignore[arg-type]
-        )
+        publisher_options(PublisherPipelined, args)
 
 def test_pipelined_options_other_class() -> None:
     with pytest.raises(ValueError, match='linger is an option of PublisherPipelined only'):
-        publisher_options(Publisher, None, None, None, None, 'none', None, True, None, 0.1)
+        publisher_options(Publisher, {'linger': 0.1})
 
 def test_options_set() -> None:
-    options = publisher_options(
-        PublisherPipelined, None, None, 5, None, 'none', None, True, 2, 0, False,
-    )
+    options = publisher_options(PublisherPipelined, {
+        'window': 5, 'enqueue_timeout': 2, 'linger': 0, 'retry_on_recovery': False,
+    })
     assert options == PublisherOptions(
         window=5, enqueue_timeout=2.0, linger=0.0, retry_on_recovery=False,
     )
