@@ -36,7 +36,12 @@ from ..metrics import Metrics
 from ..offset import Offset
 from ..parts.offsets import COMMIT_TIMEOUT
 from ..parts.options import ClientOptionArgs, check_option_names
-from ..parts.subscribing import ConsumerUpdateCallback, DecodeErrorAction, ResumeCallback
+from ..parts.subscribing import (
+    ConsumerUpdateCallback,
+    DecodeErrorAction,
+    GapAction,
+    ResumeCallback,
+)
 from ..publishers.awaited import PublisherBatchFast
 from ..publishers.options import PUBLISHER_NAMES, PublisherArgs, check_names
 from ..publishers.pipelined import PublisherPipelined
@@ -80,6 +85,7 @@ class BlockingSubscribeArgs(tp.TypedDict, total=False):
     flow: FlowStrategy | None
     stop_at_end: bool
     on_decode_error: DecodeErrorAction
+    on_gap: GapAction
 
 BLOCKING_SUBSCRIBE_NAMES: tp.Final = frozenset(BlockingSubscribeArgs.__annotations__)
 """The names of the options of a blocking subscription."""
