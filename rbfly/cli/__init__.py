@@ -24,7 +24,7 @@ from ..error import RbFlyError
 from ..streams import ConnectionLost, StreamsClient, streams_client
 from ..streams.admin import DEFAULT_PORT as DEFAULT_MANAGEMENT_PORT
 from ..streams.httpd import listen_address
-from . import admin, commands, parse, serve
+from . import admin, commands, health, parse, serve
 
 DEFAULT_URL = 'rabbitmq-stream://guest:guest@localhost:5552/'
 
@@ -131,6 +131,12 @@ def parser() -> argparse.ArgumentParser:
     _groups(sub)
     _publishers(sub)
     _messages(sub)
+    c = _command(sub, 'health', health.health,
+                 'whether the broker answers (and each --stream has a leader): exit status 0'
+                 ' when it does, 1 when not, for a container\'s probe')
+    c.add_argument('--stream', action='append', metavar='STREAM',
+                   help='a stream that must exist and have a leader (again for more)')
+    c.add_argument('--format', choices=('text', 'json'), default='text')
     return p
 
 def _subparser(common: argparse.ArgumentParser) -> type[argparse.ArgumentParser]:
