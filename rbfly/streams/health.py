@@ -119,7 +119,7 @@ class SubscriptionHealth:
     :ivar active: Whether the broker sends to it (a single active
         consumer's other members are not active: healthy and idle).
     :ivar lag: Messages committed and not taken yet, a lower bound
-        (:py:attr:`~rbfly.streams.metrics.ConsumerMetrics.lag`).
+        (as the ``lag`` of :py:meth:`~rbfly.streams.StreamsClient.stream_metrics`).
     :ivar since_message: Seconds since its consumer (its stream and name)
         last took a chunk of messages (``None``: none yet).
     """

@@ -1,15 +1,15 @@
 """
 A minimal HTTP/1.1 server for the few read-only endpoints an operator
 scrapes: the lag exporter's ``/metrics`` and ``/lag.json`` (``rbfly group
-serve``) and a client's health (:py:func:`rbfly.streams.health.serve_health`).
+serve``) and a client's health (:py:func:`rbfly.streams.probes.serve_probes`).
 
-Made on :py:func:`asyncio.start_server`, without a dependency: each
+Made on ``asyncio.start_server``, without a dependency: each
 request is a ``GET`` (or ``HEAD``) of a path answered by a route, a
 function returning a :py:class:`Response`; one response per connection
 (``Connection: close``). What is not such a request is answered, never
 raised: a malformed request gets 400, an unknown path 404, another method
-405, a request line or headers over :py:data:`MAX_HEAD` bytes 431, a
-client sending nothing for :py:data:`READ_TIMEOUT` seconds is closed, and
+405, a request line or headers over ``MAX_HEAD`` bytes (16 KiB) 431, a
+client sending nothing for ``READ_TIMEOUT`` seconds (10) is closed, and
 a route that fails gets 500 (logged). Cancellation ends the server.
 """
 

@@ -381,7 +381,7 @@ class PublisherTrait:
         When the last confirmation timed for the latency metric came
         (monotonic clock; ``None``: none yet): one at a time, at most every
         ``SAMPLE_INTERVAL`` seconds while messages are sent (see
-        :py:meth:`_send_frames`), so the last confirmation came at most
+        ``_send_frames``), so the last confirmation came at most
         that much and a confirmation's latency later; for a health check
         (:py:mod:`rbfly.streams.health`), at no cost to the sending path.
         """
