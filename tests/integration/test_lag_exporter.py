@@ -18,6 +18,7 @@ import sys
 import uuid
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -25,20 +26,22 @@ import pytest
 from rbfly.streams import Offset, StreamsClient, streams_client
 from rbfly.testing import FakeBroker
 
+from .proxy import Proxy
+
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = re.compile(r'^(\w+)\{group="([^"]*)",stream="([^"]*)"\} (\d+)$')
 
 Samples = dict[tuple[str, str], int]
 """Samples of a scrape: (metric, stream) -> value."""
 
-@pytest.fixture(params=['4.x', 'fake'])
+@pytest.fixture(params=['4.x', '4.3', 'fake'])
 async def broker_url(request: pytest.FixtureRequest) -> AsyncIterator[str]:
-    """RabbitMQ 4.x, or a fake broker of this test."""
+    """RabbitMQ 4.x, 4.3, or a fake broker of this test."""
     if request.param == 'fake':
         async with FakeBroker() as broker:
             yield broker.url
     else:
-        yield str(request.getfixturevalue('url4'))
+        yield str(request.getfixturevalue('url4' if request.param == '4.x' else 'url43'))
 
 class Exporter:
     """``rbfly group serve`` in a process of its own."""
@@ -156,6 +159,46 @@ async def test_serve_lag(broker_url: str) -> None:
         await client.delete_super_stream(name)
         await client.disconnect()
 
+PEER_PROPERTIES = 0x0011
+"""The key of a connection's first command."""
+
+async def until_status(ex: Exporter, status: int) -> httpx.Response:
+    """Scrape ``/metrics`` until a reading answers ``status``."""
+    async with asyncio.timeout(60):
+        while True:
+            r = await ex.get('/metrics')
+            if r.status_code == status:
+                return r
+            await asyncio.sleep(0.1)  # the next scrape; the reading comes every 0.2 s
+
+async def test_serve_broker_away_and_back(url4: str) -> None:
+    """
+    RabbitMQ unreachable (the proxy drops each connection as it starts):
+    503 naming the cause; reachable again: the lag again, from the same
+    exporter process.
+    """
+    name = 'rbfly-lag-{}'.format(uuid.uuid4().hex[:8])
+    client = streams_client(url4)
+    await client.create_super_stream(name, 1)
+    target = urlsplit(url4)
+    proxy = Proxy(target.hostname or 'localhost', target.port or 5553)
+    await proxy.start()
+    try:
+        async with exporter('rabbitmq-stream://guest:guest@127.0.0.1:{}/'.format(proxy.port),
+                            name) as ex:
+            await until_status(ex, 200)
+            proxy.drop_on(PEER_PROPERTIES)
+            proxy.cut()
+            r = await until_status(ex, 503)
+            assert "lag of group 'g' unknown: " in r.text, r.text
+            proxy.drop_on(None)
+            r = await until_status(ex, 200)
+            assert 'rbfly_consumer_group_lag{{group="g",stream="{}-0"}} 0'.format(name) in r.text
+    finally:
+        await proxy.close()
+        await client.delete_super_stream(name)
+        await client.disconnect()
+
 async def test_serve_broker_down() -> None:
     """
     The broker goes away: the exporter answers 503 with the reason
@@ -170,12 +213,7 @@ async def test_serve_broker_down() -> None:
         async with exporter(broker.url, name) as ex:
             await ex.until(lambda s: len(s) == 2)
             await broker.stop()
-            async with asyncio.timeout(60):
-                while True:  # the next reading fails
-                    r = await ex.get('/metrics')
-                    if r.status_code == 503:
-                        break
-                    await asyncio.sleep(0.1)
+            r = await until_status(ex, 503)
             assert "lag of group 'g' unknown: " in r.text, r.text
             r = await ex.get('/lag.json')
             assert r.status_code == 503 and 'unknown' in r.text
