@@ -17,11 +17,13 @@ from rbfly.streams import (
     ConnectionEvent,
     ConnectionState,
     Health,
+    HealthLimits,
     Offset,
     StreamsClient,
     Verdict,
     streams_client,
 )
+from rbfly.streams.metrics import SAMPLE_INTERVAL
 from rbfly.streams.probes import serve_probes
 
 from .conftest import FAST
@@ -86,6 +88,45 @@ async def test_health_lost_and_back(proxy: Proxy, client: StreamsClient, stream:
         await c.disconnect()
     closed = c.health()
     assert closed.verdict is Verdict.HEALTHY and not closed.connections[0].open
+
+async def test_health_confirmation_stall(
+        proxy: Proxy, client: StreamsClient, stream: str,
+) -> None:
+    """
+    The broker's answers held by the proxy: a message sent waits for its
+    confirmation, and past ``confirm_stall`` the client is degraded (still
+    ok), naming the publisher; released, healthy again.
+    """
+    c = streams_client('rabbitmq-stream://guest:guest@127.0.0.1:{}/'.format(proxy.port),
+                       reconnect=FAST)
+    limits = HealthLimits(confirm_stall=0.2)
+    try:
+        async with c.publisher(stream) as publisher:
+            await publisher.send('timed')  # the first confirmation is timed
+            # the next message is timed once SAMPLE_INTERVAL passed since then (by
+            # time.monotonic; uvloop's timers may wake a millisecond early)
+            await asyncio.sleep(2 * SAMPLE_INTERVAL)  # twice: uvloop wakes to the ms
+            proxy.hold()
+            sent = asyncio.create_task(publisher.send('held'))
+            async with asyncio.timeout(30):
+                while True:
+                    h = c.health(limits)
+                    if h.verdict is Verdict.DEGRADED:
+                        break
+                    await asyncio.sleep(0.05)  # the next look; the wait grows
+            assert h.ok, h
+            [reason] = h.reasons
+            assert 'waits' in reason and '(1 unconfirmed)' in reason, reason
+            [pub] = h.publishers
+            assert pub.unconfirmed == 1 and pub.waiting is not None and pub.waiting >= 0.2
+            proxy.release()
+            await sent
+            h = c.health(limits)
+            assert (h.verdict, h.publishers[0].unconfirmed, h.publishers[0].waiting) == \
+                (Verdict.HEALTHY, 0, None), h
+    finally:
+        proxy.release()
+        await c.disconnect()
 
 async def test_probes(client4: StreamsClient, stream: str) -> None:
     """The probes' endpoints of a healthy client: 200, the verdict, the JSON."""
