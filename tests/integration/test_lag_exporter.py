@@ -76,7 +76,8 @@ class Exporter:
                 samples = await self.samples()
                 if samples is not None and done(samples):
                     return samples
-                await asyncio.sleep(0.1)  # the next scrape; the reading comes every 0.2 s
+                # wall time: the exporter, another process, reads every 0.2 s
+                await asyncio.sleep(0.1)
 
 @contextlib.asynccontextmanager
 async def exporter(url: str, super_stream: str) -> AsyncIterator[Exporter]:
@@ -169,7 +170,7 @@ async def until_status(ex: Exporter, status: int) -> httpx.Response:
             r = await ex.get('/metrics')
             if r.status_code == status:
                 return r
-            await asyncio.sleep(0.1)  # the next scrape; the reading comes every 0.2 s
+            await asyncio.sleep(0.1)  # wall time: the exporter, another process, reads every 0.2 s
 
 async def test_serve_broker_away_and_back(url4: str) -> None:
     """
