@@ -106,6 +106,9 @@ PYTHON_NAMES = {
     'py:class': {
         'library/asyncio-eventloop.html#asyncio.AbstractEventLoop': ['asyncio.AbstractEventLoop'],
         'library/asyncio-task.html#asyncio.Task': ['asyncio.Task'],
+        'library/asyncio-eventloop.html#asyncio.Server': [
+            'asyncio.Server', 'asyncio.base_events.Server',
+        ],
         'library/collections.abc.html#$': [
             'collections.abc.AsyncGenerator', 'collections.abc.AsyncIterator',
             'collections.abc.Awaitable', 'collections.abc.Callable',

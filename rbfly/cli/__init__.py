@@ -23,7 +23,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from ..error import RbFlyError
 from ..streams import ConnectionLost, StreamsClient, streams_client
 from ..streams.admin import DEFAULT_PORT as DEFAULT_MANAGEMENT_PORT
-from . import admin, commands, parse
+from ..streams.httpd import listen_address
+from . import admin, commands, health, parse, serve
 
 DEFAULT_URL = 'rabbitmq-stream://guest:guest@localhost:5552/'
 
@@ -130,6 +131,12 @@ def parser() -> argparse.ArgumentParser:
     _groups(sub)
     _publishers(sub)
     _messages(sub)
+    c = _command(sub, 'health', health.health,
+                 'whether the broker answers (and each --stream has a leader): exit status 0'
+                 ' when it does, 1 when not, for a container\'s probe')
+    c.add_argument('--stream', action='append', metavar='STREAM',
+                   help='a stream that must exist and have a leader (again for more)')
+    c.add_argument('--format', choices=('text', 'json'), default='text')
     return p
 
 def _subparser(common: argparse.ArgumentParser) -> type[argparse.ArgumentParser]:
@@ -210,7 +217,16 @@ def _groups(sub: tp.Any) -> None:
     ga = group.add_subparsers(dest='action', required=True, metavar='ACTION')
     c = command(ga, 'status', commands.group_status,
                 'offset stored under a group name, end and lag of each stream or partition')
-    _group_target(c)
+    _group_target(c, ('text', 'json', 'openmetrics'))
+    c = command(ga, 'serve', serve.group_serve,
+                'serve the lag of a group over HTTP until stopped: /metrics (OpenMetrics,'
+                ' for Prometheus) and /lag.json (for KEDA\'s metrics-api scaler)')
+    _group_target(c, ())
+    c.add_argument('--listen', type=_arg(listen_address), default=listen_address(':9585'),
+                   metavar='HOST:PORT', help='where to listen (:9585, every interface;'
+                   ' port 0: any free port, printed on stderr)')
+    c.add_argument('--interval', type=_arg(_seconds), default=15.0, metavar='SECONDS',
+                   help='seconds between two readings of the lag (%(default)s)')
     c = command(ga, 'reset', commands.group_reset,
                 'store where a group resumes on each stream or partition'
                 ' (stop its consumers first)')
@@ -240,12 +256,15 @@ def _publishers(sub: tp.Any) -> None:
                  ' and the last publishing id stored for each name')
     c.add_argument('--stream', help='of this stream only')
 
-def _group_target(c: argparse.ArgumentParser) -> None:
+def _group_target(
+        c: argparse.ArgumentParser, formats: tuple[str, ...] = ('text', 'json'),
+) -> None:
     c.add_argument('name', metavar='NAME', help='the group: its consumers\' name')
     where = c.add_mutually_exclusive_group(required=True)
     where.add_argument('--stream', help='a stream')
     where.add_argument('--super-stream', help='each partition of a super stream')
-    c.add_argument('--format', choices=('text', 'json'), default='text')
+    if formats:
+        c.add_argument('--format', choices=formats, default='text')
 
 def _messages(sub: tp.Any) -> None:
     """The publish, tail and bench commands."""

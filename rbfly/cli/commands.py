@@ -35,6 +35,7 @@ from ..streams import (
     StreamsClient,
 )
 from ..streams.error import PreconditionFailed, StreamDoesNotExist
+from ..streams.lag import openmetrics
 from ..streams.offset import OffsetType
 from ..streams.serializers import Codec, JSONSerializer, MsgpackSerializer, Serializer
 from ..streams.types import PartitionStatus
@@ -160,6 +161,9 @@ async def group_status(client: StreamsClient, args: argparse.Namespace) -> int:
         print_table([
             {**dtc.asdict(s), 'stored': shown_offset(s.stored)} for s in statuses
         ], 'json')
+        return 0
+    if args.format == 'openmetrics':
+        print(openmetrics(args.name, statuses), end='')
         return 0
 
     def bound(value: int | None, exact: bool) -> int | str | None:

@@ -31,6 +31,7 @@ if tp.TYPE_CHECKING:
         StreamsError,
     )
     from .events import ConnectionEvent, ConnectionState
+    from .health import Health, HealthLimits, Verdict
     from .lifecycle import ResourceState, StateChange
     from .metrics import Metrics, StreamMetrics
     from .oauth2 import ClientCredentials, Token
@@ -95,6 +96,9 @@ _EXPORTS = {
     'Compression': '.compression',
     'ConnectionEvent': '.events',
     'Metrics': '.metrics',
+    'Health': '.health',
+    'HealthLimits': '.health',
+    'Verdict': '.health',
     'StreamMetrics': '.metrics',
     'ClientCredentials': '.oauth2',
     'ClientOptions': '.parts.options',
@@ -157,6 +161,8 @@ __all__ = [  # the names of _EXPORTS
     'CreditWhenProcessed',
     'EnqueueTimeout',
     'FeatureNotSupported',
+    'Health',
+    'HealthLimits',
     'ManualCredit',
     'MessageCtx',
     'MessageFilter',
@@ -189,6 +195,7 @@ __all__ = [  # the names of _EXPORTS
     'SuperStreamPublisher',
     'Symbol',
     'Token',
+    'Verdict',
     'connection',
     'get_message_ctx',
     'pipe',

@@ -17,14 +17,17 @@ and wires the parts of :py:mod:`rbfly.streams.parts`; its methods hand over.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ssl as _ssl
 import typing as tp
 from collections.abc import AsyncGenerator
+from time import monotonic
 
 from .backoff import Backoff
 from .consuming import Consuming, SubscribeArgs
 from .decorator import connection
+from .health import Health, HealthLimits
 from .metrics import Counters, LatencyListener, Metrics, StreamMetrics
 from .names import check_name
 from .oauth2 import DEFAULT_REFRESH_RATIO, TokenProvider
@@ -236,6 +239,25 @@ class StreamsClient:
         connection's first.
         """
         return self._connections.subscription_states()
+
+    def health(self, limits: HealthLimits | None = None) -> Health:
+        """
+        The client's health now, for a service's liveness and readiness
+        probes: its connections (open or not, the broker, since when), its
+        publishers (messages unconfirmed, seconds since the last
+        confirmation), its subscriptions (seconds since the last message,
+        lag), and a verdict, healthy, degraded or unhealthy, with the
+        reasons (see :py:mod:`rbfly.streams.health`). It reads what the
+        client holds, sends nothing.
+
+        :param limits: When a publisher or subscription counts as stalled
+            (default: :py:class:`~rbfly.streams.health.HealthLimits`).
+        """
+        try:  # the connections' times are the event loop's
+            now = asyncio.get_running_loop().time()
+        except RuntimeError:  # not in the loop (the blocking facade's thread): the same clock
+            now = monotonic()
+        return self._connections.health(HealthLimits() if limits is None else limits, now)
 
     def add_latency_listener(self, listener: LatencyListener) -> None:
         """

@@ -262,6 +262,17 @@ class ConsumerCounters:
         """Messages consumed per second, recently (see :py:class:`RateWindow`)."""
         return self._rate.rate(now, self.consumed)
 
+    @property
+    def taken_at(self) -> float | None:
+        """
+        When the last chunk sampled arrived (monotonic clock; ``None``:
+        none yet): a chunk the application takes is sampled unless one was
+        within :py:data:`SAMPLE_INTERVAL` seconds before it, so the last
+        chunk taken arrived at most that much later (for a health check,
+        see :py:mod:`rbfly.streams.health`).
+        """
+        return self.sample_at - SAMPLE_INTERVAL if self.sample_at else None
+
 def notify(
         listeners: list[LatencyListener], kind: str, stream: str, name: str | None,
         seconds: float,

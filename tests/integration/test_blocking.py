@@ -35,6 +35,7 @@ from rbfly.streams import (
     RequestTimeout,
     ResourceState,
     StateChange,
+    Verdict,
 )
 from rbfly.streams.blocking import (
     BlockingCallInLoop,
@@ -93,6 +94,15 @@ def test_publish_and_read_back(blocking: BlockingClient, stream: str) -> None:
     assert got == list(enumerate(
         ['s0', 's1', 's2', 'b0', 'b1', 'b2', 'p0', 'p1', 'p2'],
     ))
+
+def test_health(blocking: BlockingClient, stream: str) -> None:
+    """The blocking client's health: its connection open, its publisher confirming."""
+    with blocking.publisher(stream) as pub:
+        pub.send('one')
+        h = blocking.health()
+        assert (h.verdict, h.ok) == (Verdict.HEALTHY, True), h
+        assert h.connections[0].open and h.publishers[0].unconfirmed == 0
+        assert h.publishers[0].stream == stream
 
 def test_message_sections(blocking: BlockingClient, stream: str) -> None:
     """Application properties come back as sent, in the record's message."""

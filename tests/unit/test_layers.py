@@ -45,6 +45,7 @@ VOCABULARY = (
     'rbfly.streams.offset', 'rbfly.streams.names', 'rbfly.streams.events',
     'rbfly.streams.backoff', 'rbfly.streams.lifecycle', 'rbfly.streams.metrics',
     'rbfly.streams.url', 'rbfly.streams.decorator', 'rbfly.streams.serializers',
+    'rbfly.streams.health',
 )
 
 CORE = ('rbfly.streams.protocol', *VOCABULARY)
@@ -58,7 +59,10 @@ PARTS = ('rbfly.streams.parts', 'rbfly.streams.publishers', 'rbfly.streams.subsc
 
 # the public extras: at the facade's level, used by nothing of the client
 EXTRAS = ('rbfly.streams.pipe', 'rbfly.streams.tracing', 'rbfly.streams.otel',
-          'rbfly.streams.compression', 'rbfly.streams.admin')
+          'rbfly.streams.compression', 'rbfly.streams.admin', 'rbfly.streams.lag',
+          'rbfly.streams.probes')
+# a minimal HTTP server of the extras (the lag exporter): nothing of rbfly
+HTTPD = 'rbfly.streams.httpd'
 # the facade's reading side: the subscribe methods' options and iterators
 CONSUMING = 'rbfly.streams.consuming'
 FACADE = ('rbfly.streams.client', CONSUMING, *PARTS)
@@ -79,7 +83,8 @@ RULES: dict[str, tuple[str, ...]] = {
     'rbfly.streams.client': FACADE,
     CONSUMING: PARTS,
     OAUTH2: VOCABULARY,
-    **{name: (name, *ABOVE_PARTS) for name in EXTRAS},
+    **{name: (name, HTTPD, *ABOVE_PARTS) for name in EXTRAS},
+    HTTPD: (),
     # the blocking facade: the async facade run on a loop thread
     'rbfly.streams.blocking': ('rbfly.streams.blocking', *FACADE),
 }

@@ -101,6 +101,10 @@ class ConnectionManager(tp.Generic[P, S]):
         self._claimed = claimed
         # when the connection was opened (see STABLE)
         self._opened_at = 0.0
+        # when the connection was lost, and why (None: open, never
+        # opened, or closed by the client); the last one opened
+        self._lost: tuple[float, Exception] | None = None
+        self._last: StreamsProtocol | None = None
 
     async def get(self) -> StreamsProtocol:
         """
@@ -151,12 +155,34 @@ class ConnectionManager(tp.Generic[P, S]):
         protocol.on_lost = self._on_lost
         self.protocol = protocol
         self._opened_at = asyncio.get_running_loop().time()
+        self._lost = None
+        self._last = protocol
         return protocol
+
+    @property
+    def opened_at(self) -> float:
+        """When the connection was last opened (the event loop's clock; 0: never)."""
+        return self._opened_at
+
+    @property
+    def lost(self) -> tuple[float, Exception] | None:
+        """
+        When the connection was lost (the event loop's clock), and why;
+        ``None`` while it is open, before it was first opened and once the
+        client closed it.
+        """
+        return self._lost
+
+    @property
+    def last(self) -> StreamsProtocol | None:
+        """The connection opened last, open or not (``None``: never opened)."""
+        return self._last
 
     def _on_lost(self, protocol: StreamsProtocol, error: Exception) -> None:
         if protocol is not self.protocol or self._closing:
             return
         self.protocol = None
+        self._lost = (asyncio.get_running_loop().time(), error)
         logger.warning('connection lost: %s', error)
         self._report(ConnectionState.LOST, protocol, error)
         held = bool(self.publishers or self.subscriptions)
@@ -347,6 +373,7 @@ class ConnectionManager(tp.Generic[P, S]):
             await asyncio.wait([recovery])
         protocol = self.protocol
         self.protocol = None
+        self._lost = None
         if protocol is not None:
             await protocol.close()
             self._report(ConnectionState.CLOSED, protocol, None)

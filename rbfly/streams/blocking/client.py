@@ -31,6 +31,7 @@ import typing as tp
 from collections.abc import Awaitable, Callable, Coroutine
 
 from ..client import StreamsClient, streams_client
+from ..health import Health, HealthLimits
 from ..lifecycle import StateListener
 from ..metrics import Metrics
 from ..offset import Offset
@@ -187,6 +188,10 @@ class BlockingClient:
     def metrics(self) -> Metrics:
         """The client's metrics (see :py:meth:`rbfly.streams.StreamsClient.metrics`)."""
         return self._run(_call(self._client.metrics), 'metrics')
+
+    def health(self, limits: HealthLimits | None = None) -> Health:
+        """The client's health (see :py:meth:`rbfly.streams.StreamsClient.health`)."""
+        return self._run(_call(functools.partial(self._client.health, limits)), 'health')
 
     # -- streams --
 

@@ -25,6 +25,14 @@ from ..aio.records import Owner
 from ..backoff import Pace
 from ..error import ConnectionLost
 from ..events import ConnectionEvent, ConnectionState
+from ..health import (
+    ConnectionHealth,
+    Health,
+    HealthLimits,
+    PublisherHealth,
+    SubscriptionHealth,
+    judge,
+)
 from ..metrics import Counters, Metrics, StreamMetrics, stream_metrics
 from ..protocol.commands import CommandBase, MetadataUpdate, Request
 from .connector import Connector, Where, node_of
@@ -277,6 +285,47 @@ class Connections:
             [s for m in managers for s in m.subscriptions],
             monotonic(),
         )
+
+    def health(self, limits: HealthLimits, loop_now: float) -> Health:
+        """
+        The client's connections, publishers and subscriptions now, and
+        the verdict on them (``loop_now``: the event loop's clock, the
+        managers' times'; the publishers' and subscriptions' are of the
+        monotonic clock).
+        """
+        now = monotonic()
+
+        def ago(then: float | None) -> float | None:
+            return None if then is None else max(0.0, now - then)
+
+        connections = []
+        for m in self.managers():
+            protocol = m.protocol
+            is_open = protocol is not None and protocol.is_open
+            last = m.last
+            node = None if last is None else node_of(last) or last.address
+            lost = m.lost
+            since = max(0.0, loop_now - m.opened_at) if is_open \
+                else None if lost is None else max(0.0, loop_now - lost[0])
+            connections.append(ConnectionHealth(
+                m is self.own, node, is_open, since,
+                None if is_open or lost is None else str(lost[1]) or type(lost[1]).__name__,
+                len(m.publishers), len(m.subscriptions),
+            ))
+        publishers = [
+            PublisherHealth(p.stream, p.name, p.state, p.unconfirmed,
+                            ago(p.confirmed_at), ago(p.waiting_since))
+            for m in self.managers() for p in m.publishers
+        ]
+        subscriptions = []
+        for m in self.managers():
+            for sub in m.subscriptions:
+                state = sub.describe()
+                subscriptions.append(SubscriptionHealth(
+                    state.stream, state.name, state.state, state.connected, state.active,
+                    sub.lag, ago(sub.stats.taken_at),
+                ))
+        return judge(connections, publishers, subscriptions, limits)
 
     def subscription_states(self) -> list[SubscriptionState]:
         """The subscriptions its connections hold, as they are now, own connection's first."""

@@ -85,6 +85,18 @@ class PublisherControl(tp.Protocol):
     def ended(self) -> bool:
         """Whether the publisher is closed, or failed for good."""
 
+    @property
+    def state(self) -> ResourceState:
+        """The publisher's state."""
+
+    @property
+    def confirmed_at(self) -> float | None:
+        """When its last timed confirmation came (monotonic clock)."""
+
+    @property
+    def waiting_since(self) -> float | None:
+        """When the message whose confirmation is timed now was sent (monotonic clock)."""
+
     def restore(self, sequence: int) -> None:
         """Continue on a new connection, the broker having stored up to ``sequence``."""
 
@@ -362,6 +374,29 @@ class PublisherTrait:
     def ended(self) -> bool:
         """Whether the publisher is closed, or failed for good."""
         return self._closed or self._error is not None
+
+    @property
+    def confirmed_at(self) -> float | None:
+        """
+        When the last confirmation timed for the latency metric came
+        (monotonic clock; ``None``: none yet): one at a time, at most every
+        ``SAMPLE_INTERVAL`` seconds while messages are sent (see
+        ``_send_frames``), so the last confirmation came at most
+        that much and a confirmation's latency later; for a health check
+        (:py:mod:`rbfly.streams.health`), at no cost to the sending path.
+        """
+        return self._probe_next - SAMPLE_INTERVAL if self._probe_next else None
+
+    @property
+    def waiting_since(self) -> float | None:
+        """
+        When the message whose confirmation is timed now was sent
+        (monotonic clock; ``None``: none is timed now): it has waited for
+        its confirmation since then, and so have those sent before it
+        and not confirmed.
+        """
+        probe = self._probe
+        return self._probe_at if probe > 0 and probe in self._unconfirmed else None
 
     async def wait_ready(self, timeout: float) -> None:
         """
