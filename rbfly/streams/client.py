@@ -592,6 +592,13 @@ class StreamsClient:
             function raises).
         :param timeout: Raise ``TimeoutError`` when no chunk arrives for
             this many seconds (0, the default: wait forever).
+        :param processing_timeout: Seconds the application may hold a
+            message (a window, a chunk, handlers in flight) without moving
+            on (default ``None``: no limit; Kafka's
+            ``max.poll.interval.ms``): after them the subscription commits
+            what was processed and ends, so that another member of its group
+            takes over, and the iteration raises
+            :py:class:`~rbfly.streams.error.ProcessingStuck` at its next step.
         :param name: Consumer name, the group of a single active consumer
             (default: none).
         :param single_active: Single active consumer (RabbitMQ 3.11+; off

@@ -73,6 +73,7 @@ class SubscribeArgs(tp.TypedDict, total=False):
     stop_at_end: bool
     on_decode_error: DecodeErrorAction
     on_gap: GapAction
+    processing_timeout: float | None
 
 SUBSCRIBE_NAMES: tp.Final = frozenset(SubscribeArgs.__annotations__)
 """The names of the options of a subscription."""

@@ -403,6 +403,28 @@ class GroupActive(StreamsError):
         self.streams = streams
 
 
+class ProcessingStuck(StreamsError):
+    """
+    The application held a message (or a window, a chunk, handlers in
+    flight) of a subscription for longer than its ``processing_timeout``
+    without moving on: the subscription committed what was processed and
+    ended, so that another member of its group takes its streams over (a
+    single active consumer stepping down; Kafka's ``max.poll.interval.ms``).
+    Raised by the iteration at its next step.
+
+    :ivar streams: The streams held, or partitions.
+    :ivar timeout: The ``processing_timeout``, in seconds.
+    """
+    def __init__(self, streams: list[str], timeout: float) -> None:
+        super().__init__(
+            'no progress processing {} for {}s (processing_timeout): the subscription'
+            ' committed what was processed and ended, so that another consumer takes over;'
+            ' what is being processed now is not committed'.format(
+                ', '.join(map(repr, streams)) or 'a message', timeout))
+        self.streams = streams
+        self.timeout = timeout
+
+
 class ConfirmTimeout(PublisherError, TimeoutError):
     """
     The broker did not confirm a message within its publisher's
@@ -500,6 +522,7 @@ __all__ = [
     'OffsetCommitTimeout',
     'OffsetOutOfRange',
     'PreconditionFailed',
+    'ProcessingStuck',
     'ProtocolError',
     'PublisherDoesNotExist',
     'PublisherError',

@@ -41,9 +41,11 @@ async def until_signal(
     """
     Await ``work`` until it ends, or until one of ``signals`` comes (or
     ``timeout`` seconds pass): then cancel it, wait until it has stopped,
-    and return ``None``. The signal handlers are those of the running loop,
-    removed at the end (where the loop cannot install them, e.g. outside
-    the main thread, no signal stops the work).
+    and return ``None``; a second signal cancels it again (what its stop
+    waits for: a drain, a commit). The signal handlers are those of the
+    running loop, removed at the end (the loop's handlers of these signals
+    from before are not restored; where the loop cannot install them, e.g.
+    outside the main thread, no signal stops the work).
 
     :return: What ``work`` returned, or ``None`` when it was stopped.
     :raises Exception: What ``work`` raised (also while stopping).
@@ -58,10 +60,14 @@ async def until_signal(
     stopped: list[str] = []
 
     def stop(why: str) -> None:
-        if not task.done() and not stopped:
+        if task.done():
+            return
+        if stopped:  # a second signal: what the stop waits for is cancelled too
+            logger.warning('stopping at once: %s', why)
+        else:
             logger.info('stopping: %s', why)
-            stopped.append(why)
-            task.cancel()
+        stopped.append(why)
+        task.cancel()
 
     installed = []
     for signum in signals:

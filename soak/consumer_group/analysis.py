@@ -312,6 +312,7 @@ def analyse(
             owned = _owned_at(by_partition, w.index, w.stop_time)
             bound = {
                 p: scenario.store_every + math.ceil(rates.get(p, 0) * scenario.store_interval)
+                + 3 * scenario.handlers
                 for p in owned
             }
             kills[w.index] = KillFigures(
@@ -321,6 +322,7 @@ def analyse(
 
     leader_kills = [dataclasses.replace(k, duplicates=Counter(), bound={
         p: scenario.store_every + math.ceil(rates.get(p, 0) * scenario.store_interval)
+        + 3 * scenario.handlers
         for p in scenario.partitions
     }) for k in leader_kills]
     graceful = 0

@@ -40,6 +40,9 @@ class Config:
         leader's node is killed after the warm-up (``None``: none).
     :ivar revive_after: Seconds after which the killed node is brought back.
     :ivar verbose: The workers log rbfly's INFO messages.
+    :ivar handlers: Each worker runs this many concurrent handlers
+        (``client.process_super_stream``, in order per partition), 0: an
+        ``async for`` loop.
     """
     url: str
     partitions: int = 6
@@ -53,6 +56,7 @@ class Config:
     store_every: int = 100
     store_interval: float = 1
     offset: str = 'first'
+    handlers: int = 0
     wait_stored: bool = False
     ready_timeout: float = 20
     stop_timeout: float = 15

@@ -216,7 +216,7 @@ def run(config: Config, echo: Callable[[str], None] | None = None) -> Result:
         _scenario(group)
         scenario = Scenario(
             partitions, config.store_every, config.store_interval, group.t0,
-            config.restarts, config.kills, config.messages,
+            config.restarts, config.kills, config.messages, config.handlers,
         )
         save_run(directory, scenario, group.runs, group.problems, group.leader_kills,
                  group.groups)
@@ -273,6 +273,9 @@ def parse_args(argv: Sequence[str] | None = None) -> tuple[Config, Path | None, 
     add('--warmup', type=float, default=d.warmup,
         help='seconds of publishing before the first restart (%(default)s)')
     add('--store-every', type=int, default=d.store_every, help='(%(default)s)')
+    add('--handlers', type=int, default=d.handlers,
+        help='concurrent handlers a worker runs (client.process_super_stream), 0: async for'
+             ' (%(default)s)')
     add('--store-interval', type=float, default=d.store_interval, help='(%(default)s)')
     add('--offset', choices=('first', 'reference'), default=d.offset,
         help='the workers\' subscription offset: Offset.FIRST or Offset.reference(group)'

@@ -84,6 +84,7 @@ class Group:
             '--super-stream', self.super_stream,
             '--group', GROUP, '--log', path, '--offset', c.offset,
             '--store-every', c.store_every, '--store-interval', c.store_interval,
+            '--handlers', c.handlers,
         )
         if c.wait_stored:
             command.append('--wait-stored')

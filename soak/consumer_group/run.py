@@ -70,6 +70,9 @@ class Scenario:
     :ivar restarts: Graceful restarts asked for.
     :ivar kills: Kills asked for.
     :ivar messages: Messages the producer was to publish.
+    :ivar handlers: The workers' concurrent handlers (``client.process``,
+        0: an ``async for`` loop): after a kill, the messages in flight
+        come again too (at most three a handler: one handled, two queued).
     """
     partitions: Sequence[str]
     store_every: int
@@ -78,6 +81,7 @@ class Scenario:
     restarts: int
     kills: int
     messages: int
+    handlers: int = 0
 
 LEADER_KILL_WINDOW = 5.0
 """
@@ -143,6 +147,7 @@ def save_run(
     document: dict[str, tp.Any] = {
         'scenario': {
             'partitions': list(scenario.partitions), 'store_every': scenario.store_every,
+            'handlers': scenario.handlers,
             'store_interval': scenario.store_interval, 't0': scenario.t0,
             'restarts': scenario.restarts, 'kills': scenario.kills,
             'messages': scenario.messages,

@@ -38,6 +38,7 @@ import sys
 import time
 from collections.abc import Sequence
 
+from rbfly.amqp import MessageCtx
 from rbfly.streams import (
     ConsumerUpdateContext,
     Offset,
@@ -83,6 +84,20 @@ async def consume(
         log.mark('update', update.stream, 'active' if update.active else 'inactive')
 
     offset = Offset.FIRST if args.offset == 'first' else Offset.reference(args.group)
+    if args.handlers:
+        async def handle(msg: MessageCtx) -> None:
+            partition = msg.stream or '?'
+            log.processed(partition, msg.stream_offset, sequence_number(msg.body))
+            last[partition] = msg.stream_offset
+
+        # cancelled, the run drains its handlers, commits and unsubscribes
+        await client.process_super_stream(
+            args.super_stream, handle, concurrency=args.handlers, key=lambda m: m.stream,
+            name=args.group, single_active=True, offset=offset,
+            store_every=args.store_every, store_interval=args.store_interval,
+            on_state=on_state, consumer_update=on_update,
+        )
+        return
     messages = client.subscribe_super_stream(
         args.super_stream, name=args.group, single_active=True, offset=offset,
         store_every=args.store_every, store_interval=args.store_interval, on_state=on_state,
@@ -152,6 +167,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
                         help='offset of the subscription: Offset.FIRST (default) or'
                              ' Offset.reference(group)')
     parser.add_argument('--store-every', type=int, default=100)
+    parser.add_argument('--handlers', type=int, default=0,
+                        help='concurrent handlers (client.process_super_stream, in order per'
+                             ' partition); 0: an async for loop')
     parser.add_argument('--store-interval', type=float, default=1)
     parser.add_argument('--wait-stored', action='store_true',
                         help='after closing the subscription, wait until the broker has'

@@ -35,3 +35,20 @@ def test_rolling_deploy_and_kills(url43: str, tmp_path: Path) -> None:
     )
     result = run(config, echo=print)
     assert result.ok, result.text()
+
+def test_rolling_deploy_and_kills_with_handlers(url43: str, tmp_path: Path) -> None:
+    """
+    The same with concurrent handlers (16 a worker, in order per
+    partition): the hand-offs wait for the handlers in flight, so graceful
+    ones repeat nothing; a kill repeats at most the tracking's bound plus
+    the messages in flight.
+    """
+    config = Config(
+        url=url43, partitions=6, workers=3, messages=5000, rate=200,
+        restarts=6, kills=3, interval=1.0, warmup=1.0,
+        store_every=100, store_interval=1.0, handlers=16,
+        ready_timeout=15, stop_timeout=10, drain_timeout=20,
+        log_dir=tmp_path,
+    )
+    result = run(config, echo=print)
+    assert result.ok, result.text()

@@ -87,6 +87,7 @@ class BlockingSubscribeArgs(tp.TypedDict, total=False):
     stop_at_end: bool
     on_decode_error: DecodeErrorAction
     on_gap: GapAction
+    processing_timeout: float | None
 
 BLOCKING_SUBSCRIBE_NAMES: tp.Final = frozenset(BlockingSubscribeArgs.__annotations__)
 """The names of the options of a blocking subscription."""

@@ -104,6 +104,7 @@ class SubscribeOptions:
     stop_at_end: bool = False
     on_decode_error: DecodeErrorAction = 'raise'
     on_gap: GapAction = 'warn'
+    processing_timeout: float | None = None
 
 Make: tp.TypeAlias = Callable[[SubscribeOptions], Awaitable[list[Subscription]]]
 """Builds the subscriptions of a read (one, or a super stream's partitions) of its options."""
@@ -207,6 +208,11 @@ class Subscribing:
         """
         check_timeout(options.timeout)
         check_decode_error(options.on_decode_error)
+        stuck = options.processing_timeout
+        if stuck is not None and (isinstance(stuck, bool) or not isinstance(stuck, int | float)
+                                  or not 0 < stuck < float('inf')):
+            raise ValueError('processing_timeout must be positive seconds or None, got {!r}'
+                             .format(stuck))
         if options.on_gap not in ('warn', 'raise') and not callable(options.on_gap):
             raise ValueError("on_gap must be 'warn', 'raise' or a function, got {!r}".format(
                 options.on_gap))
@@ -226,7 +232,10 @@ class Subscribing:
             self._placer.end_subscription, options.filter,
         )
         group = options.name if options.single_active else None
-        return Progress(source, tracker, timeout=options.timeout or None, group=group)
+        return Progress(
+            source, tracker, timeout=options.timeout or None, group=group,
+            processing_timeout=options.processing_timeout,
+        )
 
     async def new(
             self, stream: str, options: SubscribeOptions, super_stream: str | None = None,

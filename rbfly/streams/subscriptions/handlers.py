@@ -114,6 +114,10 @@ class Handlers:
         self.retried = 0
         self.skipped = 0
         self.dead_lettered = 0
+        # the dispatcher taking messages; set when the run ends with an error
+        self._dispatcher: asyncio.Future[None] | None = None
+        self._errored = asyncio.Event()
+        self._stopping = False
         # messages in a handler now, and set when none is
         self._busy = 0
         self._idle = asyncio.Event()
@@ -135,13 +139,25 @@ class Handlers:
         workers = [
             asyncio.ensure_future(self._work(queues[i if ordered else 0])) for i in range(n)
         ]
+        for w in workers:
+            w.add_done_callback(self._worker_done)
         progress = self._progress
+        dispatcher = self._dispatcher = asyncio.ensure_future(self._dispatch(queues))
         try:
-            await self._dispatch(queues)
-            for q in queues:
-                for _ in range(n if not ordered else 1):
-                    await q.put(None)
-            await asyncio.wait(workers)
+            try:
+                await dispatcher
+            except asyncio.CancelledError:
+                # (a handler's error stops the dispatcher where it waits;
+                # the run itself cancelled: raised)
+                if self._error is None or _cancelling():
+                    raise
+            if self._error is None:
+                for q in queues:
+                    for _ in range(n if not ordered else 1):
+                        await q.put(None)
+                await asyncio.wait(workers)
+            else:
+                await self._stop(workers)
         except BaseException:
             await self._stop(workers)
             raise
@@ -154,6 +170,25 @@ class Handlers:
         if self._error is not None:
             raise self._error
         return self.handled
+
+    def _set_error(self, error: BaseException) -> None:
+        """The run ends with ``error`` (the first one): the dispatcher stops taking."""
+        if self._error is not None:
+            return
+        self._error = error
+        self._errored.set()
+        dispatcher = self._dispatcher
+        if dispatcher is not None and not dispatcher.done():
+            dispatcher.cancel()  # (its take is safe to cancel)
+
+    def _worker_done(self, task: asyncio.Future[None]) -> None:
+        """A worker ended: by the run's end, or unexpectedly (then the run ends with an error)."""
+        if self._stopping:
+            return
+        if task.cancelled():
+            self._set_error(RuntimeError('a handler worker was cancelled'))
+        elif (error := task.exception()) is not None:
+            self._set_error(error)
 
     async def _dispatch(self, queues: list[asyncio.Queue[MessageCtx | None]]) -> None:
         progress = self._progress
@@ -202,7 +237,11 @@ class Handlers:
                 if inspect.isawaitable(result):
                     await result
             except asyncio.CancelledError:
-                raise
+                if _cancelling():
+                    raise  # the run stops
+                # (the handler's own: e.g. it awaited a future cancelled elsewhere)
+                return await self._failed(msg, RuntimeError(
+                    'the handler was cancelled, not by the run'))
             except Exception as ex:  # noqa: BLE001 - the policy's: retried, skipped, dead-lettered or raised by run()
                 if attempt < policy.retries and self._error is None:
                     attempt += 1
@@ -227,8 +266,11 @@ class Handlers:
         if policy.then == 'dead-letter' and self._dead_letters is not None:
             stream = tp.cast(str, msg.stream)
             try:
-                # (in stream order: the dead letters' publishing ids grow)
-                await self._progress.first_in_flight(stream, msg.stream_offset)
+                # (in stream order: the dead letters' publishing ids grow;
+                # not when the run ends meanwhile: a message before it may
+                # never be done)
+                if not await self._first_in_flight(stream, msg.stream_offset):
+                    return False
                 await self._dead_letters.send(msg, error)
             except asyncio.CancelledError:
                 raise
@@ -242,8 +284,24 @@ class Handlers:
         if self._error is None:
             logger.error('handler failed on the message at offset %d of stream %r: %s',
                          msg.stream_offset, msg.stream, error)
-            self._error = error
+            self._set_error(error)
         return False
+
+    async def _first_in_flight(self, stream: str, offset: int) -> bool:
+        """
+        Wait until the message at ``offset`` is the first of its stream in
+        flight; false when the run ends with an error first.
+        """
+        first = asyncio.ensure_future(self._progress.first_in_flight(stream, offset))
+        errored = asyncio.ensure_future(self._errored.wait())
+        try:
+            await asyncio.wait([first, errored], return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            errored.cancel()
+            if not first.done():
+                first.cancel()
+            await asyncio.wait([first, errored])
+        return not first.cancelled() and first.exception() is None
 
     async def _stop(self, workers: tp.Sequence[asyncio.Future[None]]) -> None:
         """
@@ -251,7 +309,12 @@ class Handlers:
         messages in flight get ``drain_timeout`` seconds, then are
         cancelled (not committed: read again after a restart).
         """
+        self._stopping = True
         self._error = self._error or asyncio.CancelledError()
+        dispatcher = self._dispatcher
+        if dispatcher is not None and not dispatcher.done():
+            dispatcher.cancel()
+            await asyncio.wait([dispatcher])
         try:
             async with asyncio.timeout(self._drain):
                 await self._idle.wait()
@@ -262,5 +325,10 @@ class Handlers:
             for w in workers:
                 w.cancel()
             await asyncio.wait(workers)
+
+def _cancelling() -> bool:
+    """Whether the current task is being cancelled (not merely raising CancelledError)."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 __all__ = ['DRAIN_TIMEOUT', 'Handler', 'Handlers', 'Key', 'OnError', 'check_handlers']

@@ -47,7 +47,7 @@ import typing as tp
 from collections import deque
 
 from ...amqp import MessageCtx
-from ..error import StreamsError
+from ..error import ProcessingStuck, StreamsError
 from ._cursor import Cursor
 from .handoff import HANDOFF_TIMEOUT, HandOff
 from .source import Source
@@ -73,15 +73,29 @@ class Progress:
         active consumers: the progress takes part in their hand-offs.
     :param handoff_timeout: Seconds a hand-off waits for the application
         to finish what it holds of the stream.
+    :param processing_timeout: Seconds the application may hold what it
+        was handed without moving on (``None``: no limit); after them the
+        progress commits what was processed and ends the subscriptions (a
+        single active consumer steps down), and the next step raises
+        :py:class:`~rbfly.streams.error.ProcessingStuck`.
     """
     def __init__(
             self, source: Source, tracker: OffsetTracker | None = None, *,
             timeout: float | None = None, group: str | None = None,
             handoff_timeout: float = HANDOFF_TIMEOUT,
+            processing_timeout: float | None = None,
     ) -> None:
         self._source = source
         self.tracker = tracker
         self._timeout = timeout
+        # the watchdog of a stuck application: what it last saw, since when
+        self._processing_timeout = processing_timeout
+        self._watch: asyncio.TimerHandle | None = None
+        self._seen: tuple[object, ...] = ()
+        self._seen_at = 0.0
+        self._moves = 0
+        self._stuck: ProcessingStuck | None = None
+        self._giving_up: asyncio.Future[None] | None = None
         self.cursor = Cursor(self._report if tracker is not None else None)
         # taken and not handed out by a window iterator (from _pos of the
         # first), and how many messages that is
@@ -127,6 +141,8 @@ class Progress:
         source = self._source
         loop = asyncio.get_running_loop()
         while True:
+            if self._stuck is not None:
+                raise self._stuck
             if self.closed:
                 raise StopAsyncIteration
             chunk = source.poll()
@@ -172,6 +188,8 @@ class Progress:
             raise StopAsyncIteration
         await self._source.open(self.group)
         self._opened = True
+        if self._processing_timeout is not None:
+            self._schedule_watch()
 
     #
     # what the views hand out
@@ -250,6 +268,7 @@ class Progress:
         still in flight are processed (the offset committed is the one
         before the lowest message not done).
         """
+        self._moves += 1
         offsets, done = self._flight[stream]
         if not offsets or offsets[0] != offset:
             done.add(offset)
@@ -292,6 +311,7 @@ class Progress:
         The application asked for more (or the iteration ends): what was
         handed out is processed: reported to the tracker, credit given back.
         """
+        self._moves += 1
         self.cursor.finish()
         out = self._out
         if out:
@@ -382,6 +402,75 @@ class Progress:
         return True
 
     #
+    # a stuck application
+    #
+
+    def _held(self) -> list[str]:
+        """The streams the application holds something of."""
+        streams = {chunk.stream for chunk, _, _ in self._out}
+        streams.update(s for s, (offsets, _) in self._flight.items() if offsets)
+        cursor = self.cursor
+        if cursor.holding and cursor.stream is not None:
+            streams.add(cursor.stream)
+        return sorted(streams)
+
+    def _schedule_watch(self) -> None:
+        timeout = self._processing_timeout
+        assert timeout is not None
+        loop = asyncio.get_running_loop()
+        self._seen_at = loop.time()
+        self._watch = loop.call_later(timeout / 4, self._check_stuck)
+
+    def _check_stuck(self) -> None:
+        """
+        The watchdog, every quarter of ``processing_timeout``: no move and
+        no message of the cursor handed out since the last change, for the
+        whole timeout, while the application holds something: stuck.
+        """
+        self._watch = None
+        if self.closed or self._stuck is not None:
+            return
+        timeout = self._processing_timeout
+        assert timeout is not None
+        loop = asyncio.get_running_loop()
+        cursor = self.cursor
+        seen = (self._moves, cursor.next, id(cursor.messages))
+        held = self._held()
+        if seen != self._seen or not held:
+            self._seen = seen
+            self._seen_at = loop.time()
+        elif loop.time() - self._seen_at >= timeout:
+            self._give_up(held, timeout)
+            return
+        self._watch = loop.call_later(timeout / 4, self._check_stuck)
+
+    def _give_up(self, held: list[str], timeout: float) -> None:
+        """
+        Stuck: commit what was processed, forget the streams held (what the
+        application finishes later is not stored: another consumer takes
+        them over), end the subscriptions, and raise at the next step.
+        """
+        logger.warning('no progress processing %s for %ss (processing_timeout): committing'
+                       ' what was processed and ending the subscription', held, timeout)
+        self._stuck = ProcessingStuck(held, timeout)
+        self._giving_up = asyncio.ensure_future(self._step_down())
+
+    async def _step_down(self) -> None:
+        tracker = self.tracker
+        try:
+            if tracker is not None:
+                try:
+                    await tracker.commit()
+                except StreamsError as ex:
+                    logger.warning('offsets under %r not committed on giving up: %s',
+                                   tracker.reference, ex)
+                for stream in {*self._held(), *self._flight}:
+                    tracker.release(stream)
+        finally:
+            self.closed = True
+            self._end()
+
+    #
     # commits and the end
     #
 
@@ -416,6 +505,9 @@ class Progress:
         logged: the messages since the offset stored before are read again,
         and an error here would hide the one that ended the reading.
         """
+        giving_up = self._giving_up
+        if giving_up is not None:
+            await asyncio.shield(giving_up)  # (it ends the subscriptions)
         if self.closed:
             return
         self.closed = True
@@ -461,6 +553,9 @@ class Progress:
         loop.create_task(self.close())
 
     def _end(self) -> None:
+        if self._watch is not None:
+            self._watch.cancel()
+            self._watch = None
         self.cursor.clear()
         self._queue.clear()
         self._queued = self._pos = 0
@@ -474,13 +569,22 @@ def _release(chunk: Chunk, start: int, end: int, cut: bool = False) -> None:
     Give back the credit a chunk holds under a flow strategy, when its
     messages ``start:end`` cover the one it waits for (the message
     iterator gives it back as message ``release_at`` is asked for, i.e.
-    ``release_at`` messages are processed); a cut gives it back at once.
+    ``release_at`` messages are processed); a cut gives it back at once,
+    also a chunk the application was to release itself (``ManualCredit``)
+    when none of its messages was handed out (it never sees the chunk).
+    A chunk releases once.
     """
-    release_at = chunk.release_at
-    if release_at < 0 or chunk.release is None:
+    release = chunk.release
+    if release is None:
         return
-    if cut or start < release_at <= end:
-        chunk.release_at = -1
-        chunk.release()
+    release_at = chunk.release_at
+    if release_at < 0:
+        if not (cut and start == 0):
+            return
+    elif not cut and not start < release_at <= end:
+        return
+    chunk.release = None
+    chunk.release_at = -1
+    release()
 
 __all__ = ['Progress', 'Segment']

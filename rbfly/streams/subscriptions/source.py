@@ -143,6 +143,7 @@ class Subscriptions:
         self._active = []
         for sub in self.subs:
             self._end(sub)
+            sub.interrupt()  # (a take waiting on it: the progress ended)
 
 def _filter(flt: MessageFilter, chunk: Chunk) -> None:
     """

@@ -409,6 +409,10 @@ class Subscription:
         self.lifecycle.move(ResourceState.CLOSED, str(error) or type(error).__name__, error)
         self._wake()
 
+    def interrupt(self) -> None:
+        """Wake a task waiting for a chunk (the reading ended): it looks again."""
+        self._wake()
+
     def _wake(self) -> None:
         waiter = self._waiter
         if waiter is not None and not waiter.done():

@@ -32,6 +32,7 @@ OPTIONS = {
     'single_active': False, 'consumer_update': None, 'store_every': 0, 'store_interval': 5,
     'credit': None, 'buffer_bytes': None, 'resume': None, 'on_state': None, 'flow': None,
     'stop_at_end': False, 'on_decode_error': 'raise', 'on_gap': 'warn',
+    'processing_timeout': None,
 }
 """The options every subscribe method takes, with their defaults."""
 

@@ -72,3 +72,28 @@ async def test_bad_timeout() -> None:
     with pytest.raises(ValueError, match='timeout must be seconds'):
         await until_signal(coro, timeout=-1)
     coro.close()
+
+async def test_second_signal_cancels_the_stop() -> None:
+    """A stop that waits (a drain) is cancelled by a second signal."""
+    draining = asyncio.Event()
+    interrupted = False
+
+    async def slow_stop() -> None:
+        nonlocal interrupted
+        try:
+            await asyncio.Event().wait()
+        finally:
+            draining.set()
+            try:
+                await asyncio.Event().wait()   # a drain that would never end
+            except asyncio.CancelledError:
+                interrupted = True
+                raise
+
+    task = asyncio.ensure_future(until_signal(slow_stop()))
+    await asyncio.sleep(0)
+    os.kill(os.getpid(), signal.SIGTERM)
+    await draining.wait()
+    os.kill(os.getpid(), signal.SIGTERM)
+    await task   # (stopped: None, not a CancelledError)
+    assert interrupted

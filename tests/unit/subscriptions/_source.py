@@ -20,7 +20,10 @@ def msg(body: object, offset: int) -> MessageCtx:
     return m
 
 def chunk(stream: str, offsets: range) -> Chunk:
-    return Chunk((msg(i, i) for i in offsets), stream, offsets.start)
+    messages = [msg(i, i) for i in offsets]
+    for m in messages:
+        m.stream = stream
+    return Chunk(messages, stream, offsets.start)
 
 class ListSource:
     """
@@ -39,6 +42,7 @@ class ListSource:
         self.finite = finite
         self.opened = False
         self.ended = False
+        self.ended_event = asyncio.Event()
         self.group: HandOff | None = None
         self.waits = 0
         self._event = asyncio.Event()
@@ -72,3 +76,5 @@ class ListSource:
 
     def end(self) -> None:
         self.ended = True
+        self.ended_event.set()
+        self._event.set()  # (a take waiting: the progress ended)

@@ -281,3 +281,51 @@ def test_on_error_checked() -> None:
     with pytest.raises(ValueError, match='then must be'):
         OnError(then=tp.cast(tp.Any, 'ignore'))
     assert OnError(backoff=0.1, max_backoff=0.3).delay(3) == 0.3
+
+#
+# what a review found: runs that hung
+#
+
+async def test_error_while_the_stream_is_quiet() -> None:
+    """A handler's error ends the run while no chunk comes (the dispatcher waited on)."""
+    async def handler(msg: MessageCtx) -> None:
+        if msg.stream_offset == 2:
+            raise ValueError('bad')
+
+    source = ListSource([chunk('s', range(4))], finite=False)
+    async with asyncio.timeout(5):
+        with pytest.raises(ValueError, match='bad'):
+            await Handlers(Progress(source), handler, concurrency=2).run()
+    assert source.ended
+
+async def test_dead_letter_failing_does_not_hang() -> None:
+    """Two messages to dead-letter, the first failing to publish: the run raises."""
+    class Failing:
+        @contextlib.asynccontextmanager
+        async def open(self, stream: str, name: str) -> tp.AsyncIterator[Send]:
+            class Publisher:
+                async def send(self, message: MessageCtx) -> None:
+                    raise ConnectionError('dead-letter stream gone')
+            yield Publisher()
+
+    source = ListSource([chunk('s', range(6))], finite=False)
+    dead = DeadLetters(Failing().open, 'dlq', 'g')
+    handlers = Handlers(Progress(source), failing({2, 3}), concurrency=4,
+                        on_error=OnError(then='dead-letter', dead_letter='dlq'),
+                        dead_letters=dead)
+    async with asyncio.timeout(5):
+        with pytest.raises(ConnectionError, match='dead-letter stream gone'):
+            await handlers.run()
+
+async def test_handler_cancelled_by_itself() -> None:
+    """A handler raising CancelledError of its own: a failure of its message, not a lost worker."""
+    async def handler(msg: MessageCtx) -> None:
+        if msg.stream_offset == 1:
+            future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            future.cancel()
+            await future
+
+    source = ListSource([chunk('s', range(5))])
+    async with asyncio.timeout(5):
+        with pytest.raises(RuntimeError, match='the handler was cancelled, not by the run'):
+            await Handlers(Progress(source), handler, concurrency=2, key=lambda m: 0).run()

@@ -245,3 +245,29 @@ async def test_aclose_after_cancelled_getmany() -> None:
     assert source.ended
     with pytest.raises(StopAsyncIteration):
         await w.getmany()
+
+async def test_aclose_from_another_task_wakes_getmany() -> None:
+    """A getmany waiting for messages ends when another task closes the iteration."""
+    w, _, source = windows([], 4, finite=False)
+    waiting = asyncio.ensure_future(w.getmany())
+    await asyncio.sleep(0.01)
+    await w.aclose()
+    async with asyncio.timeout(5):
+        with pytest.raises(StopAsyncIteration):
+            await waiting
+    assert source.ended
+
+async def test_manual_credit_of_a_cut_chunk() -> None:
+    """A chunk the application was to release itself, cut before it saw it: released."""
+    released: list[str] = []
+    w, progress, _ = windows([chunk('a', 0, 2), chunk('a', 2, 2)], 2, finite=False)
+    assert offsets(await w.getmany()) == [0, 1]
+    await asyncio.sleep(0)
+    queued = chunk('a', 4, 2)
+    queued.release = lambda: released.append('a')   # ManualCredit: release_at -1
+    progress.queue(queued)
+    progress.cut('a')
+    assert released == ['a']
+    progress.cut('a')
+    assert released == ['a']   # once
+    await w.aclose()
