@@ -26,13 +26,14 @@ RBFLY_PYTHONS=${RBFLY_PYTHONS-3.13 3.14 3.15}
 # unit and core tests import (not the peers' clients: python-qpid-proton
 # has no wheels past 3.12, rstream, the benchmarks' tools): mypy (the tests
 # of what a user's type checker says) and the serializers' packages too,
-# which have wheels for 3.13 to 3.15; without them their tests skipped
+# which have wheels for 3.13 to 3.15; without them their tests skipped;
+# httpx, of the admin extra (rbfly.streams.admin imports it when used)
 # (tests/unit/test_pythons_script.py checks that every package the unit
 # tests run here import is in this list)
 PY_TOOLS=('setuptools>=77' 'cython>=3.0.11,<3.3' wheel
           'pytest>=8' 'pytest-asyncio>=1.5' 'hypothesis>=6.100' 'uvloop>=0.19'
           'opentelemetry-sdk>=1.25' mmh3 'cramjam>=2.8'
-          'mypy>=1.11' 'msgpack>=1.0' 'msgspec>=0.18' 'pydantic>=2')
+          'mypy>=1.11' 'msgpack>=1.0' 'msgspec>=0.18' 'pydantic>=2' 'httpx>=0.27')
 # compression codecs tested where their wheels exist (zstandard and lz4 have
 # none for 3.15 yet; an sdist build would take minutes)
 PY_TOOLS_BINARY=('zstandard>=0.22' 'lz4>=4.3')

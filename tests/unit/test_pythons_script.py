@@ -93,6 +93,19 @@ def test_tools_hold_every_import() -> None:
                                                     ', '.join(sorted(names))))
     assert missing == [], 'not in PY_TOOLS of scripts/lib/pythons.sh: {}'.format(missing)
 
+def test_tools_hold_the_extras_imported_when_used() -> None:
+    """
+    The packages of the optional extras that rbfly imports only when used
+    (httpx, by rbfly.streams.admin), which unit tests use: in PY_TOOLS too
+    (the other Pythons' unit tests of the admin API failed without httpx).
+    """
+    tools = {requirement(s) for s in array('PY_TOOLS') + array('PY_TOOLS_BINARY')}
+    text = (ROOT / 'pyproject.toml').read_text()
+    admin = re.search(r'^admin = \[(.*?)\]', text, re.M | re.S)
+    assert admin is not None, 'pyproject.toml has no admin extra'
+    needed = {requirement(s.strip().strip('"')) for s in admin.group(1).split(',') if s.strip()}
+    assert needed and needed <= tools, needed - tools
+
 def test_skips_allowed() -> None:
     """Each ``pytest.skip`` of the unit tests run there gives a reason --no-skips allows."""
     found = []
