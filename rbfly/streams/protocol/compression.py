@@ -77,8 +77,11 @@ def _optional_codecs() -> None:
     except ImportError:
         pass
     else:
+        # (the results named as bytes: typed where zstandard's stubs are
+        # installed, Any where the package is not, CPython 3.15 for now)
         def zstd_compress(data: bytes) -> bytes:
-            return zstandard.ZstdCompressor().compress(data)
+            compressed: bytes = zstandard.ZstdCompressor().compress(data)
+            return compressed
 
         def zstd_decompress(data: bytes, size: int) -> bytes:
             # a stream reader stops at the size asked for, whatever the
@@ -86,7 +89,8 @@ def _optional_codecs() -> None:
             reader = zstandard.ZstdDecompressor().stream_reader(
                 io.BytesIO(data), read_across_frames=True,
             )
-            return reader.read(size + 1)
+            decompressed: bytes = reader.read(size + 1)
+            return decompressed
 
         _CODECS[Compression.ZSTD] = (zstd_compress, zstd_decompress)
     try:
