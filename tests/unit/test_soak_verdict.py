@@ -5,12 +5,14 @@ the confirmed messages); the line CI prints gives the failed calls.
 """
 
 import collections
+import math
 
 from soak.soak import (
     BATCH,
     CONFIRMED_FLOOR,
     PUBLISHERS,
     RATE,
+    SENT_FLOOR,
     Ledger,
     Seen,
     body,
@@ -49,16 +51,27 @@ def test_every_publish_failed_fails() -> None:
     result = phase(sent, sent)
     assert result['lost (confirmed, not stored)'] == 0
     [problem] = failures([result], leaked=False)
-    floor = round(CONFIRMED_FLOOR * RATE * SECONDS)
+    floor = math.ceil(CONFIRMED_FLOOR * sent)
     assert problem.startswith('too few messages confirmed: single/single: 0 confirmed of')
     assert 'under the floor of {:,}'.format(floor) in problem
     assert problem.count('under the floor') == len(PUBLISHERS) + 1  # and the super stream's
 
 def test_just_under_the_floor_fails() -> None:
-    floor = round(CONFIRMED_FLOOR * RATE * SECONDS)
     sent = int(RATE * SECONDS)
+    floor = math.ceil(CONFIRMED_FLOOR * sent)
     assert failures([phase(sent, sent - floor)], leaked=False) == []
     assert failures([phase(sent, sent - floor + 1)], leaked=False) != []
+
+def test_slow_publisher_passes_stuck_one_fails() -> None:
+    """
+    A publisher sending under a quarter of the rate, everything confirmed
+    (one awaiting each confirmation from a cluster), passes; one that
+    sent almost nothing fails.
+    """
+    slow = int(RATE * SECONDS * 0.2)
+    assert failures([phase(slow, 0)], leaked=False) == []
+    stuck = int(RATE * SECONDS * SENT_FLOOR) - 1
+    assert failures([phase(stuck, 0)], leaked=False) != []
 
 def test_summary_line_gives_failed_calls() -> None:
     result = phase(int(RATE * SECONDS), 800)
