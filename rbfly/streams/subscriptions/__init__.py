@@ -3,6 +3,7 @@ Subscriptions: the user-API objects that receive a stream's messages.
 
 - :py:mod:`~rbfly.streams.subscriptions.subscription`: a subscription's
   buffer of chunks, waiting for them, the end of a bounded read;
+- ``chunk``: a chunk's messages as the application gets them;
 - ``single_active``: a single active consumer's answers to the broker's
   consumer updates;
 - :py:mod:`~rbfly.streams.subscriptions.handoff`: a member's part in a

@@ -41,10 +41,9 @@ import logging
 import math
 import typing as tp
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from time import monotonic
 
-from ...amqp import MessageCtx
 from ...error import AMQPDecodeError, ChunkCrcError, ChunkError
 from ..aio.records import detach
 from ..lifecycle import Lifecycle, ResourceState
@@ -52,6 +51,7 @@ from ..metrics import Counters
 from ..offset import Offset
 from ..protocol._chunk import DEFAULT_MAX_CHUNK_UNCOMPRESSED, decode_chunk, read_header
 from ..protocol.commands import Credit, OffsetSpec
+from .chunk import Chunk
 from .credit import CreditPolicy, credit_policy
 from .flow import FlowStrategy, ManualCredit
 from .single_active import Activation, ConsumerUpdates
@@ -67,46 +67,6 @@ logger = logging.getLogger('rbfly.streams.subscriber')
 
 Resume: tp.TypeAlias = Callable[[str, Offset], 'Offset | Awaitable[Offset | None] | None']
 """The application's callback choosing where a subscription resumes."""
-
-class Chunk(list[MessageCtx]):
-    """
-    Messages of one chunk, as returned by the chunk-level API.
-
-    :ivar stream: Stream of the chunk (a partition, when consuming a super
-        stream).
-    :ivar first_offset: Offset of the chunk's first record (messages before
-        the subscription's start offset are not in the list).
-    :ivar timestamp: Chunk timestamp, in seconds since the Unix epoch.
-    :ivar committed_chunk_id: Id of the last chunk committed (replicated) by
-        the stream when this chunk was sent (RabbitMQ 3.11+, else None).
-    :ivar release: With a flow strategy counting processed chunks
-        (:py:mod:`rbfly.streams.subscriptions.flow`), what gives the broker the credit
-        this chunk holds (``None`` otherwise).
-    :ivar release_at: When ``release`` is called by the message iterator:
-        as the message at this index is asked for (-1: not by it).
-    """
-    __slots__ = (
-        'committed_chunk_id', 'first_offset', 'release', 'release_at', 'stream', 'timestamp',
-    )
-
-    stream: str
-    first_offset: int
-    timestamp: float
-    committed_chunk_id: int | None
-    release: Callable[[], None] | None
-    release_at: int
-
-    def __init__(
-            self, messages: Iterable[MessageCtx] = (), stream: str = '', first_offset: int = 0,
-            timestamp: float = 0.0, committed_chunk_id: int | None = None,
-    ) -> None:
-        super().__init__(messages)
-        self.stream = stream
-        self.first_offset = first_offset
-        self.timestamp = timestamp
-        self.committed_chunk_id = committed_chunk_id
-        self.release = None
-        self.release_at = -1
 
 @dtc.dataclass(frozen=True, slots=True)
 class ReadOptions:
