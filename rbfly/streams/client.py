@@ -159,7 +159,7 @@ class StreamsClient:
         self._subscribing = Subscribing(options, connections, placer, offsets, ends, counters)
         self._super_streams = SuperStreams(connections, self._publishing, self._subscribing)
         self._groups = Groups(connections, offsets, self._streams, self._super_streams, ends)
-        self._consuming = Consuming(offsets, self._subscribing, self._super_streams)
+        self._consuming = Consuming(offsets, self._subscribing, self._super_streams, counters)
 
     def __repr__(self) -> str:
         return '{}({})'.format(type(self).__name__, ', '.join(map(str, self._credentials.infos)))

@@ -22,11 +22,13 @@ partition of a super stream.
 
 from __future__ import annotations
 
+import dataclasses as dtc
 import difflib
 import functools
 import typing as tp
 
 from .lifecycle import StateListener
+from .metrics import Counters
 from .offset import Offset
 from .parts.offsets import Offsets
 from .parts.subscribing import (
@@ -36,6 +38,7 @@ from .parts.subscribing import (
     ResumeCallback,
     SubscribeOptions,
     Subscribing,
+    check_decode_error,
 )
 from .parts.superstreams import SuperStreams
 from .serializers import Codec, OnMismatch, Serializer, as_codec
@@ -94,6 +97,8 @@ def subscribe_options(where: str, options: SubscribeArgs) -> SubscribeOptions:
         raise TypeError('StreamsClient.{}() got an unexpected keyword argument {!r}{}'.format(
             where, unknown[0], '; did you mean {!r}?'.format(close[0]) if close else '',
         ))
+    if 'on_decode_error' in options:  # ('policy' is concurrent handlers' own)
+        check_decode_error(options['on_decode_error'])
     return SubscribeOptions(**options)
 
 class Consuming:
@@ -108,10 +113,12 @@ class Consuming:
     """
     def __init__(
             self, offsets: Offsets, subscribing: Subscribing, super_streams: SuperStreams,
+            counters: Counters,
     ) -> None:
         self._offsets = offsets
         self._subscribing = subscribing
         self._super_streams = super_streams
+        self._counters = counters
 
     def bodies(
             self, where: str, stream: str, super_stream: bool,
@@ -168,8 +175,13 @@ class Consuming:
                 raise ValueError('a dead-letter stream needs a name: its publishers are named'
                                  ' after the consumer, to publish each dead letter once')
             dead_letters = DeadLetters(open, on_error.dead_letter, options.name)
+        if 'on_decode_error' not in args:  # (a message that is not AMQP: the policy's)
+            options = dtc.replace(options, on_decode_error='policy')
         progress = self.progress(stream, super_stream, options)
-        return Handlers(progress, handler, concurrency, key, drain_timeout, on_error, dead_letters)
+        return Handlers(
+            progress, handler, concurrency, key, drain_timeout, on_error, dead_letters,
+            self._counters,
+        )
 
     def progress(self, stream: str, super_stream: bool, options: SubscribeOptions) -> Progress:
         """

@@ -309,8 +309,13 @@ class Counters:
         'connections_lost',
         'connections_opened',
         'consumed',
+        'dead_lettered',
+        'handled',
+        'handler_retries',
+        'handler_skipped',
         'listeners',
         'messages_lost',
+        'undecodable',
     )
 
     def __init__(self) -> None:
@@ -321,6 +326,11 @@ class Counters:
         self.connections_opened = 0
         self.connections_lost = 0
         self.messages_lost = 0
+        self.undecodable = 0
+        self.handled = 0
+        self.handler_retries = 0
+        self.handler_skipped = 0
+        self.dead_lettered = 0
         self.listeners: list[LatencyListener] = []
         self._publishers: dict[str, PublisherCounters] = {}
         self._consumers: dict[tuple[str, str | None], ConsumerCounters] = {}
@@ -407,6 +417,16 @@ class Metrics:
     :ivar messages_lost: Offsets subscriptions were to read and retention
         had removed (a start, or a stored offset, older than the stream's
         first; see ``on_gap`` of the subscribe methods), at most.
+    :ivar undecodable: Messages that were not AMQP 1.0 (raised, skipped,
+        handed out as bytes, or given to the error policy of concurrent
+        handlers, as ``on_decode_error`` says).
+    :ivar handled: Messages concurrent handlers handled
+        (:py:meth:`~rbfly.streams.StreamsClient.process`).
+    :ivar handler_retries: Attempts concurrent handlers made again after
+        an error.
+    :ivar handler_skipped: Messages the error policy of concurrent
+        handlers skipped.
+    :ivar dead_lettered: Messages published to a dead-letter stream.
     """
     published: int
     confirmed: int
@@ -425,6 +445,11 @@ class Metrics:
     buffered_bytes: int = 0
     consumer_lag: int = 0
     messages_lost: int = 0
+    undecodable: int = 0
+    handled: int = 0
+    handler_retries: int = 0
+    handler_skipped: int = 0
+    dead_lettered: int = 0
 
 @dtc.dataclass(frozen=True, slots=True)
 class ConsumerMetrics:

@@ -17,7 +17,9 @@ names follow the official Go and .NET stream clients'
 The client's totals. Counters: ``published``, ``confirmed``, ``errored``
 (entries), ``consumed`` (messages), ``chunks``, ``chunk_bytes``,
 ``connections_opened``, ``connections_lost``, and rbfly's
-``chunks_skipped`` and ``messages_lost``. Gauges: ``connections``, ``publishers``,
+``chunks_skipped``, ``messages_lost`` and ``undecodable``, and those of
+concurrent handlers: ``handled``, ``handler_retries``, ``handler_skipped``,
+``dead_lettered``. Gauges: ``connections``, ``publishers``,
 ``subscriptions``, ``outstanding_publish_confirmations``, and rbfly's own
 ``buffered_chunks``, ``buffered_bytes`` and ``consumer_lag``.
 
@@ -75,6 +77,11 @@ COUNTERS = (
     ('chunks_skipped', 'chunks_skipped', '{chunk}', 'Chunks dropped for a CRC mismatch'),
     ('messages_lost', 'messages_lost', '{message}',
      'Offsets to read that retention had removed (at most)'),
+    ('undecodable', 'undecodable', '{message}', 'Messages that were not AMQP 1.0'),
+    ('handled', 'handled', '{message}', 'Messages concurrent handlers handled'),
+    ('handler_retries', 'handler_retries', '{attempt}', 'Handler attempts made again'),
+    ('handler_skipped', 'handler_skipped', '{message}', 'Messages the error policy skipped'),
+    ('dead_lettered', 'dead_lettered', '{message}', 'Messages sent to a dead-letter stream'),
     ('connections_opened', 'connections_opened', '{connection}', 'Connections opened'),
     ('connections_lost', 'connections_lost', '{connection}', 'Connections lost'),
 )

@@ -329,7 +329,9 @@ async def test_opentelemetry(client: StreamsClient, stream: str) -> None:
     assert values['publishers'] == values['subscriptions'] == 0
     assert values['buffered_chunks'] == values['buffered_bytes'] == values['consumer_lag'] == 0
     assert values['chunks_skipped'] == values['messages_lost'] == 0
-    assert len(values) == 17
+    assert values['undecodable'] == values['handled'] == values['dead_lettered'] == 0
+    assert values['handler_retries'] == values['handler_skipped'] == 0
+    assert len(values) == 22
 
     group = {'messaging.consumer.group.name': 'group'}
     assert streams == {

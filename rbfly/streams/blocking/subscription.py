@@ -33,6 +33,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 
 from ...amqp import MessageCtx, get_message_ctx
+from ..offset import Offset
 from ..serializers import Codec
 from ..subscriptions._bodies import Bodies
 from ..subscriptions.decoded import Decoded
@@ -93,6 +94,10 @@ class BlockingSubscription(Iterator[Record[tp.Any]]):
         # (set on the loop, cleared by the collecting thread or the loop)
         self._held = False
         self._closed = False
+        # streams paused, and the records of them taken in a chunk and
+        # held back (chunk-level reading; else the progress holds them)
+        self._paused: set[str] = set()
+        self._held_back: dict[str, deque[Record[tp.Any]]] = {}
         self._iterator: tp.Any = runner.run(
             self._make(make), call_timeout, 'subscribing to {!r}'.format(stream),
         )
@@ -125,7 +130,7 @@ class BlockingSubscription(Iterator[Record[tp.Any]]):
         with self._lock:
             if self._closed:
                 raise StopIteration
-            if not self._ready:
+            while not self._ready:  # (a take may bring records of paused streams only)
                 self._fill(wait)
             record = self._ready.popleft()
         codec = self._codec
@@ -162,6 +167,19 @@ class BlockingSubscription(Iterator[Record[tp.Any]]):
         if records is None:
             raise StopIteration
         self._ready.extend(records)
+        self._hold_back()
+
+    def _hold_back(self) -> None:
+        """Hold back the records of paused streams taken (a chunk taken before the pause)."""
+        if not self._paused or not self._ready:
+            return
+        kept: deque[Record[tp.Any]] = deque()
+        for record in self._ready:
+            if record.stream in self._paused:
+                self._held_back.setdefault(record.stream, deque()).append(record)
+            else:
+                kept.append(record)
+        self._ready = kept
 
     async def _take(self) -> list[Record[tp.Any]] | None:
         self._task = asyncio.current_task()
@@ -214,6 +232,66 @@ class BlockingSubscription(Iterator[Record[tp.Any]]):
     async def _commit(self) -> None:
         self._give_back()
         await tp.cast(Bodies | Decoded, self._iterator).commit()
+
+    def pause(self, *streams: str) -> None:
+        """
+        Hand out no record of ``streams`` (the stream, or partitions of a
+        super stream) until :py:meth:`resume`; the others go on, nothing
+        is lost or read twice (see ``subscribe()``'s ``pause``). Between
+        records: a thread waiting in :py:meth:`next` is waited for.
+        """
+        with self._lock:
+            self._runner.run(self._pause(streams), self._call_timeout,
+                             'pausing {!r}'.format(streams))
+            self._paused.update(streams)
+            self._hold_back()
+
+    async def _pause(self, streams: tuple[str, ...]) -> None:
+        self._give_back()  # (a record taken, not collected: the progress holds it back)
+        self._iterator.pause(*streams)
+
+    def resume(self, *streams: str) -> None:
+        """Hand out the records of paused ``streams`` again, those held back first."""
+        with self._lock:
+            self._runner.run(self._resume(streams), self._call_timeout,
+                             'resuming {!r}'.format(streams))
+            self._paused.difference_update(streams)
+            for stream in streams:
+                self._ready.extendleft(reversed(self._held_back.pop(stream, ())))
+
+    async def _resume(self, streams: tuple[str, ...]) -> None:
+        self._iterator.resume(*streams)
+
+    def paused(self) -> frozenset[str]:
+        """The streams paused."""
+        return frozenset(self._paused)
+
+    def seek(self, stream: str, offset: Offset | int) -> None:
+        """
+        Read ``stream`` from ``offset`` on (an ``Offset``, or an offset):
+        the records of it taken are dropped, and the last one :py:meth:`next`
+        returned does not count as processed (see ``subscribe()``'s
+        ``seek``).
+        """
+        with self._lock:
+            self._runner.run(self._stop_take(), self._call_timeout,
+                             'seeking {!r}'.format(stream))
+            pending, self._pending = self._pending, None
+            if pending is not None and pending.done() and not pending.cancelled() \
+                    and pending.exception() is None and (records := pending.result()):
+                self._ready.extend(records)  # (another stream's may be among them)
+            self._ready = deque(r for r in self._ready if r.stream != stream)
+            self._held_back.pop(stream, None)
+            self._runner.run(self._iterator.seek(stream, offset), self._call_timeout,
+                             'seeking {!r}'.format(stream))
+
+    async def _stop_take(self) -> None:
+        """A take under way ends (safe to cancel); one completed, not collected, goes back."""
+        task = self._task
+        if task is not None and not task.done():
+            task.cancel()
+            await asyncio.wait([task])
+        self._give_back()
 
     def close(self) -> None:
         """Unsubscribe (a thread waiting in :py:meth:`next` gets ``StopIteration``)."""

@@ -274,6 +274,11 @@ class Connections:
             buffered_bytes=sum(s.buffered_bytes for s in subscriptions),
             consumer_lag=sum(s.lag for s in subscriptions),
             messages_lost=c.messages_lost,
+            undecodable=c.undecodable,
+            handled=c.handled,
+            handler_retries=c.handler_retries,
+            handler_skipped=c.handler_skipped,
+            dead_lettered=c.dead_lettered,
         )
 
     def stream_metrics(self, counters: Counters) -> StreamMetrics:

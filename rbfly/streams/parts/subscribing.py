@@ -102,7 +102,8 @@ class SubscribeOptions:
     on_state: StateListener | None = None
     flow: FlowStrategy | None = None
     stop_at_end: bool = False
-    on_decode_error: DecodeErrorAction = 'raise'
+    # (internal: 'policy', concurrent handlers' error policy's)
+    on_decode_error: DecodeErrorAction | tp.Literal['policy'] = 'raise'
     on_gap: GapAction = 'warn'
     processing_timeout: float | None = None
 
@@ -207,7 +208,8 @@ class Subscribing:
         read is asked for (the rest as it starts: :py:meth:`new`).
         """
         check_timeout(options.timeout)
-        check_decode_error(options.on_decode_error)
+        if options.on_decode_error != 'policy':
+            check_decode_error(options.on_decode_error)
         stuck = options.processing_timeout
         if stuck is not None and (isinstance(stuck, bool) or not isinstance(stuck, int | float)
                                   or not 0 < stuck < float('inf')):
@@ -227,15 +229,21 @@ class Subscribing:
         ended with it; ``tracker``: automatic offset tracking, if on (a
         view's: it reports by message, window or chunk).
         """
+        # (a single active consumer cannot seek: subscribing again leaves its group)
+        remake = None if options.single_active else functools.partial(self._again, options)
         source = Subscriptions(
             functools.partial(make, options), self._placer.place_new,
-            self._placer.end_subscription, options.filter,
+            self._placer.end_subscription, options.filter, remake,
         )
         group = options.name if options.single_active else None
         return Progress(
             source, tracker, timeout=options.timeout or None, group=group,
             processing_timeout=options.processing_timeout,
         )
+
+    async def _again(self, options: SubscribeOptions, stream: str, offset: Offset) -> Subscription:
+        """A subscription of a stream read already, made again at ``offset`` (a seek)."""
+        return await self.new(stream, dtc.replace(options, offset=offset))
 
     async def new(
             self, stream: str, options: SubscribeOptions, super_stream: str | None = None,

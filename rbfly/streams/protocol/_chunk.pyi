@@ -1,6 +1,7 @@
 from typing_extensions import disjoint_base
 
 from ...amqp import MessageCtx
+from ...error import MessageDecodeError
 
 @disjoint_base
 class ChunkInfo:
@@ -10,6 +11,7 @@ class ChunkInfo:
     num_entries: int
     timestamp: float
     epoch: int
+    failures: dict[int, MessageDecodeError] | None
 
     @property
     def next_offset(self) -> int: ...

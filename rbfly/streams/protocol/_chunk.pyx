@@ -116,7 +116,11 @@ cdef class ChunkInfo:
     :ivar timestamp: Chunk timestamp in seconds since the Unix epoch.
     :ivar epoch: Epoch of the stream's leader that wrote the chunk.
     :ivar next_offset: Offset of the record after the chunk's last one.
+    :ivar failures: Of a chunk decoded with ``on_decode_error`` ``'skip'``
+        or ``'raw'``, its records that are not AMQP 1.0, as ``{offset:
+        MessageDecodeError}`` (``None``: none).
     """
+    cdef readonly object failures
     cdef readonly int chunk_type
     cdef readonly uint64_t first_offset
     cdef readonly uint32_t num_records
@@ -196,6 +200,7 @@ cdef class _Decoder:
     cdef Py_ssize_t failed
     cdef uint64_t failed_offset
     cdef object failure
+    cdef dict failures  # offset: MessageDecodeError
     # uncompressed bytes the chunk's compressed sub-batches may still take
     cdef Py_ssize_t budget
     cdef Py_ssize_t limit
@@ -259,6 +264,9 @@ cdef class _Decoder:
             if self.failed == 0:
                 self.failed_offset = self.offset
                 self.failure = '{} (at byte {} of it)'.format(ex.reason, ex.offset)
+                self.failures = {}
+            self.failures[self.offset] = MessageDecodeError(
+                ex.reason, ex.offset, self.stream, self.offset)
             self.failed += 1
         if not self.keep_raw:
             return None
@@ -427,6 +435,7 @@ def decode_chunk(
             dec.raise_first = on_decode_error == 'raise'
             dec.entries(&r, info)
             if dec.failed:
+                info.failures = dec.failures
                 logger.warning(
                     'stream %r: %d message(s) of the chunk at offset %d are not AMQP 1.0'
                     ' (the first at offset %d: %s): %s', stream, dec.failed,

@@ -14,6 +14,12 @@ Subscriptions: the user-API objects that receive a stream's messages.
   read's progress (taken, handed out, processed, cut, committed);
 - ``_cursor``: the progress's chunk at hand, in C, for the message
   iterator;
+- :py:mod:`~rbfly.streams.subscriptions.queued`: the chunks the progress
+  took for windows or handlers and did not hand out yet;
+- :py:mod:`~rbfly.streams.subscriptions.pausing`: paused streams, and
+  what the progress holds back of them;
+- :py:mod:`~rbfly.streams.subscriptions.stuck`: the watchdog of a stuck
+  application (``processing_timeout``);
 - ``_bodies``: the compiled message iterator of ``subscribe()``;
 - :py:mod:`~rbfly.streams.subscriptions.windows`: windows of messages;
 - :py:mod:`~rbfly.streams.subscriptions.chunks`: the chunk iterator;

@@ -129,6 +129,32 @@ cdef class Bodies:
         """
         await self._progress.commit()
 
+    def pause(self, *streams: object) -> None:
+        """
+        Hand out no message of ``streams`` (the stream, or partitions of a
+        super stream) until ``resume()``; the others go on. Nothing
+        is lost or read twice: what was received of them is held back,
+        and the broker gets no credit for them.
+        """
+        self._progress.pause(*streams)
+
+    def resume(self, *streams: object) -> None:
+        """Hand out the messages of paused ``streams`` again."""
+        self._progress.resume(*streams)
+
+    def paused(self) -> frozenset:
+        """The streams paused."""
+        return frozenset(self._progress.paused.streams)
+
+    async def seek(self, stream: object, offset: object) -> None:
+        """
+        Read ``stream`` from ``offset`` on (an ``Offset``, or an offset):
+        the message being processed of it does not count as processed;
+        with automatic offset tracking, the offset stored becomes the one
+        before ``offset`` (see ``Progress.seek``).
+        """
+        await self._progress.seek(stream, offset)
+
     def asend(self, value: object) -> object:
         if value is not None:
             raise TypeError('can only send None to a subscription')

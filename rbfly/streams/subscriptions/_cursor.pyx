@@ -17,6 +17,8 @@ a Python call each.
 
 from ...amqp._message cimport MessageCtx
 
+from .chunk import Chunk
+
 cdef class Cursor:
     """
     The chunk at hand of a message iterator.
@@ -100,6 +102,49 @@ cdef class Cursor:
         if self.release_at >= 0:
             self.release_at = -1
             self.release()
+        return True
+
+    def rest(self, stream: object) -> object:
+        """
+        Take out the messages of the chunk at hand not handed out yet, if
+        it is of ``stream`` (the stream is paused): a chunk of them, with
+        the flow strategy's credit the chunk held, or ``None``. The
+        message handed out last stays at hand, the application's.
+        """
+        messages = self.messages
+        cdef Py_ssize_t i = self.next
+        if self.stream != stream or i >= len(messages):
+            return None
+        rest = Chunk(
+            messages[i:], stream, messages.first_offset, messages.timestamp,
+            messages.committed_chunk_id,
+        )
+        if self.release_at >= 0:
+            # (as the message at release_at - i of the rest is asked for)
+            rest.release = self.release
+            rest.release_at = max(1, self.release_at - i)
+            self.release_at = -1
+        self.messages = messages[:i]
+        return rest
+
+    def forget(self, stream: object) -> bool:
+        """
+        Drop the chunk at hand if it is of ``stream``, the message handed
+        out last too (the application moved the stream elsewhere: it does
+        not count as processed); the messages processed before it are
+        reported, and a flow strategy's credit goes back. True when the
+        chunk was of ``stream``.
+        """
+        if self.stream != stream:
+            return False
+        if self.done:
+            self.flush()
+        if self.release_at >= 0:
+            self.release_at = -1
+            self.release()
+        self.messages = []
+        self.next = 0
+        self.release = None
         return True
 
     def hand_back(self) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from ...amqp import MessageCtx
+from ...error import MessageDecodeError
 
 class Chunk(list[MessageCtx]):
     """
@@ -29,9 +30,14 @@ class Chunk(list[MessageCtx]):
         this chunk holds (``None`` otherwise).
     :ivar release_at: When ``release`` is called by the message iterator:
         as the message at this index is asked for (-1: not by it).
+    :ivar undecodable: Its messages that are not AMQP 1.0, handed out as
+        their bytes (``on_decode_error='raw'``, and concurrent handlers,
+        whose error policy gets them), as ``{offset: MessageDecodeError}``
+        (``None``: none).
     """
     __slots__ = (
         'committed_chunk_id', 'first_offset', 'release', 'release_at', 'stream', 'timestamp',
+        'undecodable',
     )
 
     stream: str
@@ -40,6 +46,7 @@ class Chunk(list[MessageCtx]):
     committed_chunk_id: int | None
     release: Callable[[], None] | None
     release_at: int
+    undecodable: dict[int, MessageDecodeError] | None
 
     def __init__(
             self, messages: Iterable[MessageCtx] = (), stream: str = '', first_offset: int = 0,
@@ -52,5 +59,6 @@ class Chunk(list[MessageCtx]):
         self.committed_chunk_id = committed_chunk_id
         self.release = None
         self.release_at = -1
+        self.undecodable = None
 
 __all__ = ['Chunk']

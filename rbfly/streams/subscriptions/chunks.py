@@ -19,6 +19,7 @@ import logging
 from collections.abc import AsyncGenerator
 from types import TracebackType
 
+from ..offset import Offset
 from .progress import Progress
 from .subscription import Chunk
 
@@ -71,6 +72,32 @@ class Chunks(AsyncGenerator[Chunk, None]):
         if isinstance(val, BaseException):
             raise val
         raise typ()
+
+    def pause(self, *streams: str) -> None:
+        """
+        Hand out no message of ``streams`` (the stream, or partitions of a
+        super stream) until ``resume()``; the others go on. Nothing
+        is lost or read twice: what was received of them is held back,
+        and the broker gets no credit for them.
+        """
+        self._progress.pause(*streams)
+
+    def resume(self, *streams: str) -> None:
+        """Hand out the messages of paused ``streams`` again."""
+        self._progress.resume(*streams)
+
+    def paused(self) -> frozenset[str]:
+        """The streams paused."""
+        return frozenset(self._progress.paused.streams)
+
+    async def seek(self, stream: str, offset: Offset | int) -> None:
+        """
+        Read ``stream`` from ``offset`` on (an ``Offset``, or an offset):
+        the chunk being processed does not count as processed for it; with
+        automatic offset tracking, the offset stored becomes the one
+        before ``offset`` (see ``Progress.seek``).
+        """
+        await self._progress.seek(stream, offset)
 
     async def aclose(self) -> None:
         """End the subscription: the chunk handed out last is processed."""

@@ -15,6 +15,7 @@ from collections.abc import AsyncGenerator
 from types import TracebackType
 
 from ...amqp import get_message_ctx
+from ..offset import Offset
 from ..serializers import Codec
 from ._bodies import Bodies
 
@@ -66,5 +67,21 @@ class Decoded(AsyncGenerator[tp.Any, None]):
     async def commit(self) -> None:
         """Commit the offset of the message processed (see ``Bodies.commit``)."""
         await self._bodies.commit()
+
+    def pause(self, *streams: str) -> None:
+        """Pause ``streams`` (see ``Bodies.pause``)."""
+        self._bodies.pause(*streams)
+
+    def resume(self, *streams: str) -> None:
+        """Resume paused ``streams`` (see ``Bodies.resume``)."""
+        self._bodies.resume(*streams)
+
+    def paused(self) -> frozenset[str]:
+        """The streams paused."""
+        return self._bodies.paused()
+
+    async def seek(self, stream: str, offset: Offset | int) -> None:
+        """Read ``stream`` from ``offset`` on (see ``Bodies.seek``)."""
+        await self._bodies.seek(stream, offset)
 
 __all__ = ['Decoded']

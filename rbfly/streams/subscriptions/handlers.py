@@ -46,6 +46,8 @@ import typing as tp
 from collections.abc import Awaitable, Callable
 
 from ...amqp import MessageCtx
+from ...error import MessageDecodeError
+from ..metrics import Counters
 from .errors import STOP, DeadLetters, OnError
 from .progress import Progress
 
@@ -56,6 +58,9 @@ Handler: tp.TypeAlias = Callable[[MessageCtx], Awaitable[None]]
 
 Key: tp.TypeAlias = Callable[[MessageCtx], object]
 """The key of a message (hashable): messages of a key are handled in order."""
+
+Item: tp.TypeAlias = tuple[MessageCtx, MessageDecodeError | None]
+"""A message to handle, with its decoding error when it is not AMQP 1.0."""
 
 DRAIN_TIMEOUT = 30.0
 """Seconds the end of a run waits for the handlers in flight."""
@@ -86,6 +91,7 @@ class Handlers:
     :param on_error: What a handler's error does (default: stop the run).
     :param dead_letters: The dead-letter publishers, with
         ``then='dead-letter'``.
+    :param counters: The client's metrics, which count what the run does.
 
     :ivar handled: Messages handled.
     :ivar retried: Attempts made again after a handler's error.
@@ -96,6 +102,7 @@ class Handlers:
             self, progress: Progress, handler: Handler, concurrency: int = 32,
             key: Key | None = None, drain_timeout: float = DRAIN_TIMEOUT,
             on_error: OnError = STOP, dead_letters: DeadLetters | None = None,
+            counters: Counters | None = None,
     ) -> None:
         check_handlers(handler, concurrency, key, drain_timeout)
         if not isinstance(on_error, OnError):
@@ -114,6 +121,8 @@ class Handlers:
         self.retried = 0
         self.skipped = 0
         self.dead_lettered = 0
+        # (the client's, also counting these: client.metrics())
+        self._counters = Counters() if counters is None else counters
         # the dispatcher taking messages; set when the run ends with an error
         self._dispatcher: asyncio.Future[None] | None = None
         self._errored = asyncio.Event()
@@ -135,7 +144,7 @@ class Handlers:
         ordered = self._key is not None
         # (a keyed message goes to its worker's queue: two a worker, so a
         # slow key does not stall the others; unordered, one shared queue)
-        queues = [asyncio.Queue[MessageCtx | None](2) for _ in range(n if ordered else 1)]
+        queues = [asyncio.Queue[Item | None](2) for _ in range(n if ordered else 1)]
         workers = [
             asyncio.ensure_future(self._work(queues[i if ordered else 0])) for i in range(n)
         ]
@@ -190,13 +199,13 @@ class Handlers:
         elif (error := task.exception()) is not None:
             self._set_error(error)
 
-    async def _dispatch(self, queues: list[asyncio.Queue[MessageCtx | None]]) -> None:
+    async def _dispatch(self, queues: list[asyncio.Queue[Item | None]]) -> None:
         progress = self._progress
         key = self._key
         n = len(queues)
         while self._error is None:
-            msg = progress.next_message()
-            if msg is None:
+            item = progress.next_message()
+            if item is None:
                 try:
                     chunk = await progress.take()
                 except StopAsyncIteration:
@@ -204,20 +213,26 @@ class Handlers:
                 assert chunk is not None  # (no deadline)
                 progress.queue(chunk)
                 continue
-            q = queues[hash(key(msg)) % n] if key is not None else queues[0]
-            await q.put(msg)
+            msg = item[0]
+            q = queues[hash(key(msg)) % n] if key is not None and item[1] is None else queues[0]
+            await q.put(item)
 
-    async def _work(self, queue: asyncio.Queue[MessageCtx | None]) -> None:
+    async def _work(self, queue: asyncio.Queue[Item | None]) -> None:
         handler = self._handler
         finished = self._progress.finished
         idle = self._idle
-        while (msg := await queue.get()) is not None:
+        while (item := await queue.get()) is not None:
             if self._error is not None:
                 continue  # (not handled: read again after a restart)
+            msg, bad = item
             self._busy += 1
             idle.clear()
             try:
-                if await self._handle(handler, msg):
+                # (a message that is not AMQP 1.0 goes to the policy at
+                # once: no retry decodes it)
+                done = await (self._handle(handler, msg) if bad is None
+                              else self._failed(msg, bad))
+                if done:
                     finished(tp.cast(str, msg.stream), msg.stream_offset)
             finally:
                 self._busy -= 1
@@ -246,6 +261,7 @@ class Handlers:
                 if attempt < policy.retries and self._error is None:
                     attempt += 1
                     self.retried += 1
+                    self._counters.handler_retries += 1
                     logger.info('handler failed on the message at offset %d of stream %r'
                                 ' (retry %d of %d): %s', msg.stream_offset, msg.stream,
                                 attempt, policy.retries, ex)
@@ -253,6 +269,7 @@ class Handlers:
                     continue
                 return await self._failed(msg, ex)
             self.handled += 1
+            self._counters.handled += 1
             return True
 
     async def _failed(self, msg: MessageCtx, error: Exception) -> bool:
@@ -262,6 +279,7 @@ class Handlers:
             logger.warning('message at offset %d of stream %r skipped: %s',
                            msg.stream_offset, msg.stream, error)
             self.skipped += 1
+            self._counters.handler_skipped += 1
             return True
         if policy.then == 'dead-letter' and self._dead_letters is not None:
             stream = tp.cast(str, msg.stream)
@@ -280,6 +298,7 @@ class Handlers:
                 error = ex
             else:
                 self.dead_lettered += 1
+                self._counters.dead_lettered += 1
                 return True
         if self._error is None:
             logger.error('handler failed on the message at offset %d of stream %r: %s',

@@ -19,8 +19,9 @@ credit goes back.
 
 What the progress knows, and nothing else writes:
 
-- *taken*: the chunk at hand of a message iterator (the cursor), and the
-  chunks a window iterator took and did not hand out yet (a queue);
+- *taken*: the chunk at hand of a message iterator (the cursor), the
+  chunks a window iterator or handlers took and did not hand out yet (a
+  queue), and what is held back of paused streams;
 - *handed out*: the message at the cursor, or the segments of chunks of
   the window or chunk handed out last: what the application holds, per
   stream;
@@ -30,7 +31,10 @@ What the progress knows, and nothing else writes:
   waits until the application holds nothing of it
   (:py:meth:`Progress.released`);
 - *committed*: the tracker's offsets, committed at a hand-off and at the
-  end (:py:meth:`Progress.close`).
+  end (:py:meth:`Progress.close`);
+- *paused* streams, whose messages it holds back, and *seeks*, which
+  drop what was taken of a stream (:py:meth:`Progress.pause`,
+  :py:meth:`Progress.seek`).
 
 Taking is safe to cancel: the progress waits for a chunk without taking
 one (``Source.wait`` of ``subscriptions/source.py``), and a
@@ -44,22 +48,24 @@ from __future__ import annotations
 import asyncio
 import logging
 import typing as tp
-from collections import deque
 
 from ...amqp import MessageCtx
+from ...error import MessageDecodeError
 from ..error import ProcessingStuck, StreamsError
+from ..offset import Offset
 from ._cursor import Cursor
+from .flight import Flight
 from .handoff import HANDOFF_TIMEOUT, HandOff
+from .pausing import Paused
+from .queued import Queued, Segment
 from .source import Source
+from .stuck import Watchdog
 from .subscription import Chunk
 
 if tp.TYPE_CHECKING:
     from .tracking import OffsetTracker
 
 logger = logging.getLogger('rbfly.streams.subscriber')
-
-Segment: tp.TypeAlias = tuple[Chunk, int, int]
-"""Messages ``start:end`` of a chunk."""
 
 class Progress:
     """
@@ -88,32 +94,28 @@ class Progress:
         self._source = source
         self.tracker = tracker
         self._timeout = timeout
-        # the watchdog of a stuck application: what it last saw, since when
-        self._processing_timeout = processing_timeout
-        self._watch: asyncio.TimerHandle | None = None
-        self._seen: tuple[object, ...] = ()
-        self._seen_at = 0.0
+        # the watchdog of a stuck application, and the moves it watches
+        self._watch = None if processing_timeout is None else Watchdog(
+            processing_timeout, self._seen, self._held, self._give_up,
+            lambda: self.closed or self._stuck is not None,
+        )
         self._moves = 0
         self._stuck: ProcessingStuck | None = None
         self._giving_up: asyncio.Future[None] | None = None
         self.cursor = Cursor(self._report if tracker is not None else None)
-        # taken and not handed out by a window iterator (from _pos of the
-        # first), and how many messages that is
-        self._queue: deque[Chunk] = deque()
-        self._pos = 0
-        self._queued = 0
+        # taken and not handed out by a window iterator or handlers
+        self._queue = Queued()
         # handed out as windows or chunks, not processed yet
         self._out: list[Segment] = []
-        # handed out to concurrent handlers, per stream: the offsets in
-        # flight in the order handed out, and those done out of order; a
-        # handler waiting to be the first in flight of its stream
-        self._flight: dict[str, tuple[deque[int], set[int]]] = {}
-        self._advanced: asyncio.Future[None] | None = None
+        # handed out to concurrent handlers, not done yet
+        self._flight = Flight()
         # a hand-off waiting for the application to move on
         self._moved: asyncio.Future[None] | None = None
         # when a take waiting with an idle timeout times out (the clock
         # starts with the first wait after a chunk was taken)
         self._idle_at: float | None = None
+        # streams the application paused, and what is held back of them
+        self.paused = Paused(_release_cut)
         self.group = None if group is None else HandOff(group, self, tracker, handoff_timeout)
         self._opened = False
         self.closed = False
@@ -145,7 +147,9 @@ class Progress:
                 raise self._stuck
             if self.closed:
                 raise StopAsyncIteration
-            chunk = source.poll()
+            chunk = self.paused.take()  # (of a stream resumed)
+            if chunk is None:
+                chunk = source.poll()
             if chunk is not None:
                 if chunk:
                     self._idle_at = None
@@ -188,8 +192,8 @@ class Progress:
             raise StopAsyncIteration
         await self._source.open(self.group)
         self._opened = True
-        if self._processing_timeout is not None:
-            self._schedule_watch()
+        if self._watch is not None:
+            self._watch.start()
 
     #
     # what the views hand out
@@ -200,91 +204,54 @@ class Progress:
         self._out.append((chunk, 0, len(chunk)))
 
     def queue(self, chunk: Chunk) -> None:
-        """A chunk taken by a window iterator, to cut windows from."""
+        """A chunk taken by a window iterator or handlers, to hand out from."""
         self._queue.append(chunk)
-        self._queued += len(chunk)
 
     @property
     def queued(self) -> int:
-        """Messages taken by a window iterator and not handed out yet."""
-        return self._queued - self._pos
+        """Messages taken by a window iterator or handlers and not handed out yet."""
+        return len(self._queue)
 
     def window(self, max_messages: int) -> list[MessageCtx]:
         """
         Hand out a window of at most ``max_messages`` messages of the
         chunks queued (small chunks merged, a big one split).
         """
-        queue = self._queue
-        window: list[MessageCtx] = []
-        out = self._out
-        count = 0
-        while queue and count < max_messages:
-            chunk = queue[0]
-            start = self._pos
-            end = min(len(chunk), start + max_messages - count)
-            window.extend(chunk if start == 0 and end == len(chunk) else chunk[start:end])
-            out.append((chunk, start, end))
-            count += end - start
-            if end == len(chunk):
-                queue.popleft()
-                self._queued -= len(chunk)
-                self._pos = 0
-            else:
-                self._pos = end
+        window, segments = self._queue.window(max_messages)
+        self._out.extend(segments)
         return window
 
-    def next_message(self) -> MessageCtx | None:
+    def next_message(self) -> tuple[MessageCtx, MessageDecodeError | None] | None:
         """
         Hand out the next message of the chunks queued (concurrent
-        handlers), in flight until :py:meth:`finished`; ``None`` when none
-        is queued.
+        handlers), in flight until :py:meth:`finished`, with its decoding
+        error when it is not AMQP 1.0 (its bytes are its body); ``None``
+        when none is queued.
         """
-        queue = self._queue
-        while queue:
-            chunk = queue[0]
-            pos = self._pos
-            if pos < len(chunk):
-                msg = chunk[pos]
-                self._pos = pos + 1
-                flight = self._flight.get(chunk.stream)
-                if flight is None:
-                    flight = self._flight[chunk.stream] = (deque(), set())
-                flight[0].append(msg.stream_offset)
-                if pos + 1 == len(chunk):
-                    queue.popleft()
-                    self._queued -= len(chunk)
-                    self._pos = 0
-                    _release(chunk, 0, len(chunk), cut=True)  # (taken whole: its credit back)
-                return msg
-            queue.popleft()
-            self._queued -= len(chunk)
-            self._pos = 0
-        return None
+        item = self._queue.next()
+        if item is None:
+            return None
+        msg, chunk, whole = item
+        self._flight.add(chunk.stream, msg.stream_offset)
+        if whole:
+            _release_cut(chunk)  # (taken whole: its credit back)
+        bad = chunk.undecodable
+        return msg, None if bad is None else bad.get(msg.stream_offset)
 
     def finished(self, stream: str, offset: int) -> None:
         """
         A concurrent handler is done with the message at ``offset``: the
         messages of the stream done without a gap before the first one
-        still in flight are processed (the offset committed is the one
-        before the lowest message not done).
+        still in flight are processed (see
+        :py:mod:`rbfly.streams.subscriptions.flight`).
         """
         self._moves += 1
-        offsets, done = self._flight[stream]
-        if not offsets or offsets[0] != offset:
-            done.add(offset)
+        done = self._flight.done(stream, offset)
+        if done is None:
             return
-        offsets.popleft()
-        last, count = offset, 1
-        while offsets and offsets[0] in done:
-            last = offsets.popleft()
-            done.remove(last)
-            count += 1
         if self.tracker is not None:
-            self.tracker.processed(stream, last, count)
-        advanced, self._advanced = self._advanced, None
-        if advanced is not None and not advanced.done():
-            advanced.set_result(None)
-        if not offsets:
+            self.tracker.processed(stream, done[0], done[1])
+        if not self._flight.count(stream):
             self._wake()
 
     async def first_in_flight(self, stream: str, offset: int) -> None:
@@ -293,18 +260,11 @@ class Progress:
         flight: every message before it is done (a message dead-lettered
         in stream order, so that its publishing id only grows).
         """
-        offsets = self._flight[stream][0]
-        while offsets and offsets[0] != offset:
-            if self._advanced is None:
-                self._advanced = asyncio.get_running_loop().create_future()
-            await asyncio.shield(self._advanced)
+        await self._flight.first(stream, offset)
 
     def in_flight(self, stream: str | None = None) -> int:
         """Messages handed out to concurrent handlers and not done (of ``stream``, or all)."""
-        if stream is not None:
-            flight = self._flight.get(stream)
-            return 0 if flight is None else len(flight[0])
-        return sum(len(offsets) for offsets, _ in self._flight.values())
+        return self._flight.count(stream)
 
     def moved(self) -> None:
         """
@@ -371,20 +331,9 @@ class Progress:
         messages. What the application holds stays its own.
         """
         self.cursor.cut(stream)
-        queue = self._queue
-        if not any(c.stream == stream for c in queue):
-            return
-        kept: deque[Chunk] = deque()
-        for i, chunk in enumerate(queue):
-            start = self._pos if i == 0 else 0
-            if chunk.stream == stream:
-                _release(chunk, start, len(chunk), cut=True)
-            else:
-                kept.append(chunk)
-        if queue[0].stream == stream:
-            self._pos = 0
-        self._queue = kept
-        self._queued = sum(len(c) for c in kept)
+        self.paused.drop(stream)
+        for chunk in self._queue.take(stream):
+            _release_cut(chunk)
 
     async def released(self, stream: str, timeout: float) -> bool:
         """
@@ -402,47 +351,103 @@ class Progress:
         return True
 
     #
+    # pausing and seeking
+    #
+
+    def pause(self, *streams: str) -> None:
+        """
+        Hand out nothing more of ``streams`` until :py:meth:`resume`: what
+        was taken of them and not handed out is held back (see
+        :py:mod:`rbfly.streams.subscriptions.pausing`); what the
+        application holds stays its own.
+        """
+        self._check_streams(streams)
+        for stream in streams:
+            self.paused.pause(stream)
+            self._source.pause(stream, True)
+            if (rest := self.cursor.rest(stream)) is not None:
+                self.paused.hold(rest)
+            for chunk in self._queue.take(stream):
+                self.paused.hold(chunk)
+
+    def resume(self, *streams: str) -> None:
+        """Hand out the messages of ``streams`` again, those held back first."""
+        self._check_streams(streams)
+        for stream in streams:
+            self.paused.resume(stream)
+            self._source.pause(stream, False)
+
+    async def seek(self, stream: str, offset: Offset | int) -> None:
+        """
+        Read ``stream`` from ``offset`` on: subscribe to it again there;
+        what was taken of it is dropped, the message the application
+        holds of it too (it does not count as processed). With automatic
+        offset tracking, the offset stored for the stream is the one
+        before ``offset`` (at the next store; for an offset known only
+        as the first message comes, such as a timestamp's, that
+        message's).
+
+        :raises TypeError: For a single active consumer (subscribing again
+            would leave its group).
+        :raises ValueError: For a stream not read, or one with messages
+            in flight to concurrent handlers.
+        """
+        if self.closed:
+            raise StopAsyncIteration
+        if not self._opened:
+            raise ValueError('seek() a subscription that started (the first message asked'
+                             ' for); to start elsewhere, subscribe with offset=')
+        self._check_streams((stream,))
+        if not isinstance(offset, Offset):
+            if isinstance(offset, bool) or not isinstance(offset, int):
+                raise TypeError('offset must be an Offset or an int, got {!r}'.format(offset))
+            offset = Offset.offset(offset)  # (ValueError out of range)
+        if self.in_flight(stream):
+            raise ValueError('stream {!r} has messages in flight to handlers: seek once they'
+                             ' are done'.format(stream))
+
+        def moved(start: int | None) -> None:
+            self.cursor.forget(stream)
+            out = self._out
+            self._out = [seg for seg in out if seg[0].stream != stream]
+            for chunk, start_, end in out:
+                if chunk.stream == stream:
+                    _release(chunk, start_, end, cut=True)
+            for chunk in self._queue.take(stream):
+                _release_cut(chunk)
+            self.paused.drop(stream)
+            if self.tracker is not None:
+                self.tracker.seek(stream, start)
+            self._wake()
+
+        await self._source.seek(stream, offset, moved)
+
+    def _check_streams(self, streams: tp.Sequence[str]) -> None:
+        if not streams or not all(isinstance(s, str) for s in streams):
+            raise TypeError('name the streams (str): the stream, or the partitions of a'
+                            ' super stream, got {!r}'.format(streams))
+        known = self._source.streams
+        if unknown := [s for s in streams if self._opened and s not in known]:
+            raise ValueError('not read here: {}; the streams read: {}'.format(
+                ', '.join(map(repr, unknown)), ', '.join(map(repr, known))))
+
+    #
     # a stuck application
     #
 
     def _held(self) -> list[str]:
         """The streams the application holds something of."""
         streams = {chunk.stream for chunk, _, _ in self._out}
-        streams.update(s for s, (offsets, _) in self._flight.items() if offsets)
+        streams.update(self._flight.streams())
         cursor = self.cursor
         if cursor.holding and cursor.stream is not None:
             streams.add(cursor.stream)
         return sorted(streams)
 
-    def _schedule_watch(self) -> None:
-        timeout = self._processing_timeout
-        assert timeout is not None
-        loop = asyncio.get_running_loop()
-        self._seen_at = loop.time()
-        self._watch = loop.call_later(timeout / 4, self._check_stuck)
-
-    def _check_stuck(self) -> None:
-        """
-        The watchdog, every quarter of ``processing_timeout``: no move and
-        no message of the cursor handed out since the last change, for the
-        whole timeout, while the application holds something: stuck.
-        """
-        self._watch = None
-        if self.closed or self._stuck is not None:
-            return
-        timeout = self._processing_timeout
-        assert timeout is not None
-        loop = asyncio.get_running_loop()
+    def _seen(self) -> tuple[object, ...]:
+        """What the application was last seen at: a move, a message of the cursor."""
         cursor = self.cursor
-        seen = (self._moves, cursor.next, id(cursor.messages))
-        held = self._held()
-        if seen != self._seen or not held:
-            self._seen = seen
-            self._seen_at = loop.time()
-        elif loop.time() - self._seen_at >= timeout:
-            self._give_up(held, timeout)
-            return
-        self._watch = loop.call_later(timeout / 4, self._check_stuck)
+        return self._moves, cursor.next, id(cursor.messages)
 
     def _give_up(self, held: list[str], timeout: float) -> None:
         """
@@ -464,7 +469,7 @@ class Progress:
                 except StreamsError as ex:
                     logger.warning('offsets under %r not committed on giving up: %s',
                                    tracker.reference, ex)
-                for stream in {*self._held(), *self._flight}:
+                for stream in {*self._held(), *self._flight.streams(busy=False)}:
                     tracker.release(stream)
         finally:
             self.closed = True
@@ -554,15 +559,18 @@ class Progress:
 
     def _end(self) -> None:
         if self._watch is not None:
-            self._watch.cancel()
-            self._watch = None
+            self._watch.stop()
         self.cursor.clear()
         self._queue.clear()
-        self._queued = self._pos = 0
         self._out = []
+        self.paused.clear()
         self._wake()
         if self._opened:
             self._source.end()
+
+def _release_cut(chunk: Chunk) -> None:
+    """Give back the credit of a chunk none of whose messages is handed out."""
+    _release(chunk, 0, len(chunk), cut=True)
 
 def _release(chunk: Chunk, start: int, end: int, cut: bool = False) -> None:
     """

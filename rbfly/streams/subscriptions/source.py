@@ -17,10 +17,14 @@ filter let through and the filter does not match are dropped too.
 
 from __future__ import annotations
 
+import asyncio
 import typing as tp
 from collections.abc import Awaitable, Callable
 
 from ...amqp import MessageCtx
+from ..error import StreamsError
+from ..offset import Offset
+from ..protocol.constants import OffsetSpecType
 from ..types import MessageFilter
 from .subscription import Chunk, Subscription, wait_any
 
@@ -29,6 +33,9 @@ if tp.TYPE_CHECKING:
 
 Make: tp.TypeAlias = Callable[[], Awaitable[list[Subscription]]]
 """Builds the subscriptions of a read (one, or a super stream's partitions)."""
+
+Remake: tp.TypeAlias = Callable[[str, Offset], Awaitable[Subscription]]
+"""Builds a subscription of a stream of a read again, at another offset (a seek)."""
 
 class Source(tp.Protocol):
     """What a reader's progress takes chunks from."""
@@ -63,6 +70,31 @@ class Source(tp.Protocol):
         """End the subscriptions (unsubscribe)."""
         ...
 
+    @property
+    def streams(self) -> list[str]:
+        """The streams read (empty before :py:meth:`open`)."""
+        ...
+
+    def pause(self, stream: str, paused: bool) -> None:
+        """Take nothing from ``stream``'s subscription while ``paused``; grant it no credit."""
+        ...
+
+    async def seek(
+            self, stream: str, offset: Offset, moved: Callable[[int | None], None],
+    ) -> None:
+        """
+        Subscribe to ``stream`` again at ``offset``, its chunks received
+        before dropped. Once the new subscription is made (its options
+        checked against the broker), before the old one ends, ``moved``
+        is called with the offset it starts at, when the offset
+        specification gives one (else ``None``).
+
+        :raises TypeError: For a read that cannot seek (single active
+            consumers).
+        :raises ValueError: For a stream not read.
+        """
+        ...
+
 def post_filter(flt: MessageFilter, messages: list[MessageCtx]) -> list[MessageCtx]:
     """
     The messages a filter matches: the broker filters chunks with a Bloom
@@ -86,18 +118,28 @@ class Subscriptions:
     :param place: Places a subscription on a connection (subscribes).
     :param end: Ends a subscription (unsubscribes).
     :param filter: The subscriptions' filter, if any.
+    :param remake: Builds a subscription again at another offset (a
+        seek); ``None``: a read that cannot seek.
     """
     def __init__(
             self, make: Make, place: Callable[[Subscription], Awaitable[None]],
             end: Callable[[Subscription], None], filter: MessageFilter | None,
+            remake: Remake | None = None,
     ) -> None:
         self._make = make
         self._place = place
         self._end = end
         self._filter = filter
+        self._remake = remake
         self.subs: list[Subscription] = []
+        # not finished, and of those, the ones taken from (not paused)
         self._active: list[Subscription] = []
+        self._polled: list[Subscription] = []
         self._turn = 0
+        self._paused: set[str] = set()
+        self._ended = False
+        # a wait on paused subscriptions alone, woken by a resume
+        self._resumed: asyncio.Future[None] | None = None
 
     async def open(self, group: HandOff | None) -> None:
         subs = self.subs = await self._make()
@@ -109,41 +151,126 @@ class Subscriptions:
         except BaseException:
             self.end()
             raise
+        for sub in subs:
+            sub.paused = sub.stream in self._paused
         self._active = [s for s in subs if not s.finished]
+        self._polled = [s for s in self._active if not s.paused]
 
     @property
     def finished(self) -> bool:
         return not self._active
 
+    @property
+    def streams(self) -> list[str]:
+        return [s.stream for s in self.subs]
+
     def poll(self) -> Chunk | None:
-        active = self._active
-        n = len(active)
+        polled = self._polled
+        n = len(polled)
         turn = self._turn
         for i in range(n):
-            sub = active[(turn + i) % n]
+            sub = polled[(turn + i) % n]
             chunk = sub.poll()
             if chunk is not None:
                 self._turn = (turn + i + 1) % n
                 sub.bound(chunk)
                 if sub.finished:
-                    active.remove(sub)
+                    polled.remove(sub)
+                    self._active.remove(sub)
                 if self._filter is not None:
                     _filter(self._filter, chunk)
                 return chunk
         return None
 
     async def wait(self, timeout: float | None) -> None:
-        active = self._active
-        if len(active) == 1:
-            await active[0].wait(timeout)
+        polled = self._polled
+        if len(polled) == 1:
+            await polled[0].wait(timeout)
+        elif polled:
+            await wait_any(polled, timeout)
+        else:  # every stream left is paused: until one resumes
+            self._resumed = asyncio.get_running_loop().create_future()
+            try:
+                async with asyncio.timeout(timeout):
+                    await self._resumed
+            finally:
+                self._resumed = None
+
+    def pause(self, stream: str, paused: bool) -> None:
+        if paused:
+            self._paused.add(stream)
         else:
-            await wait_any(active, timeout)
+            self._paused.discard(stream)
+        for sub in self.subs:
+            if sub.stream == stream:
+                sub.paused = paused
+        self._polled = [s for s in self._active if not s.paused]
+        if not paused:
+            self._wake()
+
+    def _wake(self) -> None:
+        """Wake a take waiting (a stream resumed, or subscribed again): it looks again."""
+        for sub in self._polled:
+            sub.interrupt()
+        resumed = self._resumed
+        if resumed is not None and not resumed.done():
+            resumed.set_result(None)
+
+    async def seek(
+            self, stream: str, offset: Offset, moved: Callable[[int | None], None],
+    ) -> None:
+        if self._remake is None:
+            raise TypeError('a single active consumer cannot seek: subscribing again would'
+                            ' leave its group; choose its offset with consumer_update, or'
+                            ' reset the group (rbfly group reset)')
+        if stream not in self.streams:
+            raise ValueError('stream {!r} is not read here; the streams read: {}'.format(
+                stream, ', '.join(repr(s) for s in self.streams)))
+        sub = await self._remake(stream, offset)
+        if self._ended:
+            return  # (the read ended meanwhile: nothing to move)
+        # (found now: another seek may have replaced it meanwhile)
+        old = next(s for s in self.subs if s.stream == stream)
+        # (the old one ends only now: a failed remake leaves the read as it was)
+        moved(sub.next_offset if sub.offset_spec.type == OffsetSpecType.OFFSET else None)
+        self._end(old)
+        self._replace(old, sub)
+        try:
+            await self._place(sub)
+        except BaseException as ex:
+            # the read ends with the error (the old subscription is gone):
+            # taking from the stream raises it
+            self._end(sub)
+            sub.fail(ex if isinstance(ex, Exception) else StreamsError(
+                'seek to {} on stream {!r} cancelled while subscribing'.format(offset, stream)))
+            raise
+        finally:
+            self._wake()
+        if self._ended:  # (while subscribing)
+            self._end(sub)
+
+    def _replace(self, old: Subscription, sub: Subscription) -> None:
+        """Read ``sub`` in the place of ``old``."""
+        sub.paused = old.paused
+        self.subs[self.subs.index(old)] = sub
+        for subs in (self._active, self._polled):
+            if old in subs:
+                subs.remove(old)
+        if not sub.finished:
+            self._active.append(sub)
+            if not sub.paused:
+                self._polled.append(sub)
 
     def end(self) -> None:
+        self._ended = True
         self._active = []
+        self._polled = []
         for sub in self.subs:
             self._end(sub)
             sub.interrupt()  # (a take waiting on it: the progress ended)
+        resumed = self._resumed
+        if resumed is not None and not resumed.done():
+            resumed.set_result(None)
 
 def _filter(flt: MessageFilter, chunk: Chunk) -> None:
     """
@@ -154,4 +281,4 @@ def _filter(flt: MessageFilter, chunk: Chunk) -> None:
     if not chunk and chunk.release is not None:
         chunk.release()
 
-__all__ = ['Make', 'Source', 'Subscriptions', 'post_filter']
+__all__ = ['Make', 'Remake', 'Source', 'Subscriptions', 'post_filter']

@@ -92,7 +92,9 @@ class ReadOptions:
         :py:mod:`rbfly.streams.subscriptions.credit`).
     :ivar on_decode_error: With ``amqp``, what to do with a message that
         is not AMQP 1.0: ``'raise'``, ``'skip'`` or ``'raw'`` (see
-        ``decode_chunk`` of :py:mod:`rbfly.streams.protocol`'s ``_chunk``).
+        ``decode_chunk`` of :py:mod:`rbfly.streams.protocol`'s ``_chunk``),
+        or ``'policy'``: as ``'raw'``, for concurrent handlers, whose error
+        policy gets it (the chunk's ``undecodable``).
     """
     amqp: bool = True
     credit: int = 16
@@ -197,6 +199,8 @@ class Subscription:
         self.end_chunk: int | None = None
         self.end_offset = 0
         self.finished = False
+        # the application paused the stream: no credit granted
+        self.paused = False
         # the flow strategy, and the policy that says when to grant
         # credits: the one owner of the credit counts
         flow = self.flow = read.flow
@@ -416,7 +420,8 @@ class Subscription:
             # bytes (the fast path has no try per message)
             info, messages = decode_chunk(
                 data, self.next_offset, self.amqp, self.crc_check, self.stream,
-                self.max_uncompressed, self.on_decode_error,
+                self.max_uncompressed,
+                'raw' if self.on_decode_error == 'policy' else self.on_decode_error,
             )
         counters = self._counters
         counters.chunks += 1
@@ -429,6 +434,10 @@ class Subscription:
         if info.chunk_type == 0 and info.next_offset > self.next_offset:
             self.next_offset = info.next_offset
         chunk = Chunk(messages, self.stream, info.first_offset, info.timestamp, committed)
+        if (failures := info.failures) is not None:
+            counters.undecodable += len(failures)
+            if self.on_decode_error != 'skip':
+                chunk.undecodable = failures
         release_at = policy.hold(len(messages))
         if release_at is not None:  # the chunk holds its credit until processed
             chunk.release = self.release
@@ -464,8 +473,9 @@ class Subscription:
         """
         protocol = self.protocol
         # (also an inactive single active consumer's: the broker answers
-        # "precondition failed", and keeps the credit for its activation)
-        if protocol is not None and protocol.is_open:
+        # "precondition failed", and keeps the credit for its activation;
+        # a paused one's policy asks again when it is taken from)
+        if protocol is not None and protocol.is_open and not self.paused:
             protocol.send(Credit(self.ident, grant))
             self._policy.granted(grant)
 

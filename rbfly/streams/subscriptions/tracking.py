@@ -196,6 +196,17 @@ class OffsetTracker:
         self._released.discard(stream)
         self._floor[stream] = start
 
+    def seek(self, stream: str, start: int | None) -> None:
+        """
+        The application moved its reading of a stream to offset ``start``
+        (``None``: known as its first message comes): what it processed
+        of it before is not stored any more; the offset before ``start``
+        is, at the next store (else the first message processed after).
+        """
+        self._pending.pop(stream, None)
+        if start:
+            self.processed(stream, start - 1, 0)
+
     def close(self) -> None:
         """Store what is pending; stop the timer."""
         self.store()

@@ -49,6 +49,7 @@ import logging
 from types import TracebackType
 
 from ...amqp import MessageCtx
+from ..offset import Offset
 from ..serializers import Codec
 from .progress import Progress
 
@@ -197,6 +198,32 @@ class Windows:
     async def _close(self) -> None:
         self._closed = True
         await self._progress.close()
+
+    def pause(self, *streams: str) -> None:
+        """
+        Hand out no message of ``streams`` (the stream, or partitions of a
+        super stream) until ``resume()``; the others go on. Nothing
+        is lost or read twice: what was received of them is held back,
+        and the broker gets no credit for them.
+        """
+        self._progress.pause(*streams)
+
+    def resume(self, *streams: str) -> None:
+        """Hand out the messages of paused ``streams`` again."""
+        self._progress.resume(*streams)
+
+    def paused(self) -> frozenset[str]:
+        """The streams paused."""
+        return frozenset(self._progress.paused.streams)
+
+    async def seek(self, stream: str, offset: Offset | int) -> None:
+        """
+        Read ``stream`` from ``offset`` on (an ``Offset``, or an offset):
+        the window being processed does not count as processed for it; with
+        automatic offset tracking, the offset stored becomes the one
+        before ``offset`` (see ``Progress.seek``).
+        """
+        await self._progress.seek(stream, offset)
 
     async def aclose(self) -> None:
         """End the subscription: the window handed out last is processed."""

@@ -11,6 +11,7 @@ import typing as tp
 from collections import deque
 
 from rbfly.amqp import MessageCtx
+from rbfly.streams.offset import Offset, OffsetType
 from rbfly.streams.subscriptions.handoff import HandOff
 from rbfly.streams.subscriptions.subscription import Chunk
 
@@ -45,6 +46,9 @@ class ListSource:
         self.ended_event = asyncio.Event()
         self.group: HandOff | None = None
         self.waits = 0
+        self.known = {c.stream for c in self.items if isinstance(c, Chunk)}
+        self.paused: set[str] = set()
+        self.seeks: list[tuple[str, Offset]] = []
         self._event = asyncio.Event()
 
     async def open(self, group: HandOff | None) -> None:
@@ -52,13 +56,13 @@ class ListSource:
         self.group = group
 
     def poll(self) -> Chunk | None:
-        if not self.items:
-            return None
-        item = self.items[0]
-        if isinstance(item, Exception):
-            raise item
-        self.items.popleft()
-        return item
+        for i, item in enumerate(self.items):
+            if isinstance(item, Exception):
+                raise item
+            if item.stream not in self.paused:
+                del self.items[i]
+                return item
+        return None
 
     @property
     def finished(self) -> bool:
@@ -71,7 +75,33 @@ class ListSource:
             await self._event.wait()
 
     def put(self, item: Chunk | Exception) -> None:
+        if isinstance(item, Chunk):
+            self.known.add(item.stream)
         self.items.append(item)
+        self._event.set()
+
+    @property
+    def streams(self) -> list[str]:
+        return sorted(self.known)
+
+    def pause(self, stream: str, paused: bool) -> None:
+        """Chunks of a paused stream stay, the others are polled past them."""
+        if paused:
+            self.paused.add(stream)
+        else:
+            self.paused.discard(stream)
+            self._event.set()
+
+    async def seek(
+            self, stream: str, offset: Offset, moved: tp.Callable[[int | None], None],
+    ) -> None:
+        """Drop the chunks of ``stream`` not taken; a test puts those of the new place."""
+        await asyncio.sleep(0)  # (subscribing takes a round trip)
+        self.seeks.append((stream, offset))
+        at = offset.value if offset.type == OffsetType.OFFSET else None
+        moved(at if isinstance(at, int) else None)
+        self.items = deque(
+            c for c in self.items if not (isinstance(c, Chunk) and c.stream == stream))
         self._event.set()
 
     def end(self) -> None:

@@ -82,3 +82,32 @@ def test_credit_when_processed() -> None:
     assert connection.sent == [Credit(3, 1)]
     taken.release()  # the iterator's release, late: nothing more
     assert connection.sent == [Credit(3, 1)]
+
+def test_paused_grants_nothing() -> None:
+    """
+    A paused subscription (the application paused its stream) grants no
+    credit, whatever the policy asks; the policy asks again once it is
+    taken from after the resume.
+    """
+    sub, connection = subscribed()
+    sub.paused = True
+    for i in range(3):
+        sub.on_chunk(chunk(i * 10, 10), None)
+    assert connection.sent == []
+    sub.paused = False
+    assert sub.poll() is not None
+    assert connection.sent and all(isinstance(c, Credit) for c in connection.sent)
+
+def test_paused_flow_strategy_withholds_release() -> None:
+    """A chunk processed under a flow strategy while paused: its credit goes back after."""
+    sub, connection = subscribed(CreditWhenProcessed(1))
+    sub.on_chunk(chunk(0, 10), None)
+    taken = sub.poll()
+    assert taken is not None and taken.release is not None
+    sent = len(connection.sent)
+    sub.paused = True
+    taken.release()
+    assert len(connection.sent) == sent
+    sub.paused = False
+    assert sub.poll() is None  # (idle: the policy asks again)
+    assert len(connection.sent) == sent + 1
