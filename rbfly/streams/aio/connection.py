@@ -33,17 +33,16 @@ from ..protocol.commands import (
     PublishError,
     Request,
 )
-from ..protocol.connection import (
+from ..protocol.connection import ConnectionCore, broker_version
+from ..protocol.constants import ResponseCode
+from ..protocol.states import (
     ConnectionClosed,
-    ConnectionCore,
     ConsumerUpdateRequested,
     CoreState,
     HandshakeFailed,
     HeartbeatTimeout,
     Opened,
-    broker_version,
 )
-from ..protocol.constants import ResponseCode
 from .pending import PendingRequests
 from .read_pause import ReadPause
 

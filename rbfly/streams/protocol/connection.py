@@ -508,16 +508,9 @@ class ConnectionCore:
             ))
         return None
 
+# (the states and events are re-exported: they were defined here before)
 __all__ = [
-    'MECHANISMS',
-    'ConnectionClosed',
-    'ConnectionCore',
-    'ConnectionStateError',
-    'ConsumerUpdateRequested',
-    'CoreState',
-    'Event',
-    'HandshakeFailed',
-    'HeartbeatTimeout',
-    'Opened',
-    'sasl_plain',
+    'MECHANISMS', 'ConnectionClosed', 'ConnectionCore', 'ConnectionStateError',
+    'ConsumerUpdateRequested', 'CoreState', 'Event', 'HandshakeFailed', 'HeartbeatTimeout',
+    'Opened', 'broker_version', 'sasl_plain',
 ]

@@ -74,16 +74,11 @@ class Chunks(AsyncGenerator[Chunk, None]):
         raise typ()
 
     def pause(self, *streams: str) -> None:
-        """
-        Hand out no message of ``streams`` (the stream, or partitions of a
-        super stream) until ``resume()``; the others go on. Nothing
-        is lost or read twice: what was received of them is held back,
-        and the broker gets no credit for them.
-        """
+        """Hand out no chunk of ``streams`` until ``resume()`` (see ``Bodies.pause``)."""
         self._progress.pause(*streams)
 
     def resume(self, *streams: str) -> None:
-        """Hand out the messages of paused ``streams`` again."""
+        """Hand out the chunks of paused ``streams`` again."""
         self._progress.resume(*streams)
 
     def paused(self) -> frozenset[str]:
@@ -91,12 +86,7 @@ class Chunks(AsyncGenerator[Chunk, None]):
         return frozenset(self._progress.paused.streams)
 
     async def seek(self, stream: str, offset: Offset | int) -> None:
-        """
-        Read ``stream`` from ``offset`` on (an ``Offset``, or an offset):
-        the chunk being processed does not count as processed for it; with
-        automatic offset tracking, the offset stored becomes the one
-        before ``offset`` (see ``Progress.seek``).
-        """
+        """Read ``stream`` from ``offset`` on (see ``Bodies.seek``)."""
         await self._progress.seek(stream, offset)
 
     async def aclose(self) -> None:

@@ -47,7 +47,8 @@ from rbfly.streams.protocol import (
     encode,
 )
 from rbfly.streams.protocol.base import OffsetSpec, PublishingError
-from rbfly.streams.protocol.connection import ConnectionCore, Opened
+from rbfly.streams.protocol.connection import ConnectionCore
+from rbfly.streams.protocol.states import Opened
 
 from ._fakes import (
     OK,

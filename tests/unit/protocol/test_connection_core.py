@@ -33,9 +33,9 @@ from rbfly.streams.protocol import (
     encode,
 )
 from rbfly.streams.protocol.base import OffsetSpec
-from rbfly.streams.protocol.connection import (
+from rbfly.streams.protocol.connection import ConnectionCore
+from rbfly.streams.protocol.states import (
     ConnectionClosed,
-    ConnectionCore,
     ConnectionStateError,
     ConsumerUpdateRequested,
     CoreState,

@@ -39,8 +39,8 @@ from rbfly.streams.protocol import (
     encode,
 )
 from rbfly.streams.protocol._chunk import decode_chunk
-from rbfly.streams.protocol.connection import (
-    ConnectionCore,
+from rbfly.streams.protocol.connection import ConnectionCore
+from rbfly.streams.protocol.states import (
     ConsumerUpdateRequested,
     CoreState,
     HandshakeFailed,

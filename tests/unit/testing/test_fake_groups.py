@@ -17,7 +17,7 @@ from rbfly.streams.protocol import (
     SubscribeResponse,
     Unsubscribe,
 )
-from rbfly.streams.protocol.connection import ConsumerUpdateRequested
+from rbfly.streams.protocol.states import ConsumerUpdateRequested
 from rbfly.testing.config import BrokerConfig
 from rbfly.testing.core import BrokerCore
 from rbfly.testing.store import Store
