@@ -332,6 +332,8 @@ def tree_text(env: Mapping[str, Any]) -> str:
     clean = tree_clean(env)
     if clean:
         return 'commit {}, clean tree'.format(commit[:7])
+    if clean is None and isinstance(source, Mapping) and source.get('rbfly_changes') == []:
+        return 'commit {}, rbfly/ clean (the rest not recorded)'.format(commit[:7])
     if clean is None:
         return 'commit {}, tree state not recorded'.format(commit[:7])
     changes = source.get('changes') or source.get('rbfly_changes') \

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from perf.common.results import JsonDict, log, read_json
-from perf.report.plot import COLOURS, OTHER_COLOUR, _figure, _save
+from perf.report.plot import COLOURS, OTHER_COLOUR, _figure, _save, legend_outside
 from perf.report.tables import escape, list_table, run_caption
 
 KIND = 'workloads'
@@ -299,7 +299,7 @@ def bars(
     ax.tick_params(axis='y', labelsize=7)
     if log:
         ax.set_yscale('log')
-    ax.legend(fontsize=6)
+    legend_outside(ax, 6)
 
 
 PANELS: dict[str, Sequence[tuple[str, Callable[[str], bool], Getter, str, bool]]] = {
