@@ -157,6 +157,8 @@ class Page:
             return None
         if isinstance(node, (ast.List, ast.Tuple)):
             return [self.evaluate(e) for e in node.elts]
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            return not self.evaluate(node.operand)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) \
                 and isinstance(node.operand, ast.Constant):
             return -node.operand.value  # type: ignore[operator]
@@ -167,6 +169,9 @@ class Page:
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
             return self.apply_filter(self.evaluate(node.left), node.right)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
+            if node.func.id == 'when' and len(node.args) == 2:
+                # when(condition, text): text read only when the condition holds
+                return self.evaluate(node.args[1]) if self.evaluate(node.args[0]) else ''
             helper = self.helpers.get(node.func.id)
             if helper is None:
                 raise TemplateError('no helper {}()'.format(node.func.id))

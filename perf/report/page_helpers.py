@@ -84,7 +84,8 @@ def install(page: Page) -> None:
     h = Helpers(page)
     page.helpers.update({
         name: getattr(h, name) for name in (
-            'r', 'join', 'pub', 'con', 'wl', 'ratio', 'lo', 'hi', 'spread', 'ceiling', 'pick',
+            'r', 'join', 'when', 'dirty', 'has', 'pub', 'con', 'wl',
+            'ratio', 'lo', 'hi', 'spread', 'ceiling', 'pick',
             'table', 'impl_table', 'provenance', 'dirty_results', 'verdict_brokers',
             'verdicts', 'verdict_sentences', 'rate_of', 'cpu_of', 'ranked', 'latencies',
         )
@@ -124,6 +125,26 @@ class Helpers:
     def join(self, *parts: str) -> str:
         """Written figures and words as one cell."""
         return ''.join(parts)
+
+    def when(self, condition: object, text: str) -> str:
+        """
+        ``text`` if ``condition`` holds, else nothing: words that follow the
+        results (the renderer evaluates ``text`` only when it is written).
+        """
+        return text if condition else ''
+
+    def dirty(self, name: str) -> bool:
+        """Whether result ``name`` was measured on a modified work tree."""
+        return self.page.dirty.get(name, False)
+
+    def has(self, name: str, *keys: Any) -> bool:
+        """Whether result ``name`` holds ``keys`` (not noted as missing)."""
+        where = self.page.results.get(name)
+        for key in keys:
+            if not isinstance(where, dict) or key not in where:
+                return False
+            where = where[key]
+        return True
 
     def r(self, name: str, *keys: Any) -> Any:
         return self.page.get(self.page.results, name, *keys)

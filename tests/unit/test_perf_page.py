@@ -156,3 +156,30 @@ def test_missing_figure_noted() -> None:
 
 def test_template_path_exists() -> None:
     assert Path(rp.TEMPLATE).is_file()
+
+
+def test_when_reads_its_text_only_when_written() -> None:
+    """Words about a figure a result may lack: not read, not noted missing."""
+    page = rp.Page({'r': rp.wrap({'x': 1}, 'r')})
+    text = page.render("a{{ when(has('r', 'y'), r('r', 'y') | rate) }}"
+                       "{{ when(not has('r', 'y'), ', not measured') }}")
+    assert text == 'a, not measured'
+    assert page.missing == []
+
+
+def test_verdict_explains_blanks() -> None:
+    """A peer not measured is a lettered blank, its reason under the table."""
+    def entry(rate: float, cpu: float) -> dict[str, object]:
+        return {'status': 'ok', 'median_rate': rate, 'cpu_us_per_msg': cpu}
+    doc = {'env': {'broker': {'version': '4.3.0'}}, 'results': {'single/amqp': {
+        'implementations': {
+            'rbfly': entry(5000, 60), 'java': entry(4000, 90),
+            'rbfly-0.10': {'status': 'skipped', 'reason': 'no such publisher'},
+        }}}}
+    page = rp.Page({'publish': rp.wrap(doc, 'publish')})
+    text = page.render("{{ verdicts() }}")
+    assert 'RabbitMQ 4.3.0' in text
+    assert '0.80x / 1.50x' in text   # the Java client: 0.8 the rate at 1.5 the CPU
+    assert '| (a) RbFly 0.10: no such publisher.' in text
+    assert '| (b) rstream: not in this run.' in text
+    assert "the fastest peer, Java client, 4.0k at 90.0 µs" in text
