@@ -14,7 +14,12 @@
 #   --no-kafka    leave Kafka alone (neither started nor measured), e.g. on a
 #                 machine where a JVM of 512 MiB does not fit
 #   --only B,..   run only these of codec, publish, consume, floor, workloads,
-#                 concurrent, recovery; the others keep their committed results
+#                 concurrent, pipelined, official, handlers, recovery; the
+#                 others keep their committed results
+# pipelined: the pipelined publishers beside the Java client's, anonymous and
+# named, on RabbitMQ 3.10 and 4.x (pipelined-310.json, pipelined-4.json: the
+# verdict's quiet rows, and the page's own section); official: the Java
+# client's perf tool against rbfly's Java harness (java-official.json).
 #   --allow-dirty measure a work tree with uncommitted changes; every result
 #                 records it (env.source.clean false) and the page marks each
 #                 of its figures with a dagger, to be re-run
@@ -31,7 +36,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${RBFLY_VENV:-.venv}
 quick=() rounds=5 kafka=1 render=0 dirty=0 html=1
-only=codec,publish,consume,floor,workloads,concurrent,recovery
+only=codec,publish,consume,floor,workloads,concurrent,pipelined,official,handlers,recovery
 while [ $# -gt 0 ]; do
   case "$1" in
     --only) only=$2; shift 2 ;;
@@ -81,6 +86,7 @@ fi
 
 scripts/setup.sh doc
 scripts/brokers.sh start 310
+case ",$only," in *,pipelined,*) scripts/brokers.sh start 4 ;; esac
 eval "$(scripts/brokers.sh env)"
 mkdir -p perf/results "$results" doc/perf
 impls=(rbfly rbfly-anonymous rbfly-subentry rbfly-spin rbfly-0.10 rstream ceiling ceiling-polling)
@@ -115,6 +121,26 @@ runs floor && run floor
 runs workloads && run workloads "${quick[@]}" --url "$RBFLY_URL" --impl "${workload_impls[@]}"
 # many tasks of one process, each awaiting its message's confirmation
 runs concurrent && run concurrent "${quick[@]}" --rounds "$rounds" --url "$RBFLY_URL"
+# the pipelined publishers on each broker, the stream's chunks counted
+if runs pipelined; then
+  for broker in 310 4; do
+    url=$RBFLY_URL; [ "$broker" = 4 ] && url=$RBFLY_URL4
+    "$py" -m perf.publish "${quick[@]}" --scenario pipelined --rounds "$rounds" --url "$url" \
+      --impl rbfly rbfly-many rbfly-many-anonymous java java-named --chunks \
+      --json "perf/results/pipelined-$broker.json" | tee "doc/perf/pipelined-$broker.txt"
+    cp "perf/results/pipelined-$broker.json" "$results/pipelined-$broker.json"
+  done
+fi
+# the Java client's own perf tool beside rbfly's Java harness; exits 1 when
+# the harness falls more than 10% below the tool (its JSON says by how much)
+if runs official; then
+  "$py" -m perf.official "${quick[@]}" --url "$RBFLY_URL" --json perf/results/java-official.json \
+    | tee doc/perf/java-official.txt \
+    || echo "official: the harness fell below the tool; see doc/perf/java-official.txt" >&2
+  cp perf/results/java-official.json "$results/java-official.json"
+fi
+# concurrent handlers (client.process) against a plain async for
+runs handlers && run handlers "${quick[@]}" --url "$RBFLY_URL"
 # rbfly through a proxy cutting every connection (doc/reliability.rst)
 runs recovery && run recovery "${recovery_opts[@]}" --url "$RBFLY_URL"
 render_all

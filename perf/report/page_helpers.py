@@ -42,8 +42,8 @@ VERDICT = (
     ('single messages, each awaited', 'publish', 'single/amqp'),
     ('batches of 100, each awaited', 'publish', 'batch/amqp'),
     ('pipelined publishing', 'publish', 'pipelined/amqp'),
-    ('pipelined publishing, quiet machine', 'bulk-pipelined-quiet-zfill-310', 'pipelined/amqp'),
-    ('pipelined publishing, quiet machine', 'bulk-pipelined-quiet-zfill-40', 'pipelined/amqp'),
+    ('pipelined, rbfly and Java alone', 'pipelined-310', 'pipelined/amqp'),
+    ('pipelined, rbfly and Java alone', 'pipelined-4', 'pipelined/amqp'),
     ('reading 50-message chunks', 'consume', 'batch'),
     ('reading big chunks', 'consume', 'pipelined'),
     ('16 KiB messages published', 'workloads', 'sizes/16384/publish'),
@@ -51,13 +51,19 @@ VERDICT = (
 )
 """The verdict's rows: each scenario on each broker its result was measured on."""
 
+REPORT_RESULTS = (
+    'codec', 'publish', 'consume', 'floor', 'workloads', 'concurrent', 'pipelined-310',
+    'pipelined-4', 'java-official', 'handlers', 'recovery',
+)
+"""The results ``scripts/perf-report.sh`` makes (the others were made by hand)."""
+
 WHY_ABSENT = {
     'consume': {
         'aiokafka': 'the consuming benchmark reads RabbitMQ streams only;'
                     ' aiokafka reads Kafka in the workloads',
     },
-    'bulk-pipelined-quiet-zfill-310': 'the quiet runs measured rbfly and the Java client only',
-    'bulk-pipelined-quiet-zfill-40': 'the quiet runs measured rbfly and the Java client only',
+    'pipelined-310': 'the pipelined runs of each broker measure rbfly and the Java client only',
+    'pipelined-4': 'the pipelined runs of each broker measure rbfly and the Java client only',
 }
 
 
@@ -84,7 +90,7 @@ def install(page: Page) -> None:
     h = Helpers(page)
     page.helpers.update({
         name: getattr(h, name) for name in (
-            'r', 'join', 'when', 'dirty', 'has', 'pub', 'con', 'wl',
+            'r', 'join', 'when', 'dirty', 'has', 'commits', 'one_commit', 'pub', 'con', 'wl',
             'ratio', 'lo', 'hi', 'spread', 'ceiling', 'pick',
             'table', 'impl_table', 'provenance', 'dirty_results', 'verdict_brokers',
             'verdicts', 'verdict_sentences', 'rate_of', 'cpu_of', 'ranked', 'latencies',
@@ -145,6 +151,25 @@ class Helpers:
                 return False
             where = where[key]
         return True
+
+    def _commits(self) -> tuple[set[str], frozenset[str]]:
+        found, names = set(), []
+        for name in REPORT_RESULTS:
+            env = self.page.results.get(name, {}).get('env') or {}
+            source = env['source'] if isinstance(env.get('source'), dict) else {}
+            commit = source.get('commit')
+            found.add(str(commit) if commit else 'not recorded:' + name)
+            names.append(name)
+        return found, frozenset(names)
+
+    def commits(self) -> Num:
+        """How many commits the results of ``make perf-report`` come from."""
+        found, names = self._commits()
+        # a count of commits, not a measurement: no dagger of the results it counts
+        return Num(len(found), [n for n in names if not self.page.dirty.get(n)])
+
+    def one_commit(self) -> bool:
+        return len(self._commits()[0]) == 1
 
     def r(self, name: str, *keys: Any) -> Any:
         return self.page.get(self.page.results, name, *keys)
@@ -268,12 +293,13 @@ class Helpers:
                 state = '``rbfly/`` clean, the rest not recorded'
             rows.append([
                 '``{}.json``'.format(name),
+                'yes' if name in REPORT_RESULTS else 'no (by hand)',
                 f['day'](env.get('date')) + ' ' + f['hm'](env.get('date')),
                 'RabbitMQ ' + f['text'](broker) if broker else '-',
                 f['commit'](commit) if commit else 'not recorded',
                 state,
             ])
-        return self.table(['result', 'measured', 'broker', 'commit', 'tree'], rows)
+        return self.table(['result', 'regenerated', 'measured', 'broker', 'commit', 'tree'], rows)
 
     def dirty_results(self) -> str:
         names = [n for n, dirty in self.page.dirty.items() if dirty]

@@ -23,7 +23,7 @@ from perf.common import ROOT
 from perf.common.results import source_info, tree_clean
 from perf.report import page as rp
 from perf.report import recovery as rr
-from perf.report.page_helpers import TemplateError
+from perf.report.page_helpers import REPORT_RESULTS, TemplateError
 
 ALLOWED: tuple[tuple[str, str], ...] = (
     (r'RbFly 0\.10|rbfly-0\.10', 'the name of a peer: the original RbFly, release 0.10'),
@@ -183,3 +183,12 @@ def test_verdict_explains_blanks() -> None:
     assert '| (a) RbFly 0.10: no such publisher.' in text
     assert '| (b) rstream: not in this run.' in text
     assert "the fastest peer, Java client, 4.0k at 90.0 µs" in text
+
+
+def test_report_results_made_by_the_script() -> None:
+    """The results the page says make perf-report makes are those it writes."""
+    script = (ROOT / 'scripts' / 'perf-report.sh').read_text(encoding='utf-8')
+    for name in REPORT_RESULTS:
+        stem = name.rsplit('-', 1)[0] if name.startswith('pipelined-') else name
+        assert stem in script, name
+        assert (rp.RESULTS / '{}.json'.format(name)).is_file(), name
