@@ -126,6 +126,19 @@ def env_metadata(packages: Iterable[str] = DEFAULT_PACKAGES) -> JsonDict:
     }
 
 
+REPORT_OUTPUTS = ('doc/perf/', 'doc/perf.rst')
+"""What ``scripts/perf-report.sh`` writes: not a change to what is measured."""
+
+
+def tree_changes(porcelain: str) -> list[str]:
+    """
+    The changes of ``git status --porcelain`` that change what is measured:
+    all but the report's outputs (:py:data:`REPORT_OUTPUTS`).
+    """
+    return [line for line in porcelain.splitlines()
+            if line and not line[3:].startswith(REPORT_OUTPUTS)]
+
+
 def source_info() -> JsonDict:
     """
     Commit of the work tree, whether the tree is clean, and its
@@ -133,8 +146,11 @@ def source_info() -> JsonDict:
 
     ``clean`` is false when any tracked file differs from the commit (a
     change to ``perf/`` changes what is measured as much as one to
-    ``rbfly/``); files git does not track are left out (the peers'
-    virtualenvs and the results live there).  ``rbfly_changes`` are the
+    ``rbfly/``), except the report's own outputs (:py:data:`REPORT_OUTPUTS`:
+    ``scripts/perf-report.sh`` writes each result there as its benchmark
+    ends, and the next benchmark of the same run measures the same code);
+    files git does not track are left out (the peers' virtualenvs and the
+    results live there).  ``rbfly_changes`` are the
     changes to ``rbfly/`` alone, as results written before ``clean`` have
     them.  The report (:py:mod:`perf.report.page`) marks every figure of
     a result that is not from a clean tree.
@@ -153,7 +169,7 @@ def source_info() -> JsonDict:
     if rc != 0:
         return {'commit': None, 'clean': None}
     rc, status = git('status', '--porcelain', '--untracked-files=no')
-    changes = [line for line in status.splitlines() if line] if rc == 0 else None
+    changes = tree_changes(status) if rc == 0 else None
     return {
         'commit': commit,
         'clean': None if changes is None else not changes,

@@ -21,7 +21,8 @@ against a list, each with its reason.
 
 A figure from a result that was not measured on a clean work tree is
 marked with a dagger (:py:data:`DIRTY_MARK`), and the page's list of
-results says what was modified: such a result is to be measured again.
+results says what was modified: such a result is to be measured again;
+so is a quick run's (:py:data:`QUICK_MARK`).
 
 ``python -m perf.report.page`` writes the page; ``--check`` compares the
 page on disk with what the results render and exits with 1 when they
@@ -48,6 +49,8 @@ RESULTS = ROOT / 'doc' / 'perf' / 'results'
 PAGE = ROOT / 'doc' / 'perf.rst'
 DIRTY_MARK = '\N{DAGGER}'
 """Written after every figure of a result from a modified work tree."""
+QUICK_MARK = '\N{DOUBLE DAGGER}'
+"""Written after every figure of a quick run (``--quick``: a check, not a measurement)."""
 MISSING = 'n/a'
 EXPRESSION = re.compile(r'\{\{(.*?)\}\}', re.DOTALL)
 MARK_OPEN, MARK_CLOSE = '\N{MATHEMATICAL LEFT WHITE SQUARE BRACKET}', \
@@ -100,6 +103,10 @@ class Page:
             name: tree_clean(doc.get('env') or {}) is False
             for name, doc in results.items() if isinstance(doc, dict)
         }
+        self.quick = {
+            name: bool((doc.get('params') or {}).get('quick'))
+            for name, doc in results.items() if isinstance(doc, dict)
+        }
         self.helpers: dict[str, Callable[..., Any]] = {}
         self.filters: dict[str, Callable[..., str]] = {}
         install(self)
@@ -117,6 +124,8 @@ class Page:
         out = text(value)
         if any(self.dirty.get(s) for s in value.sources):
             out += DIRTY_MARK
+        if any(self.quick.get(s) for s in value.sources):
+            out += QUICK_MARK
         return MARK_OPEN + out + MARK_CLOSE if self.mark else out
 
     def get(self, value: Any, *keys: Any) -> Any:

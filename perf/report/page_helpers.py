@@ -23,6 +23,7 @@ class Page(Protocol):
 
     results: Any
     dirty: dict[str, bool]
+    quick: dict[str, bool]
     helpers: dict[str, Callable[..., Any]]
     filters: dict[str, Callable[..., str]]
 
@@ -92,7 +93,8 @@ def install(page: Page) -> None:
         name: getattr(h, name) for name in (
             'r', 'join', 'when', 'dirty', 'has', 'commits', 'one_commit', 'pub', 'con', 'wl',
             'ratio', 'lo', 'hi', 'spread', 'ceiling', 'pick',
-            'table', 'impl_table', 'provenance', 'dirty_results', 'verdict_brokers',
+            'table', 'impl_table', 'provenance', 'dirty_results', 'quick_results',
+            'verdict_brokers',
             'verdicts', 'verdict_sentences', 'rate_of', 'cpu_of', 'ranked', 'latencies',
         )
     })
@@ -291,6 +293,8 @@ class Helpers:
                      None: 'not recorded'}[clean]
             if clean is None and source.get('rbfly_changes') == []:
                 state = '``rbfly/`` clean, the rest not recorded'
+            if self.page.quick.get(name):
+                state += '; a quick run ' + QUICK_NOTE
             rows.append([
                 '``{}.json``'.format(name),
                 'yes' if name in REPORT_RESULTS else 'no (by hand)',
@@ -303,6 +307,10 @@ class Helpers:
 
     def dirty_results(self) -> str:
         names = [n for n, dirty in self.page.dirty.items() if dirty]
+        return ', '.join('``{}.json``'.format(n) for n in names) or 'none'
+
+    def quick_results(self) -> str:
+        names = [n for n, quick in self.page.quick.items() if quick]
         return ', '.join('``{}.json``'.format(n) for n in names) or 'none'
 
     def ranked(self, workload: str, case: str, unit: str = 'k') -> str:
@@ -463,6 +471,7 @@ Value = Num | Text
 
 MISSING_WORD = '(not measured)'
 DIRTY_NOTE = '(its figures are marked \N{DAGGER}; to be re-run)'
+QUICK_NOTE = '(its figures are marked \N{DOUBLE DAGGER}; to be re-run in full)'
 
 
 def _sources(*values: Any) -> frozenset[str]:

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from perf.common import ROOT
-from perf.common.results import source_info, tree_clean
+from perf.common.results import source_info, tree_changes, tree_clean
 from perf.report import page as rp
 from perf.report import recovery as rr
 from perf.report.page_helpers import REPORT_RESULTS, TemplateError
@@ -192,3 +192,22 @@ def test_report_results_made_by_the_script() -> None:
         stem = name.rsplit('-', 1)[0] if name.startswith('pipelined-') else name
         assert stem in script, name
         assert (rp.RESULTS / '{}.json'.format(name)).is_file(), name
+
+
+def test_quick_result_marked() -> None:
+    """Every figure of a quick run carries the double dagger."""
+    doc = {**_result(True), 'params': {'quick': True}}
+    page = rp.Page({'r': rp.wrap(doc, 'r')})
+    assert page.render("{{ r('r', 'rate') | rate }}") == '1,000' + rp.QUICK_MARK
+
+
+def test_report_outputs_are_no_change() -> None:
+    """
+    The results perf-report.sh writes while it runs leave the tree clean for
+    the benchmarks after them; any other change does not.
+    """
+    status = '\n'.join([' M doc/perf/results/pipelined-310.json', ' M doc/perf.rst',
+                        'A  doc/perf/codec.png', ' M perf/publish/bench.py',
+                        'M  rbfly/streams/client.py', ' M doc/usage.rst'])
+    assert tree_changes(status) == [' M perf/publish/bench.py', 'M  rbfly/streams/client.py',
+                                    ' M doc/usage.rst']
