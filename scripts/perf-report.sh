@@ -102,9 +102,8 @@ if scripts/java-perf.sh --prepare >/dev/null; then
 else
   echo "java: scripts/java-perf.sh --prepare failed; the Java client is not measured" >&2
 fi
-codec_opts=(--rounds "$rounds"); [ ${#quick[@]} -gt 0 ] && codec_opts=(--count 1000 --rounds 1)
+codec_opts=(--rounds "$rounds"); [ ${#quick[@]} -gt 0 ] && codec_opts=(--quick)
 recovery_opts=(--rounds 3); [ ${#quick[@]} -gt 0 ] && recovery_opts=(--quick)
-floor_opts=(); [ ${#quick[@]} -gt 0 ] && floor_opts=(--count 35000 --rounds 1)
 # each benchmark writes perf/results/B.json, copied to the committed
 # results only once it has finished
 run() {
@@ -118,7 +117,7 @@ runs publish && run publish "${quick[@]}" --rounds "$rounds" --url "$RBFLY_URL" 
 runs consume && run consume "${quick[@]}" --rounds "$rounds" --url "$RBFLY_URL" \
   --impl "${consume_impls[@]}"
 # the interpreter's floor per message (no broker)
-runs floor && run floor "${floor_opts[@]}"
+runs floor && run floor "${quick[@]}"
 runs workloads && run workloads "${quick[@]}" --url "$RBFLY_URL" --impl "${workload_impls[@]}"
 # many tasks of one process, each awaiting its message's confirmation
 runs concurrent && run concurrent "${quick[@]}" --rounds "$rounds" --url "$RBFLY_URL"

@@ -136,7 +136,13 @@ def tree_changes(porcelain: str) -> list[str]:
     all but the report's outputs (:py:data:`REPORT_OUTPUTS`).
     """
     return [line for line in porcelain.splitlines()
-            if line and not line[3:].startswith(REPORT_OUTPUTS)]
+            if line.strip() and not _status_path(line).startswith(REPORT_OUTPUTS)]
+
+
+def _status_path(line: str) -> str:
+    """The path of a ``git status --porcelain`` line, its status letters
+    (``XY``, either blank) before it."""
+    return line.split(None, 1)[-1]
 
 
 def source_info() -> JsonDict:
@@ -174,7 +180,7 @@ def source_info() -> JsonDict:
         'commit': commit,
         'clean': None if changes is None else not changes,
         'changes': changes,
-        'rbfly_changes': [c for c in changes or () if c[3:].startswith('rbfly/')],
+        'rbfly_changes': [c for c in changes or () if _status_path(c).startswith('rbfly/')],
     }
 
 

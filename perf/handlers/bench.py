@@ -191,7 +191,7 @@ def run(args: argparse.Namespace) -> cli.Outcome:
     doc = {
         'benchmark': 'handlers',
         'params': {'concurrency': args.concurrency, 'latency': args.latency,
-                   'seconds': args.seconds, 'rounds': args.rounds},
+                   'seconds': args.seconds, 'rounds': args.rounds, 'quick': args.quick},
         'env': env, **doc,
     }
     text = '\n'.join([
