@@ -168,7 +168,8 @@ class Helpers:
         """How many commits the results of ``make perf-report`` come from."""
         found, names = self._commits()
         # a count of commits, not a measurement: no dagger of the results it counts
-        return Num(len(found), [n for n in names if not self.page.dirty.get(n)])
+        return Num(len(found), [n for n in names
+                                if not self.page.dirty.get(n) and not self.page.quick.get(n)])
 
     def one_commit(self) -> bool:
         return len(self._commits()[0]) == 1
