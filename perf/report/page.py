@@ -73,6 +73,13 @@ def wrap(data: Any, name: str) -> Any:
     raise TemplateError('{}: unexpected JSON value {!r}'.format(name, data))
 
 
+def load_plain(path: Path) -> dict[str, Any]:
+    """A result as JSON gives it (for the tables' renderers)."""
+    with path.open(encoding='utf-8') as f:
+        data: dict[str, Any] = json.load(f)
+    return data
+
+
 def load_results(directory: Path) -> dict[str, Any]:
     """The results by name (their file names without ``.json``)."""
     results = {}
