@@ -92,7 +92,7 @@ def install(page: Page) -> None:
     page.helpers.update({
         name: getattr(h, name) for name in (
             'r', 'join', 'when', 'dirty', 'has', 'commits', 'one_commit', 'pub', 'con', 'wl',
-            'ratio', 'lo', 'hi', 'spread', 'ceiling', 'pick',
+            'ratio', 'lo', 'hi', 'spread', 'ceiling', 'pick', 'lt',
             'table', 'impl_table', 'provenance', 'dirty_results', 'quick_results',
             'verdict_brokers',
             'verdicts', 'verdict_sentences', 'rate_of', 'cpu_of', 'ranked', 'latencies',
@@ -229,6 +229,10 @@ class Helpers:
         if not isinstance(entry, dict) or entry.get('status') not in (None, 'ok'):
             return None
         return entry.get('cpu_us_per_msg')
+
+    def lt(self, a: Any, b: Any) -> bool:
+        """``a < b`` of two figures (False when either is missing)."""
+        return a is not None and b is not None and a < b
 
     def pick(self, a: Any, b: Any, more: str, less: str) -> str:
         """``more`` if ``a`` > ``b``, else ``less`` (words chosen by the figures)."""
