@@ -390,7 +390,7 @@ class Helpers:
             why = why.get(impl)
         if why:
             return str(why)
-        return 'not in this run'
+        return NOT_IN_RUN
 
     def verdict(self, broker: Any) -> str:
         """
@@ -408,7 +408,9 @@ class Helpers:
                 entry = self.entry(name, key, peer)
                 rate, cpu = self.rate_of(entry), self.cpu_of(entry)
                 if rate is None:
-                    why = '{}: {}'.format(NAMES[peer], self._why(name, key, peer, entry))
+                    why = self._why(name, key, peer, entry)
+                    if why == NOT_IN_RUN:
+                        why = '{} was {}'.format(NAMES[peer], why)
                     letter = notes.setdefault(why, chr(ord('a') + len(notes)))
                     row.append('\N{EN DASH} ({})'.format(letter))
                     continue
@@ -435,7 +437,7 @@ class Helpers:
                 best, peer = max(peers)
                 cpu = self.cpu_of(self.entry(name, key, peer))
                 text += '; the fastest peer, {}, {} at {} µs ({} rbfly\'s rate, {} its CPU)'.format(
-                    NAMES[peer], f['k'](best), f['us'](cpu), f['x'](self.ratio(best, rate)),
+                    'the Java client' if peer == 'java' else NAMES[peer], f['k'](best), f['us'](cpu), f['x'](self.ratio(best, rate)),
                     f['x'](self.ratio(cpu, self.cpu_of(base))))
                 text += ': rbfly is {}.'.format(
                     self.pick(rate, best, 'ahead', 'behind'))
@@ -475,6 +477,7 @@ Value = Num | Text
 
 
 MISSING_WORD = '(not measured)'
+NOT_IN_RUN = 'not in this run'
 DIRTY_NOTE = '(its figures are marked \N{DAGGER}; to be re-run)'
 QUICK_NOTE = '(its figures are marked \N{DOUBLE DAGGER}; to be re-run in full)'
 
