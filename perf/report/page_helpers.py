@@ -437,7 +437,8 @@ class Helpers:
                 best, peer = max(peers)
                 cpu = self.cpu_of(self.entry(name, key, peer))
                 text += '; the fastest peer, {}, {} at {} µs ({} rbfly\'s rate, {} its CPU)'.format(
-                    'the Java client' if peer == 'java' else NAMES[peer], f['k'](best), f['us'](cpu), f['x'](self.ratio(best, rate)),
+                    'the Java client' if peer == 'java' else NAMES[peer], f['k'](best),
+                    f['us'](cpu), f['x'](self.ratio(best, rate)),
                     f['x'](self.ratio(cpu, self.cpu_of(base))))
                 text += ': rbfly is {}.'.format(
                     self.pick(rate, best, 'ahead', 'behind'))
