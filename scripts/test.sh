@@ -81,6 +81,9 @@ if scripts/java-perf.sh --prepare >/dev/null 2>&1; then java=(java); fi
 "$VENV/bin/python" -m perf.recovery --quick --strict --url "$RBFLY_URL" \
   --json "$quick/recovery.json" >/dev/null 2>"$quick/recovery.log" \
   || { cat "$quick/recovery.log" >&2; exit 1; }
+# its table in doc/reliability.rst, drawn from those results
+"$VENV/bin/python" -m perf.report.recovery --output-dir "$quick" "$quick/recovery.json" \
+  2>/dev/null
 # the Java client's own perf tool against the harness (seconds each), and
 # at a fixed rate as the workloads run it, where its jars resolve
 # (stream-client 0.13.0 and the tool's dependencies)

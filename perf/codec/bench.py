@@ -377,12 +377,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         'codec', 'AMQP 1.0 codec benchmark: RbFly, RbFly 0.10, rstream, Qpid Proton',
     )
     parser.add_argument(
-        '--count', type=int, default=10_000,
-        help='messages encoded/decoded per round (default: %(default)s)',
+        '--count', type=int, default=None,
+        help='messages encoded/decoded per round (default: 10,000; 1,000 with --quick)',
     )
     parser.add_argument(
-        '--rounds', type=int, default=5,
-        help='timing rounds; the median is reported (default: %(default)s)',
+        '--rounds', type=int, default=None,
+        help='timing rounds; the median is reported (default: 5; 1 with --quick)',
+    )
+    parser.add_argument(
+        '--quick', action='store_true',
+        help='one round of 1,000: the script works (recorded in the results)',
     )
     parser.add_argument(
         '--impl', nargs='+', choices=IMPLEMENTATIONS, metavar='NAME',
@@ -398,6 +402,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help=f'do not run {BASELINE} (no venv is created)',
     )
     args = parser.parse_args(argv)
+    args.count = args.count or (1_000 if args.quick else 10_000)
+    args.rounds = args.rounds or (1 if args.quick else 5)
     if args.count < 1 or args.rounds < 1:
         parser.error('--count and --rounds must be positive')
     if args.no_baseline and args.impl and BASELINE in args.impl:
@@ -418,6 +424,7 @@ def run(args: argparse.Namespace) -> cli.Outcome:
         'params': {
             'count': args.count,
             'rounds': args.rounds,
+            'quick': args.quick,
             'body': repr(make_body()),
             'timer': 'timeit.Timer(stmt, globals=ns).timeit(count) per round',
             'warmup': max(1, args.count // WARMUP_DIVISOR),

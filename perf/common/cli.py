@@ -28,7 +28,7 @@ from pathlib import Path
 
 from perf.common.child import child_main
 from perf.common.errors import BenchmarkError
-from perf.common.results import JsonDict, env_metadata, log, source_info, write_json
+from perf.common.results import JsonDict, env_metadata, log, write_json
 from perf.common.streams import (
     LOOPS,
     Target,
@@ -127,7 +127,6 @@ def run_rounds(
     """
     env = env_metadata()
     env['loop'] = loop_info(args.loop)
-    env['source'] = source_info()
     locate_broker(args.url)
     doc = run_async(lambda: measure(args), args.loop)
 

@@ -122,13 +122,44 @@ def env_metadata(packages: Iterable[str] = DEFAULT_PACKAGES) -> JsonDict:
                 '/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor'
             ),
         },
+        'source': source_info(),
     }
+
+
+REPORT_OUTPUTS = ('doc/perf/', 'doc/perf.rst')
+"""What ``scripts/perf-report.sh`` writes: not a change to what is measured."""
+
+
+def tree_changes(porcelain: str) -> list[str]:
+    """
+    The changes of ``git status --porcelain`` that change what is measured:
+    all but the report's outputs (:py:data:`REPORT_OUTPUTS`).
+    """
+    return [line for line in porcelain.splitlines()
+            if line.strip() and not _status_path(line).startswith(REPORT_OUTPUTS)]
+
+
+def _status_path(line: str) -> str:
+    """The path of a ``git status --porcelain`` line, its status letters
+    (``XY``, either blank) before it."""
+    return line.split(None, 1)[-1]
 
 
 def source_info() -> JsonDict:
     """
-    Commit of the work tree and its uncommitted changes to ``rbfly/``
-    (the benchmarks measure the work tree as it is).
+    Commit of the work tree, whether the tree is clean, and its
+    uncommitted changes (the benchmarks measure the work tree as it is).
+
+    ``clean`` is false when any tracked file differs from the commit (a
+    change to ``perf/`` changes what is measured as much as one to
+    ``rbfly/``), except the report's own outputs (:py:data:`REPORT_OUTPUTS`:
+    ``scripts/perf-report.sh`` writes each result there as its benchmark
+    ends, and the next benchmark of the same run measures the same code);
+    files git does not track are left out (the peers' virtualenvs and the
+    results live there).  ``rbfly_changes`` are the
+    changes to ``rbfly/`` alone, as results written before ``clean`` have
+    them.  The report (:py:mod:`perf.report.page`) marks every figure of
+    a result that is not from a clean tree.
     """
     def git(*args: str) -> tuple[int, str]:
         try:
@@ -142,9 +173,15 @@ def source_info() -> JsonDict:
 
     rc, commit = git('rev-parse', 'HEAD')
     if rc != 0:
-        return {'commit': None}
-    _, status = git('status', '--porcelain', '--', 'rbfly')
-    return {'commit': commit, 'rbfly_changes': [line for line in status.splitlines() if line]}
+        return {'commit': None, 'clean': None}
+    rc, status = git('status', '--porcelain', '--untracked-files=no')
+    changes = tree_changes(status) if rc == 0 else None
+    return {
+        'commit': commit,
+        'clean': None if changes is None else not changes,
+        'changes': changes,
+        'rbfly_changes': [c for c in changes or () if _status_path(c).startswith('rbfly/')],
+    }
 
 
 def median(values: Sequence[float]) -> float:
@@ -284,3 +321,45 @@ def read_json(path: str | Path) -> JsonDict:
 def log(*args: object) -> None:
     """Progress messages go to stderr, results to stdout."""
     print(*args, file=sys.stderr, flush=True)
+
+
+def tree_clean(env: Mapping[str, Any]) -> bool | None:
+    """
+    Whether a result was measured on a clean work tree: ``False`` when it
+    had uncommitted changes, ``None`` when the result does not say.
+
+    Results since ``clean`` was recorded say it in ``env['source']``;
+    older ones listed their changes to ``rbfly/`` only
+    (``rbfly_changes``); the instruction counts record ``env['dirty']``.
+    """
+    source = env.get('source')
+    if isinstance(source, Mapping) and source.get('commit'):
+        clean = source.get('clean')
+        if clean is not None:
+            return bool(clean)
+        if source.get('rbfly_changes'):
+            return False
+        return None
+    if env.get('commit') and env.get('dirty') is not None:
+        return not env['dirty']
+    return None
+
+
+def tree_text(env: Mapping[str, Any]) -> str:
+    """The commit of a result and the state of its tree, in words."""
+    source = env.get('source')
+    commit = source.get('commit') if isinstance(source, Mapping) else env.get('commit')
+    if not commit:
+        return 'commit not recorded'
+    clean = tree_clean(env)
+    if clean:
+        return 'commit {}, clean tree'.format(commit[:7])
+    if clean is None and isinstance(source, Mapping) and source.get('rbfly_changes') == []:
+        return 'commit {}, rbfly/ clean (the rest not recorded)'.format(commit[:7])
+    if clean is None:
+        return 'commit {}, tree state not recorded'.format(commit[:7])
+    changes = source.get('changes') or source.get('rbfly_changes') \
+        if isinstance(source, Mapping) else None
+    files = ', '.join(c.split()[-1] for c in changes or ())
+    return 'commit {}, modified tree{}: to be re-run'.format(
+        commit[:7], ' ({})'.format(files) if files else '')

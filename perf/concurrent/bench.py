@@ -256,7 +256,8 @@ def run(args: argparse.Namespace) -> cli.Outcome:
         raise SkipImplementation('skipped: {}'.format(doc['skipped']))
     doc = {
         'benchmark': 'concurrent',
-        'params': {'count': args.count, 'rounds': args.rounds, 'tasks': args.tasks},
+        'params': {'count': args.count, 'rounds': args.rounds, 'tasks': args.tasks,
+                   'quick': args.quick},
         'env': env, **doc,
     }
     text = '\n'.join([

@@ -151,10 +151,14 @@ CASES: dict[str, Callable[[], Callable[[int], Any]]] = {
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = cli.parser('floor', 'The Python floor per message, and rbfly\'s decoding')
-    parser.add_argument('--count', type=int, default=1_050_000)
-    parser.add_argument('--rounds', type=int, default=5)
+    parser.add_argument('--count', type=int, default=None, help='default: 1,050,000')
+    parser.add_argument('--rounds', type=int, default=None, help='default: 5')
+    parser.add_argument('--quick', action='store_true',
+                        help='one round of 35,000 messages: the script works (recorded)')
     cli.add_json(parser)
     args = parser.parse_args(argv)
+    args.count = args.count or (35_000 if args.quick else 1_050_000)
+    args.rounds = args.rounds or (1 if args.quick else 5)
     if args.count < CHUNK_MESSAGES or args.rounds < 1:
         parser.error('--count must be at least {}, --rounds positive'.format(CHUNK_MESSAGES))
     return args
@@ -173,7 +177,8 @@ def run_floor(args: argparse.Namespace) -> cli.Outcome:
           ' '.join('{:.3f}'.format(v) for v in r['rounds'])] for name, r in results.items()],
     )
     return cli.Outcome(text, cli.json_documents(args.json, lambda: {
-        'benchmark': 'floor', 'params': {'count': args.count, 'rounds': args.rounds},
+        'benchmark': 'floor',
+        'params': {'count': args.count, 'rounds': args.rounds, 'quick': args.quick},
         'env': env_metadata(), 'results': results,
     }))
 

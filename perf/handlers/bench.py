@@ -34,7 +34,6 @@ from perf.common.results import (
     format_table,
     log,
     median,
-    source_info,
 )
 from perf.common.streams import (
     Stopwatch,
@@ -187,13 +186,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def run(args: argparse.Namespace) -> cli.Outcome:
     env = env_metadata()
     env['loop'] = loop_info(args.loop)
-    env['source'] = source_info()
     find_broker(args.url)
     doc = run_async(lambda: benchmark(args), args.loop)
     doc = {
         'benchmark': 'handlers',
         'params': {'concurrency': args.concurrency, 'latency': args.latency,
-                   'seconds': args.seconds, 'rounds': args.rounds},
+                   'seconds': args.seconds, 'rounds': args.rounds, 'quick': args.quick},
         'env': env, **doc,
     }
     text = '\n'.join([

@@ -87,7 +87,6 @@ from perf.common.results import (
     log,
     median,
     read_json,
-    source_info,
 )
 from perf.common.scenarios import (
     BATCH_SIZE,
@@ -319,7 +318,6 @@ def run(args: argparse.Namespace) -> cli.Outcome:
     broker_pid = locate_broker(args.url)
 
     env = env_metadata()
-    env['source'] = source_info()
     env['broker'] = broker
     load_before = load_average()
     publish: dict[str, JsonDict] = {}

@@ -65,7 +65,6 @@ from perf.common.results import (
     log,
     median,
     read_json,
-    source_info,
 )
 from perf.common.streams import broker_info, find_broker, log_broker, redact_url, run_async
 from perf.common.tool import delete_stream, fill_stream, run_tool
@@ -175,7 +174,6 @@ def run(args: argparse.Namespace) -> cli.Outcome:
 
     def document() -> JsonDict:
         env = env_metadata()
-        env['source'] = source_info()
         env['broker'] = broker
         return {
             'benchmark': 'java-official',

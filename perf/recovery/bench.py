@@ -519,6 +519,7 @@ def run(args: argparse.Namespace) -> cli.Outcome:
     documents = cli.json_documents(args.json, lambda: {
         'benchmark': 'recovery',
         'params': {'seconds': args.seconds, 'rounds': args.rounds, 'count': args.count,
+                   'quick': args.quick,
                    'cuts': args.cuts, 'workloads': args.workload, 'stalls': args.stalls},
         'env': env, **doc, 'targets': [t.as_json() for t in checks],
     })

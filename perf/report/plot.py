@@ -136,7 +136,8 @@ def _save(fig: Any, output: Path) -> Path:
 
     fig.tight_layout()
     output.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(output, dpi=120)
+    # bbox_inches: the legends stand right of the panels (legend_outside)
+    fig.savefig(output, dpi=120, bbox_inches='tight')
     plt.close(fig)
     return output
 
@@ -283,11 +284,11 @@ def _bar_panel(
     low, high = min(values), max(values)
     if high / low > 20:
         ax.set_yscale('log')
-        ax.set_ylim(low / 2, high * 6)   # room for the legend
+        ax.set_ylim(low / 2, high * 2)   # room for the bars' labels
         ax.yaxis.set_major_formatter(_formatter())
         ylabel += ' (log scale)'
     else:
-        ax.set_ylim(0, high * 1.4)
+        ax.set_ylim(0, high * 1.15)
     for x in missing:
         ax.text(x, ax.get_ylim()[0], 'n/a', ha='center', va='bottom', fontsize=6.5)
     ax.set_xticks(range(len(groups)), groups, fontsize=8)
@@ -295,7 +296,16 @@ def _bar_panel(
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=8)
     ax.grid(axis='y', alpha=0.3)
-    ax.legend(fontsize=7, loc='upper center', ncols=min(len(series), 3))
+    legend_outside(ax, 7)
+
+
+def legend_outside(ax: Any, fontsize: float) -> None:
+    """
+    The legend of ``ax`` right of it, not over its bars (inside, it hid
+    the tallest bars and their labels).
+    """
+    ax.legend(fontsize=fontsize, loc='upper left', bbox_to_anchor=(1.01, 1.0),
+              borderaxespad=0.0, frameon=False)
 
 
 def _short(value: float) -> str:

@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from perf.common.results import JsonDict, log, read_json
+from perf.common.results import JsonDict, log, read_json, tree_text
 
 # file name of the outputs of a benchmark kind
 KINDS = {'publish': 'publish', 'consume': 'consume', 'amqp-codec': 'codec'}
@@ -145,9 +145,8 @@ def machine_text(env: JsonDict) -> str:
     version = python.get('version') if isinstance(python, dict) else python
     if version:
         parts.append('Python {}'.format(version))
-    commit = (env.get('source') or {}).get('commit')
-    if commit:
-        parts.append('rbfly {}'.format(commit[:7]))
+    if (env.get('source') or {}).get('commit'):
+        parts.append('rbfly ' + tree_text(env))
     return ', '.join(parts)
 
 
@@ -460,10 +459,7 @@ def _source(env: JsonDict) -> str:
     src = env.get('source')
     if not src or not src.get('commit'):
         return 'not recorded'
-    changes = src.get('rbfly_changes') or []
-    state = 'uncommitted: {}'.format(', '.join(' '.join(c.split()) for c in changes)) \
-        if changes else 'clean rbfly/'
-    return 'commit {} ({})'.format(src['commit'][:12], state)
+    return tree_text(env)
 
 
 def _load(env: JsonDict) -> str:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from perf.common.results import JsonDict, log, read_json
-from perf.report.plot import COLOURS, OTHER_COLOUR, _figure, _save
+from perf.report.plot import COLOURS, OTHER_COLOUR, _figure, _save, legend_outside
 from perf.report.tables import escape, list_table, run_caption
 
 KIND = 'workloads'
@@ -98,6 +98,8 @@ def _get(entry: JsonDict | None, get: Getter) -> float | None:
 def fmt(value: float | None, unit: str = '') -> str:
     if value is None:
         return '-'
+    if value == 0:
+        return '0' + unit
     if value >= 100:
         text = '{:,.0f}'.format(value)
     elif value >= 10:
@@ -227,6 +229,7 @@ def workload_table(workload: str, cases: JsonDict) -> Table:
     return ('{} ({})'.format(TITLES[workload], what), ['case', *map(name, impls)], rows)
 
 
+CPU_ROW = 'client CPU at 10,000 msg/s'
 SUMMARY: Sequence[tuple[str, str, str, Getter, str]] = (
     ('sizes', '1024/publish', 'publishing 1 KiB messages', mb, ' MB/s'),
     ('sizes', '1024/consume', 'reading 1 KiB messages', mb, ' MB/s'),
@@ -234,7 +237,7 @@ SUMMARY: Sequence[tuple[str, str, str, Getter, str]] = (
     ('fanout', '100/one', '100 publishers on one connection', rate, ' msg/s'),
     ('latency', '10000', 'end to end p99 at 10,000 msg/s (Java: its tool\'s, see below)',
      lat('end_to_end', 'p99'), ' µs'),
-    ('latency', '10000', 'client CPU at 10,000 msg/s (a Python client\'s includes the'
+    ('latency', '10000', CPU_ROW + ' (a Python client\'s includes the'
      ' harness\'s: its own column)', cpu, ' µs/msg'),
     ('slow', '50us', 'a 50 µs/message application: msg/s', rate, ' msg/s'),
     ('slow', '50us', 'what it added to the memory', growth, ' MB'),
@@ -243,17 +246,43 @@ SUMMARY: Sequence[tuple[str, str, str, Getter, str]] = (
 )
 
 
+NOT_RUN = '\N{EN DASH}'
+"""A summary cell of a client not run in that workload."""
+
+
+def harness_measured(results: JsonDict) -> bool:
+    """Whether the run measured the fixed-rate harness alone (``null``)."""
+    return 'null' in results.get('latency', {}).get('10000', {})
+
+
 def summary_table(results: JsonDict) -> Table:
+    """
+    Each workload's headline figure by client; a client not run in a
+    workload is a dash. The client CPU at a fixed load is left out of a
+    run that did not measure the harness alone (``null``): each Python
+    client's figure holds the harness's loop, which such runs do not tell
+    apart (they spun on uvloop's early wake-ups, a core a client).
+    """
     impls = [i for i in ORDER if any(
         i in entries for cases in results.values() for entries in cases.values())]
     rows = []
     for workload, case, what, get, unit in SUMMARY:
         entries = results.get(workload, {}).get(case)
-        if entries is None:
+        if entries is None or (what.startswith(CPU_ROW) and not harness_measured(results)):
             continue
-        rows.append([what, *(fmt(_get(entries.get(i), get), unit) if i in entries else ''
+        rows.append([what, *(fmt(_get(entries.get(i), get), unit) if i in entries else NOT_RUN
                              for i in impls)])
-    return ('Summary: each workload\'s headline figure', ['workload', *map(name, impls)], rows)
+    title = 'Summary: each workload\'s headline figure ({}: not run in that workload;' \
+        ' -: run, the figure not reported)'.format(NOT_RUN)
+    return (title, ['workload', *map(name, impls)], rows)
+
+
+def summary_notes(results: JsonDict) -> str:
+    """What the summary leaves out, and why."""
+    if harness_measured(results):
+        return ''
+    return ('The client CPU at a fixed load is left out: this run did not measure the'
+            ' harness alone (null), whose loop was part of each Python client\'s figure.\n')
 
 
 def caption(doc: JsonDict) -> str:
@@ -268,7 +297,8 @@ def write_tables(doc: JsonDict, out_dir: Path) -> list[Path]:
     results = doc['results']
     run = 'Run: {}\n'.format(escape(caption(doc)))
     summary = out_dir / 'workloads-summary.rst.inc'
-    summary.write_text('\n'.join([list_table(summary_table(results)), run]), encoding='utf-8')
+    summary.write_text('\n'.join([list_table(summary_table(results)), run,
+                                  summary_notes(results)]).rstrip() + '\n', encoding='utf-8')
     parts = [list_table(workload_table(workload, cases)) for workload, cases in results.items()]
     tables = out_dir / 'workloads.rst.inc'
     tables.write_text('\n'.join([*parts, run]), encoding='utf-8')
@@ -299,7 +329,7 @@ def bars(
     ax.tick_params(axis='y', labelsize=7)
     if log:
         ax.set_yscale('log')
-    ax.legend(fontsize=6)
+    legend_outside(ax, 6)
 
 
 PANELS: dict[str, Sequence[tuple[str, Callable[[str], bool], Getter, str, bool]]] = {

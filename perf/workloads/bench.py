@@ -67,7 +67,7 @@ from dataclasses import replace
 
 from perf.common import cli
 from perf.common.errors import EXIT_USAGE, EXIT_VERIFY
-from perf.common.results import JsonDict, env_metadata, log, source_info
+from perf.common.results import JsonDict, env_metadata, log
 from perf.common.streams import (
     BASELINE,
     broker_info,
@@ -466,7 +466,6 @@ def run_workloads(args: argparse.Namespace) -> cli.Outcome:
 
     def document() -> JsonDict:
         env = env_metadata()
-        env['source'] = source_info()
         env['broker'] = broker
         env['loop'] = loop_info(args.loop)
         return {

@@ -283,13 +283,29 @@ def test_summary_table() -> None:
     by_name = {r[0]: r[1:] for r in rows}
     # the harness's own CPU a message beside the clients'
     cpu = next(v for k, v in by_name.items() if k.startswith('client CPU at 10,000 msg/s'))
-    assert cpu == ['1.50 µs/msg', '', '1.50 µs/msg', '', '4.20 µs/msg']
-    assert by_name['publishing 1 KiB messages'][:3] == ['205 MB/s', '', '102 MB/s']
+    assert cpu == ['1.50 µs/msg', rw.NOT_RUN, '1.50 µs/msg', rw.NOT_RUN, '4.20 µs/msg']
+    assert by_name['publishing 1 KiB messages'][:3] == ['205 MB/s', rw.NOT_RUN, '102 MB/s']
     # the Java tool's milliseconds become microseconds
     assert by_name["end to end p99 at 10,000 msg/s (Java: its tool's, see below)"][2] == \
         '15,000 µs'
-    assert by_name['zstd-compressed JSON'] == ['1,000,000 msg/s', '', '', '50,000 msg/s', '']
-    assert by_name['its bytes per message'] == ['20.0 B', '', '', '24.0 B', '']
+    no = rw.NOT_RUN
+    assert by_name['zstd-compressed JSON'] == ['1,000,000 msg/s', no, no, '50,000 msg/s', no]
+    assert by_name['its bytes per message'] == ['20.0 B', no, no, '24.0 B', no]
+
+
+def test_summary_without_the_harness_alone() -> None:
+    """
+    A run that did not measure the harness alone (null) shows no client CPU
+    at a fixed load, and says why: the harness's loop was in every Python
+    client's figure.
+    """
+    results = {k: v for k, v in DOC['results'].items() if k != 'latency'}
+    results['latency'] = {'10000': {
+        i: e for i, e in DOC['results']['latency']['10000'].items() if i != 'null'}}
+    _, _, rows = rw.summary_table(results)
+    assert not any(r[0].startswith('client CPU') for r in rows)
+    assert 'harness alone' in rw.summary_notes(results)
+    assert rw.summary_notes(DOC['results']) == ''
 
 
 def test_latency_table_keeps_columns() -> None:
