@@ -29,6 +29,9 @@ The benchmarks of rbfly, run from the work tree's root as
 ``perf.recovery``
     publishing and consuming through a proxy that cuts connections, and
     the pace of reconnections when none makes progress
+``perf.scale``
+    how cost grows with the work: 1 to 1,000 streams, 1 to 10,000
+    subscriptions, super streams of 1 to 100 partitions
 ``perf.official``
     the Java client by its own perf tool against rbfly's Java harness
 ``perf.java_client``

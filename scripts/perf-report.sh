@@ -14,8 +14,8 @@
 #   --no-kafka    leave Kafka alone (neither started nor measured), e.g. on a
 #                 machine where a JVM of 512 MiB does not fit
 #   --only B,..   run only these of codec, publish, consume, floor, workloads,
-#                 concurrent, pipelined, official, handlers, recovery; the
-#                 others keep their committed results
+#                 concurrent, pipelined, official, handlers, recovery, scale;
+#                 the others keep their committed results
 # pipelined: the pipelined publishers beside the Java client's, anonymous and
 # named, on RabbitMQ 3.10 and 4.x (pipelined-310.json, pipelined-4.json: the
 # verdict's quiet rows, and the page's own section); official: the Java
@@ -36,7 +36,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${RBFLY_VENV:-.venv}
 quick=() rounds=5 kafka=1 render=0 dirty=0 html=1
-only=codec,publish,consume,floor,workloads,concurrent,pipelined,official,handlers,recovery
+only=codec,publish,consume,floor,workloads,concurrent,pipelined,official,handlers,recovery,scale
 while [ $# -gt 0 ]; do
   case "$1" in
     --only) only=$2; shift 2 ;;
@@ -143,4 +143,6 @@ fi
 runs handlers && run handlers "${quick[@]}" --url "$RBFLY_URL"
 # rbfly through a proxy cutting every connection (doc/reliability.rst)
 runs recovery && run recovery "${recovery_opts[@]}" --url "$RBFLY_URL"
+# how cost grows with streams, subscriptions, partitions (RabbitMQ 4.x: super streams)
+runs scale && run scale "${quick[@]}" --url "$RBFLY_URL4"
 render_all

@@ -54,6 +54,8 @@ quick=$(mktemp -d)
 trap 'kill "$soak" 2>/dev/null || true; rm -rf "$quick"' EXIT
 "$VENV/bin/python" -m perf.codec --count 1000 --rounds 1 --json "$quick/codec.json" >/dev/null
 "$VENV/bin/python" -m perf.floor --count 35000 --rounds 1 >/dev/null 2>&1
+"$VENV/bin/python" -m perf.scale --quick --url "$RBFLY_URL4" >/dev/null 2>"$quick/scale.log" \
+  || { cat "$quick/scale.log" >&2; exit 1; }
 java=()  # the Java stream client harness too, where java and mvn are installed
 if scripts/java-perf.sh --prepare >/dev/null 2>&1; then java=(java); fi
 "$VENV/bin/python" -m perf.publish --quick --url "$RBFLY_URL" --json "$quick/publish.json" \

@@ -28,7 +28,7 @@ PERF = ROOT / 'perf'
 SHARED = ('common', 'report')
 BENCHMARKS = (
     'codec', 'concurrent', 'consume', 'floor', 'handlers', 'instructions', 'java_client',
-    'official', 'publish', 'recovery', 'serializers', 'workloads',
+    'official', 'publish', 'recovery', 'scale', 'serializers', 'workloads',
 )
 THIRD_PARTY = ('rbfly', 'rstream', 'aiokafka', 'msgpack', 'matplotlib', 'proton', 'uvloop')
 
