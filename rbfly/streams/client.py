@@ -21,7 +21,6 @@ import asyncio
 import contextlib
 import ssl as _ssl
 import typing as tp
-from collections.abc import AsyncGenerator
 from time import monotonic
 
 from .backoff import Backoff
@@ -66,11 +65,11 @@ from .publishers.options import PUBLISHER_NAMES, BasicPublisherArgs, PublisherAr
 from .publishers.superstream import RoutingKey, RoutingStrategy, SuperStreamPublisher
 from .serializers import Codec, OnMismatch, Serializer
 from .subscriptions._bodies import Bodies
+from .subscriptions.chunks import Chunks
 from .subscriptions.decoded import Decoded
 from .subscriptions.errors import STOP, OnError
-from .subscriptions.handlers import DRAIN_TIMEOUT, Handler, Key
+from .subscriptions.handlers import DRAIN_TIMEOUT, Handler, Handlers, Key
 from .subscriptions.state import SubscriptionState
-from .subscriptions.subscription import Chunk
 from .subscriptions.windows import Windows
 from .types import MessageFilter, PartitionReset, PartitionStatus, StreamInfo
 from .url import ConnectionInfo, parse_uri
@@ -556,7 +555,7 @@ class StreamsClient:
 
     def subscribe_chunks(
             self, stream: str, **options: tp.Unpack[SubscribeArgs],
-    ) -> AsyncGenerator[Chunk, None]:
+    ) -> Chunks:
         """
         Subscribe to a stream and receive its messages a chunk at a time:
         each item is a :py:class:`~rbfly.streams.subscriptions.subscription.Chunk`, a list
@@ -896,7 +895,7 @@ class StreamsClient:
 
     def subscribe_super_stream_chunks(
             self, super_stream: str, **options: tp.Unpack[SubscribeArgs],
-    ) -> AsyncGenerator[Chunk, None]:
+    ) -> Chunks:
         """
         Subscribe to every partition of a super stream and receive their
         chunks as they come (``chunk.stream`` is the partition).
@@ -969,6 +968,39 @@ class StreamsClient:
             'process_super_stream', super_stream, True, handler, concurrency, key,
             drain_timeout, on_error, self._dead_letter_publisher, options,
         ).run()
+
+    def processor(
+            self, stream: str, handler: Handler, *, concurrency: int = 32,
+            key: Key | None = None, drain_timeout: float = DRAIN_TIMEOUT,
+            on_error: OnError = STOP, **options: tp.Unpack[SubscribeArgs],
+    ) -> Handlers:
+        """
+        A run of concurrent handlers over a stream, as :py:meth:`process`
+        runs it, not started: ``await processor.run()`` runs it; meanwhile
+        its ``pause(*streams)``, ``resume(*streams)``, ``paused()`` and
+        ``await seek(stream, offset)`` pause the stream or move it (see
+        :py:class:`~rbfly.streams.subscriptions.handlers.Handlers`).
+        """
+        return self._consuming.handlers(
+            'processor', stream, False, handler, concurrency, key, drain_timeout, on_error,
+            self._dead_letter_publisher, options,
+        )
+
+    def super_stream_processor(
+            self, super_stream: str, handler: Handler, *, concurrency: int = 32,
+            key: Key | None = None, drain_timeout: float = DRAIN_TIMEOUT,
+            on_error: OnError = STOP, **options: tp.Unpack[SubscribeArgs],
+    ) -> Handlers:
+        """
+        A run of concurrent handlers over every partition of a super
+        stream, as :py:meth:`process_super_stream` runs it, not started
+        (see :py:meth:`processor`): a partition can be paused or moved
+        while the others go on.
+        """
+        return self._consuming.handlers(
+            'super_stream_processor', super_stream, True, handler, concurrency, key,
+            drain_timeout, on_error, self._dead_letter_publisher, options,
+        )
 
     def _dead_letter_publisher(self, stream: str, name: str) -> tp.AsyncContextManager[Publisher]:
         """A named publisher of dead letters, awaiting each confirmation."""

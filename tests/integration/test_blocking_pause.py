@@ -6,6 +6,8 @@ ways the facade reads: a chunk at a time (no tracking), and a record at a
 time (automatic offset tracking, exact).
 """
 
+import threading
+import time
 import uuid
 
 import pytest
@@ -48,3 +50,44 @@ def test_pause_resume_seek(url4: str, tracked: bool) -> None:
                 assert client.query_offset(other, 'reader') == 9
         finally:
             client.delete_super_stream(name)
+
+def test_resume_from_another_thread(url: str, stream: str) -> None:
+    """
+    Every stream paused, a thread waits in ``next()``; another resumes
+    the stream: the waiting thread gets the next record (no deadlock).
+    """
+    with blocking_client(url, timeout=30) as client:
+        client.create_stream(stream)
+        try:
+            with client.publisher(stream) as pub:
+                pub.send_batch([str(i) for i in range(10)])
+            with client.subscribe(stream, offset=Offset.FIRST, timeout=None) as records:
+                assert records.next().offset == 0
+                records.pause(stream)
+                got: list[int] = []
+                waiting = threading.Thread(target=lambda: got.append(records.next().offset))
+                waiting.start()
+                deadline = time.monotonic() + 10
+                while not records._waiting:  # (resumed while it waits, not before)
+                    assert time.monotonic() < deadline, 'next() never waited'
+                    time.sleep(0.001)
+                records.resume(stream)
+                waiting.join(30)
+                assert not waiting.is_alive() and got == [1]
+        finally:
+            client.delete_stream(stream)
+
+def test_failed_seek_keeps_records(url: str, stream: str) -> None:
+    """A seek that fails leaves the subscription as it was: no record dropped."""
+    with blocking_client(url, timeout=30) as client:
+        client.create_stream(stream)
+        try:
+            with client.publisher(stream) as pub:
+                pub.send_batch([str(i) for i in range(10)])
+            with client.subscribe(stream, offset=Offset.FIRST, timeout=10) as records:
+                assert [records.next().offset for _ in range(3)] == [0, 1, 2]
+                with pytest.raises(ValueError, match='offset must be'):
+                    records.seek(stream, -5)
+                assert [records.next().offset for _ in range(7)] == list(range(3, 10))
+        finally:
+            client.delete_stream(stream)

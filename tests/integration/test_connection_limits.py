@@ -82,3 +82,29 @@ async def test_more_than_the_protocol_allows(client: StreamsClient, stream: str)
         for it in iterators:
             await it.aclose()
     assert node_connections(client) == {}
+
+async def test_short_subscriptions_in_quick_succession(any_url: str, stream: str) -> None:
+    """
+    Subscriptions that end at once (``stop_at_end``) and start again, a
+    thousand at a time: an id ended is taken until the broker answered its
+    Unsubscribe, and counts as held, so a connection never runs out of its
+    256 ids (it did: "too many subscriptions on one connection (256)").
+    """
+    client = streams_client(any_url)
+    async with client:
+        await client.create_stream(stream)
+        try:
+            async with client.publisher(stream) as publisher:
+                await publisher.send_many([str(i) for i in range(5)])
+
+            async def read() -> int:
+                n = 0
+                async for chunk in client.subscribe_chunks(
+                        stream, offset=Offset.FIRST, stop_at_end=True):
+                    n += len(chunk)
+                return n
+
+            counts = await asyncio.gather(*(read() for _ in range(1000)))
+            assert counts == [5] * 1000
+        finally:
+            await client.delete_stream(stream)

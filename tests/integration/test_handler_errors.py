@@ -95,3 +95,25 @@ async def test_dead_letter(client: StreamsClient, stream: str) -> None:
     assert properties['x-rbfly-source-offset'] == 4
     assert str(properties['x-rbfly-error']).startswith('MessageDecodeError: ')
     assert client.metrics().dead_lettered == 1
+
+async def test_raw_to_the_handler(client: StreamsClient, stream: str) -> None:
+    """With ``on_decode_error='raw'`` the handler gets the message's bytes."""
+    await publish(client, stream)
+    bodies: dict[int, object] = {}
+
+    async def handler(msg: MessageCtx) -> None:
+        bodies[msg.stream_offset] = msg.body
+
+    async with asyncio.timeout(30):
+        handled = await client.process(
+            stream, handler, offset=Offset.FIRST, stop_at_end=True, on_decode_error='raw')
+    assert handled == 10 and bodies[4] == RAW and bodies[5] == '5'
+
+async def test_counted_when_raised(client: StreamsClient, stream: str) -> None:
+    """A message that is not AMQP 1.0 counts in the metrics when it ends a subscription too."""
+    await publish(client, stream)
+    with pytest.raises(MessageDecodeError):
+        async with asyncio.timeout(30):
+            async for _ in client.subscribe(stream, offset=Offset.FIRST):
+                pass
+    assert client.metrics().undecodable == 1

@@ -7,12 +7,14 @@ offset, and automatic tracking stores the offset before it.
 """
 
 import asyncio
+import typing as tp
 import uuid
 from collections.abc import AsyncIterator
 
 import pytest
 
-from rbfly.streams import Offset, StreamsClient, get_message_ctx, streams_client
+from rbfly.amqp import MessageCtx
+from rbfly.streams import ManualCredit, Offset, StreamsClient, get_message_ctx, streams_client
 from rbfly.testing import FakeBroker
 
 @pytest.fixture(params=['3.10', '4.3', 'fake'])
@@ -134,9 +136,139 @@ async def test_seek_single_active_refused(url_super: str, stream: str) -> None:
             await publisher.send('0')
         sub = client.subscribe(stream, offset=Offset.FIRST, name='g', single_active=True)
         assert await anext(sub) == '0'
-        with pytest.raises(TypeError, match='single active consumer cannot seek'):
+        with pytest.raises(ValueError, match='single active consumer cannot seek'):
             await sub.seek(stream, 0)
         await sub.aclose()
     finally:
         await client.delete_stream(stream)
         await client.disconnect()
+
+async def test_processor_pause_seek(url_super: str) -> None:
+    """
+    Concurrent handlers: a partition paused from a handler stops getting
+    messages (those in flight finish) while the other is handled whole;
+    resumed, the rest; moved back, handled again from there; the offsets
+    committed at the end are the last ones.
+    """
+    client = streams_client(url_super)
+    name = 'rbfly-proc-{}'.format(uuid.uuid4().hex[:8])
+    try:
+        a, b = await client.create_super_stream(name, 2)
+        for p in (a, b):
+            async with client.publisher(p) as publisher:
+                await publisher.send_many([str(i) for i in range(20)])
+        seen: dict[str, list[int]] = {a: [], b: []}
+        changed = asyncio.Event()
+
+        async def handler(msg: MessageCtx) -> None:
+            await asyncio.sleep(0)
+            stream = str(msg.stream)
+            seen[stream].append(msg.stream_offset)
+            if stream == a and msg.stream_offset == 0 and not proc.paused():
+                proc.pause(a)
+            changed.set()
+
+        async def until(done: tp.Callable[[], bool]) -> None:
+            async with asyncio.timeout(30):
+                while not done():
+                    changed.clear()
+                    await changed.wait()
+
+        proc = client.super_stream_processor(
+            name, handler, concurrency=4, offset=Offset.FIRST, name='g', store_every=1)
+        run = asyncio.ensure_future(proc.run())
+        await until(lambda: len(seen[b]) == 20)
+        # in flight when paused, at most: the workers, their queue, the dispatcher's
+        assert 1 <= len(seen[a]) <= 1 + 4 + 2 + 1
+        assert proc.paused() == {a}
+        proc.resume(a)
+        await until(lambda: len(seen[a]) == 20)
+        assert sorted(seen[a]) == list(range(20)) and sorted(seen[b]) == list(range(20))
+        await proc.seek(a, 15)
+        await until(lambda: len(seen[a]) == 25)
+        assert sorted(seen[a][20:]) == list(range(15, 20))
+        run.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await run
+        assert await client.query_offset(a, 'g') == 19
+        assert await client.query_offset(b, 'g') == 19
+    finally:
+        await client.delete_super_stream(name)
+        await client.disconnect()
+
+async def test_seek_from_another_task(client: StreamsClient, stream: str) -> None:
+    """
+    A take waiting at the live end (one subscription) is woken by a seek
+    from another task, and reads from the new place; ``aclose()`` from
+    another task ends it.
+    """
+    await client.create_stream(stream)
+    try:
+        async with client.publisher(stream) as publisher:
+            await publisher.send_many([str(i) for i in range(5)])
+        sub = client.subscribe(stream, offset=Offset.FIRST)
+        seen: list[int] = []
+        changed = asyncio.Event()
+
+        async def consume() -> None:
+            async for _ in sub:
+                seen.append(get_message_ctx().stream_offset)
+                changed.set()
+
+        task = asyncio.ensure_future(consume())
+        async with asyncio.timeout(30):
+            while len(seen) < 5:
+                changed.clear()
+                await changed.wait()
+            await sub.seek(stream, 2)  # (the consumer waits for a 6th message)
+            while len(seen) < 8:
+                changed.clear()
+                await changed.wait()
+            assert seen == [0, 1, 2, 3, 4, 2, 3, 4]
+            await sub.aclose()
+            await task
+    finally:
+        await client.delete_stream(stream)
+
+async def test_pause_one_resume_another(url_super: str) -> None:
+    """Partition 1 paused, then 0 paused and 1 resumed: 1's messages come."""
+    client = streams_client(url_super)
+    name = 'rbfly-swap-{}'.format(uuid.uuid4().hex[:8])
+    try:
+        p0, p1 = await client.create_super_stream(name, 2)
+        for p in (p0, p1):
+            async with client.publisher(p) as publisher:
+                await publisher.send_many([str(i) for i in range(10)])
+        sub = client.subscribe_super_stream(name, offset=Offset.FIRST, timeout=30)
+        sub.pause(p1)
+        seen: dict[str, int] = {p0: 0, p1: 0}
+        async for _ in sub:
+            seen[str(get_message_ctx().stream)] += 1
+            if seen[p0] == 10 and not seen[p1]:
+                sub.pause(p0)
+                sub.resume(p1)
+            if seen[p1] == 10:
+                break
+        assert seen == {p0: 10, p1: 10}
+        await sub.aclose()
+    finally:
+        await client.delete_super_stream(name)
+        await client.disconnect()
+
+async def test_seek_manual_credit(client: StreamsClient, stream: str) -> None:
+    """A subscription with ``ManualCredit`` seeks: its successor takes the strategy over."""
+    await client.create_stream(stream)
+    try:
+        async with client.publisher(stream) as publisher:
+            await publisher.send_many([str(i) for i in range(20)])
+        flow = ManualCredit(2)
+        sub = client.subscribe_chunks(stream, offset=Offset.FIRST, flow=flow, timeout=30)
+        first = await anext(sub)
+        flow.processed(stream)
+        await sub.seek(stream, 10)
+        again = await anext(sub)
+        flow.processed(stream)
+        assert first[0].stream_offset == 0 and again[0].stream_offset == 10
+        await sub.aclose()
+    finally:
+        await client.delete_stream(stream)

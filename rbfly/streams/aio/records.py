@@ -103,6 +103,10 @@ def let_go(item: Held) -> Owner | None:
         _table(manager, item.kind).discard(item)
     return manager
 
+def abandoned(protocol: StreamsProtocol, kind: Kind) -> int:
+    """Ids of a connection kept taken until the broker answers their deletion."""
+    return sum(1 for item in _table(protocol, kind).values() if item is ABANDONED)
+
 def free_id(protocol: StreamsProtocol, kind: Kind) -> int:
     """
     The lowest id of a connection not taken by a publisher (or
@@ -192,6 +196,6 @@ async def _delete(
             del table[ident]
 
 __all__ = [
-    'MAX_IDS', 'Held', 'Kind', 'Owner', 'abandon', 'attach', 'delete_stale', 'detach', 'free_id',
-    'hold', 'let_go', 'release_id', 'reserve',
+    'MAX_IDS', 'Held', 'Kind', 'Owner', 'abandon', 'abandoned', 'attach', 'delete_stale',
+    'detach', 'free_id', 'hold', 'let_go', 'release_id', 'reserve',
 ]

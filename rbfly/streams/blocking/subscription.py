@@ -95,9 +95,19 @@ class BlockingSubscription(Iterator[Record[tp.Any]]):
         self._held = False
         self._closed = False
         # streams paused, and the records of them taken in a chunk and
-        # held back (chunk-level reading; else the progress holds them)
+        # held back (chunk-level reading; else the progress holds them);
+        # with the records ready, under their own lock: pause() and
+        # resume() come from any thread, also while one waits in next()
         self._paused: set[str] = set()
         self._held_back: dict[str, deque[Record[tp.Any]]] = {}
+        self._records = threading.Lock()
+        # a thread waits for a take (the record it brings is its), and a
+        # take whose record went back to the iterator (not to be collected)
+        self._waiting = False
+        self._returned: concurrent.futures.Future[tp.Any] | None = None
+        # the take a thread waits for was cancelled to hand out records
+        # held back of a stream resumed
+        self._interrupted = False
         self._iterator: tp.Any = runner.run(
             self._make(make), call_timeout, 'subscribing to {!r}'.format(stream),
         )
@@ -130,9 +140,12 @@ class BlockingSubscription(Iterator[Record[tp.Any]]):
         with self._lock:
             if self._closed:
                 raise StopIteration
-            while not self._ready:  # (a take may bring records of paused streams only)
+            while True:  # (a take may bring records of paused streams only)
+                with self._records:
+                    if self._ready:
+                        record = self._ready.popleft()
+                        break
                 self._fill(wait)
-            record = self._ready.popleft()
         codec = self._codec
         if codec is None:
             return record
@@ -147,10 +160,14 @@ class BlockingSubscription(Iterator[Record[tp.Any]]):
         pending = self._pending
         if pending is None:
             pending = self._pending = self._runner.submit(self._take())
+        self._waiting = True
         try:
             records = pending.result(wait)
         except concurrent.futures.CancelledError:
             self._pending = None
+            if self._interrupted:  # (records of a resumed stream are ready)
+                self._interrupted = False
+                return
             raise StopIteration from None
         except concurrent.futures.TimeoutError:
             if not pending.done():
@@ -162,12 +179,18 @@ class BlockingSubscription(Iterator[Record[tp.Any]]):
         except BaseException:
             self._pending = None
             raise
+        finally:
+            self._waiting = False
         self._pending = None
         self._held = False
         if records is None:
             raise StopIteration
-        self._ready.extend(records)
-        self._hold_back()
+        with self._records:
+            if self._returned is pending:  # (its record went back: taken again)
+                self._returned = None
+                return
+            self._ready.extend(records)
+            self._hold_back()
 
     def _hold_back(self) -> None:
         """Hold back the records of paused streams taken (a chunk taken before the pause)."""
@@ -208,11 +231,12 @@ class BlockingSubscription(Iterator[Record[tp.Any]]):
         (the next take gets it again): the application never saw it, so
         its offset is neither committed nor stored at the end.
         """
-        if not self._held:
-            return
-        self._held = False
-        self._pending = None
-        tp.cast(Bodies | Decoded, self._iterator).hand_back()
+        with self._records:
+            if not self._held:
+                return
+            self._held = False
+            self._returned, self._pending = self._pending, None
+            tp.cast(Bodies | Decoded, self._iterator).hand_back()
 
     def commit(self) -> None:
         """
@@ -237,30 +261,44 @@ class BlockingSubscription(Iterator[Record[tp.Any]]):
         """
         Hand out no record of ``streams`` (the stream, or partitions of a
         super stream) until :py:meth:`resume`; the others go on, nothing
-        is lost or read twice (see ``subscribe()``'s ``pause``). Between
-        records: a thread waiting in :py:meth:`next` is waited for.
+        is lost or read twice (see ``subscribe()``'s ``pause``). From any
+        thread, also while another waits in :py:meth:`next`.
         """
-        with self._lock:
-            self._runner.run(self._pause(streams), self._call_timeout,
-                             'pausing {!r}'.format(streams))
+        self._runner.run(self._pause(streams), self._call_timeout,
+                         'pausing {!r}'.format(streams))
+        with self._records:
             self._paused.update(streams)
             self._hold_back()
 
     async def _pause(self, streams: tuple[str, ...]) -> None:
-        self._give_back()  # (a record taken, not collected: the progress holds it back)
+        # a record taken and not collected (nobody waits for it) goes back:
+        # the progress holds it back
+        if not self._waiting:
+            self._give_back()
         self._iterator.pause(*streams)
 
     def resume(self, *streams: str) -> None:
         """Hand out the records of paused ``streams`` again, those held back first."""
-        with self._lock:
-            self._runner.run(self._resume(streams), self._call_timeout,
-                             'resuming {!r}'.format(streams))
+        self._runner.run(self._resume(streams), self._call_timeout,
+                         'resuming {!r}'.format(streams))
+        with self._records:
             self._paused.difference_update(streams)
-            for stream in streams:
-                self._ready.extendleft(reversed(self._held_back.pop(stream, ())))
+            back = [self._held_back.pop(stream, deque()) for stream in streams]
+            for records in back:
+                self._ready.extendleft(reversed(records))
+        if any(back) and self._waiting:
+            # a thread waits for a take: it takes these first
+            self._runner.run(self._interrupt(), self._call_timeout, 'resuming')
 
     async def _resume(self, streams: tuple[str, ...]) -> None:
         self._iterator.resume(*streams)
+
+    async def _interrupt(self) -> None:
+        """End the take a thread waits for (safe to cancel): it looks at the records ready."""
+        task = self._task
+        if task is not None and not task.done():
+            self._interrupted = True
+            task.cancel()
 
     def paused(self) -> frozenset[str]:
         """The streams paused."""
@@ -271,7 +309,8 @@ class BlockingSubscription(Iterator[Record[tp.Any]]):
         Read ``stream`` from ``offset`` on (an ``Offset``, or an offset):
         the records of it taken are dropped, and the last one :py:meth:`next`
         returned does not count as processed (see ``subscribe()``'s
-        ``seek``).
+        ``seek``); a seek that fails leaves the subscription as it was.
+        Between records: a thread waiting in :py:meth:`next` is waited for.
         """
         with self._lock:
             self._runner.run(self._stop_take(), self._call_timeout,
@@ -279,11 +318,17 @@ class BlockingSubscription(Iterator[Record[tp.Any]]):
             pending, self._pending = self._pending, None
             if pending is not None and pending.done() and not pending.cancelled() \
                     and pending.exception() is None and (records := pending.result()):
-                self._ready.extend(records)  # (another stream's may be among them)
-            self._ready = deque(r for r in self._ready if r.stream != stream)
-            self._held_back.pop(stream, None)
+                with self._records:
+                    if self._returned is pending:
+                        self._returned = None
+                    else:  # (another stream's may be among them)
+                        self._ready.extend(records)
+                        self._hold_back()
             self._runner.run(self._iterator.seek(stream, offset), self._call_timeout,
                              'seeking {!r}'.format(stream))
+            with self._records:
+                self._ready = deque(r for r in self._ready if r.stream != stream)
+                self._held_back.pop(stream, None)
 
     async def _stop_take(self) -> None:
         """A take under way ends (safe to cancel); one completed, not collected, goes back."""

@@ -21,7 +21,7 @@ from time import monotonic
 
 from ..aio.connection import StreamsProtocol
 from ..aio.manager import ConnectionManager
-from ..aio.records import Owner
+from ..aio.records import Owner, abandoned
 from ..backoff import Pace
 from ..error import ConnectionLost
 from ..events import ConnectionEvent, ConnectionState
@@ -164,9 +164,17 @@ class Connections:
     #
 
     def has_room(self, manager: Manager, kind: Kind) -> bool:
-        """Whether a connection holds fewer publishers (or subscriptions) than it may."""
+        """
+        Whether a connection holds fewer publishers (or subscriptions) than
+        it may; an id ended and not answered yet by the broker counts as
+        held (it stays taken until then: subscriptions ending and starting
+        in quick succession filled a connection's 256 ids with 1,000
+        streams read by one process).
+        """
         held = manager.publishers if kind == 'publishers' else manager.subscriptions
-        return len(held) < self._options.per_connection(kind)
+        protocol = manager.protocol
+        pending = 0 if protocol is None else abandoned(protocol, kind)
+        return len(held) + pending < self._options.per_connection(kind)
 
     def node_manager(self, where: Where, kind: Kind, alone: bool = False) -> Manager:
         """

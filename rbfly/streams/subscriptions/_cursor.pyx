@@ -119,6 +119,7 @@ cdef class Cursor:
             messages[i:], stream, messages.first_offset, messages.timestamp,
             messages.committed_chunk_id,
         )
+        rest.undecodable = messages.undecodable
         if self.release_at >= 0:
             # (as the message at release_at - i of the rest is asked for)
             rest.release = self.release

@@ -30,10 +30,9 @@ class Chunk(list[MessageCtx]):
         this chunk holds (``None`` otherwise).
     :ivar release_at: When ``release`` is called by the message iterator:
         as the message at this index is asked for (-1: not by it).
-    :ivar undecodable: Its messages that are not AMQP 1.0, handed out as
-        their bytes (``on_decode_error='raw'``, and concurrent handlers,
-        whose error policy gets them), as ``{offset: MessageDecodeError}``
-        (``None``: none).
+    :ivar undecodable: For concurrent handlers (whose error policy gets
+        them), its messages that are not AMQP 1.0, their bytes as their
+        bodies, as ``{offset: MessageDecodeError}`` (``None``: none).
     """
     __slots__ = (
         'committed_chunk_id', 'first_offset', 'release', 'release_at', 'stream', 'timestamp',

@@ -44,6 +44,9 @@ class Releasable(tp.Protocol):
     a way to give the broker the credit a processed chunk held.
     """
     stream: str
+    closed: bool
+    # being replaced by a subscription of its stream elsewhere (a seek)
+    seeking: bool
 
     def release(self) -> None: ...
 
@@ -98,7 +101,9 @@ class ManualCredit:
 
     def bind(self, sub: Releasable) -> None:
         """Grant credits to this subscription (done by the client)."""
-        if sub.stream in self._subscriptions:
+        bound = self._subscriptions.get(sub.stream)
+        # (a subscription ended, or seeking, is followed by its successor)
+        if bound is not None and bound is not sub and not bound.closed and not bound.seeking:
             raise ValueError('ManualCredit: already used by a subscription of stream {!r};'
                              ' give each subscription its own'.format(sub.stream))
         self._subscriptions[sub.stream] = sub

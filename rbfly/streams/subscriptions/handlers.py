@@ -48,6 +48,7 @@ from collections.abc import Awaitable, Callable
 from ...amqp import MessageCtx
 from ...error import MessageDecodeError
 from ..metrics import Counters
+from ..offset import Offset
 from .errors import STOP, DeadLetters, OnError
 from .progress import Progress
 
@@ -180,6 +181,50 @@ class Handlers:
             raise self._error
         return self.handled
 
+    #
+    # pausing and seeking, while the run goes on
+    #
+
+    def pause(self, *streams: str) -> None:
+        """
+        Hand no more messages of ``streams`` (the stream, or partitions of
+        a super stream) to the handlers until :py:meth:`resume`; those in
+        flight finish, the others go on (see ``Progress.pause``).
+        """
+        self._progress.pause(*streams)
+
+    def resume(self, *streams: str) -> None:
+        """Hand the messages of paused ``streams`` to the handlers again."""
+        self._progress.resume(*streams)
+
+    def paused(self) -> frozenset[str]:
+        """The streams paused."""
+        return frozenset(self._progress.paused.streams)
+
+    async def seek(self, stream: str, offset: Offset | int) -> None:
+        """
+        Handle ``stream`` from ``offset`` on: its messages stop going to
+        the handlers, those in flight finish (``drain_timeout`` seconds at
+        most), then the subscription moves (see ``Progress.seek``: the
+        offset stored becomes the one before ``offset``).
+
+        :raises TimeoutError: When messages of the stream are still in
+            flight after ``drain_timeout`` (nothing moved; the stream is
+            paused as it was before).
+        """
+        progress = self._progress
+        was_paused = stream in progress.paused
+        progress.pause(stream)
+        try:
+            if not await progress.released(stream, self._drain):
+                raise TimeoutError('{} messages of stream {!r} still in flight after {}s:'
+                                   ' not moved'.format(progress.in_flight(stream), stream,
+                                                       self._drain))
+            await progress.seek(stream, offset)
+        finally:
+            if not was_paused and not progress.closed:
+                progress.resume(stream)
+
     def _set_error(self, error: BaseException) -> None:
         """The run ends with ``error`` (the first one): the dispatcher stops taking."""
         if self._error is not None:
@@ -301,7 +346,7 @@ class Handlers:
                 self._counters.dead_lettered += 1
                 return True
         if self._error is None:
-            logger.error('handler failed on the message at offset %d of stream %r: %s',
+            logger.error('message at offset %d of stream %r not handled: %s',
                          msg.stream_offset, msg.stream, error)
             self._set_error(error)
         return False

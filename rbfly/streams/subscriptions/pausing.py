@@ -35,6 +35,7 @@ def rest_of(chunk: Chunk, pos: int) -> Chunk:
         chunk[pos:], chunk.stream, chunk.first_offset, chunk.timestamp,
         chunk.committed_chunk_id,
     )
+    rest.undecodable = chunk.undecodable
     if chunk.release is not None and chunk.release_at > pos:
         rest.release, rest.release_at = chunk.release, chunk.release_at - pos
         chunk.release, chunk.release_at = None, -1
@@ -59,8 +60,19 @@ class Paused:
         return stream in self.streams
 
     def pause(self, stream: str) -> None:
-        """Hold back the chunks of ``stream`` from now on."""
+        """Hold back the chunks of ``stream`` from now on (those of a resume not handed out too)."""
         self.streams.add(stream)
+        ready = self._ready
+        if any(c.stream == stream for c in ready):
+            back = deque(c for c in ready if c.stream == stream)
+            back.extend(self._held.pop(stream, ()))
+            self._held[stream] = back
+            self._ready = deque(c for c in ready if c.stream != stream)
+
+    @property
+    def holding(self) -> bool:
+        """Whether chunks are held back (of a paused stream, or of a resumed one not taken yet)."""
+        return bool(self._ready) or any(self._held.values())
 
     def hold(self, chunk: Chunk) -> None:
         """A chunk of a paused stream, taken and not handed out."""

@@ -155,8 +155,8 @@ class Progress:
                     self._idle_at = None
                     return chunk
                 continue  # emptied by the end or a filter
-            if source.finished:
-                raise StopAsyncIteration
+            if source.finished and not self.paused.holding:
+                raise StopAsyncIteration  # (what is held of a paused stream waits for its resume)
             now = loop.time()
             wait, by_idle = self._wait(now, deadline)
             try:
@@ -192,6 +192,9 @@ class Progress:
             raise StopAsyncIteration
         await self._source.open(self.group)
         self._opened = True
+        # (a stream paused before it started: named now that they are known)
+        if self.paused.streams:
+            self._check_streams(tuple(self.paused.streams))
         if self._watch is not None:
             self._watch.start()
 
@@ -387,13 +390,14 @@ class Progress:
         as the first message comes, such as a timestamp's, that
         message's).
 
-        :raises TypeError: For a single active consumer (subscribing again
-            would leave its group).
-        :raises ValueError: For a stream not read, or one with messages
-            in flight to concurrent handlers.
+        :raises ValueError: For a single active consumer (subscribing
+            again would leave its group), a stream not read, or one with
+            messages in flight to concurrent handlers.
+        :raises rbfly.streams.error.StreamsError: When the subscription
+            ended.
         """
         if self.closed:
-            raise StopAsyncIteration
+            raise StreamsError('the subscription ended: nothing to seek')
         if not self._opened:
             raise ValueError('seek() a subscription that started (the first message asked'
                              ' for); to start elsewhere, subscribe with offset=')

@@ -22,10 +22,10 @@ import typing as tp
 from collections.abc import Awaitable, Callable
 
 from ...amqp import MessageCtx
-from ..error import StreamsError
 from ..offset import Offset
 from ..protocol.constants import OffsetSpecType
 from ..types import MessageFilter
+from .flow import ManualCredit
 from .subscription import Chunk, Subscription, wait_any
 
 if tp.TYPE_CHECKING:
@@ -89,7 +89,7 @@ class Source(tp.Protocol):
         is called with the offset it starts at, when the offset
         specification gives one (else ``None``).
 
-        :raises TypeError: For a read that cannot seek (single active
+        :raises ValueError: For a read that cannot seek (single active
             consumers).
         :raises ValueError: For a stream not read.
         """
@@ -138,7 +138,10 @@ class Subscriptions:
         self._turn = 0
         self._paused: set[str] = set()
         self._ended = False
-        # a wait on paused subscriptions alone, woken by a resume
+        self._seeking: asyncio.Lock | None = None
+        # the subscriptions a take waits on now; a wait on paused
+        # subscriptions alone, woken by a resume
+        self._waiting: list[Subscription] = []
         self._resumed: asyncio.Future[None] | None = None
 
     async def open(self, group: HandOff | None) -> None:
@@ -183,18 +186,21 @@ class Subscriptions:
         return None
 
     async def wait(self, timeout: float | None) -> None:
-        polled = self._polled
-        if len(polled) == 1:
-            await polled[0].wait(timeout)
-        elif polled:
-            await wait_any(polled, timeout)
-        else:  # every stream left is paused: until one resumes
-            self._resumed = asyncio.get_running_loop().create_future()
-            try:
-                async with asyncio.timeout(timeout):
-                    await self._resumed
-            finally:
-                self._resumed = None
+        polled = self._waiting = list(self._polled)
+        try:
+            if len(polled) == 1:
+                await polled[0].wait(timeout)
+            elif polled:
+                await wait_any(polled, timeout)
+            else:  # every stream left is paused: until one resumes
+                self._resumed = asyncio.get_running_loop().create_future()
+                try:
+                    async with asyncio.timeout(timeout):
+                        await self._resumed
+                finally:
+                    self._resumed = None
+        finally:
+            self._waiting = []
 
     def pause(self, stream: str, paused: bool) -> None:
         if paused:
@@ -205,12 +211,14 @@ class Subscriptions:
             if sub.stream == stream:
                 sub.paused = paused
         self._polled = [s for s in self._active if not s.paused]
-        if not paused:
-            self._wake()
+        self._wake()
 
     def _wake(self) -> None:
-        """Wake a take waiting (a stream resumed, or subscribed again): it looks again."""
-        for sub in self._polled:
+        """
+        Wake a take waiting (a stream paused or resumed, or subscribed
+        again): it looks again, and waits on what it should wait on now.
+        """
+        for sub in self._waiting:
             sub.interrupt()
         resumed = self._resumed
         if resumed is not None and not resumed.done():
@@ -220,34 +228,51 @@ class Subscriptions:
             self, stream: str, offset: Offset, moved: Callable[[int | None], None],
     ) -> None:
         if self._remake is None:
-            raise TypeError('a single active consumer cannot seek: subscribing again would'
-                            ' leave its group; choose its offset with consumer_update, or'
-                            ' reset the group (rbfly group reset)')
+            raise ValueError('a single active consumer cannot seek: subscribing again would'
+                             ' leave its group; choose its offset with consumer_update, or'
+                             ' reset the group (rbfly group reset)')
         if stream not in self.streams:
             raise ValueError('stream {!r} is not read here; the streams read: {}'.format(
                 stream, ', '.join(repr(s) for s in self.streams)))
-        sub = await self._remake(stream, offset)
+        if self._seeking is None:
+            self._seeking = asyncio.Lock()
+        async with self._seeking:  # (one at a time: in the order asked)
+            await self._seek(stream, offset, moved)
+
+    async def _seek(
+            self, stream: str, offset: Offset, moved: Callable[[int | None], None],
+    ) -> None:
+        remake = self._remake
+        assert remake is not None  # (seek checked)
         if self._ended:
-            return  # (the read ended meanwhile: nothing to move)
-        # (found now: another seek may have replaced it meanwhile)
+            return
         old = next(s for s in self.subs if s.stream == stream)
-        # (the old one ends only now: a failed remake leaves the read as it was)
-        moved(sub.next_offset if sub.offset_spec.type == OffsetSpecType.OFFSET else None)
-        self._end(old)
-        self._replace(old, sub)
+        old.seeking = True
         try:
-            await self._place(sub)
-        except BaseException as ex:
-            # the read ends with the error (the old subscription is gone):
-            # taking from the stream raises it
-            self._end(sub)
-            sub.fail(ex if isinstance(ex, Exception) else StreamsError(
-                'seek to {} on stream {!r} cancelled while subscribing'.format(offset, stream)))
+            sub = await remake(stream, offset)
+            if self._ended:
+                return  # (the read ended meanwhile: nothing to move)
+            # subscribed at the new place first: a failed or cancelled
+            # seek leaves the read as it was (the old one read on meanwhile)
+            sub.paused = stream in self._paused
+            try:
+                await self._place(sub)
+            except BaseException:
+                self._end(sub)
+                raise
+        except BaseException:
+            old.seeking = False
+            if isinstance(old.flow, ManualCredit):  # (its successor took it)
+                old.flow.bind(old)
             raise
-        finally:
-            self._wake()
         if self._ended:  # (while subscribing)
             self._end(sub)
+            return
+        moved(sub.next_offset if sub.offset_spec.type == OffsetSpecType.OFFSET else None)
+        self._end(old)
+        old.interrupt()  # (a take waiting on it waits on its successor)
+        self._replace(old, sub)
+        self._wake()
 
     def _replace(self, old: Subscription, sub: Subscription) -> None:
         """Read ``sub`` in the place of ``old``."""
@@ -265,7 +290,7 @@ class Subscriptions:
         self._ended = True
         self._active = []
         self._polled = []
-        for sub in self.subs:
+        for sub in [*self.subs, *self._waiting]:
             self._end(sub)
             sub.interrupt()  # (a take waiting on it: the progress ended)
         resumed = self._resumed

@@ -44,7 +44,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from time import monotonic
 
-from ...error import AMQPDecodeError, ChunkCrcError, ChunkError
+from ...error import AMQPDecodeError, ChunkCrcError, ChunkError, MessageDecodeError
 from ..aio.records import detach
 from ..lifecycle import Lifecycle, ResourceState
 from ..metrics import Counters
@@ -199,8 +199,10 @@ class Subscription:
         self.end_chunk: int | None = None
         self.end_offset = 0
         self.finished = False
-        # the application paused the stream: no credit granted
+        # the application paused the stream: no credit granted; it is
+        # being replaced by a subscription elsewhere in its stream (a seek)
         self.paused = False
+        self.seeking = False
         # the flow strategy, and the policy that says when to grant
         # credits: the one owner of the credit counts
         flow = self.flow = read.flow
@@ -418,11 +420,15 @@ class Subscription:
             # a message that is not AMQP: decoded again, each message
             # under try, to raise an error naming it, skip it or keep its
             # bytes (the fast path has no try per message)
-            info, messages = decode_chunk(
-                data, self.next_offset, self.amqp, self.crc_check, self.stream,
-                self.max_uncompressed,
-                'raw' if self.on_decode_error == 'policy' else self.on_decode_error,
-            )
+            try:
+                info, messages = decode_chunk(
+                    data, self.next_offset, self.amqp, self.crc_check, self.stream,
+                    self.max_uncompressed,
+                    'raw' if self.on_decode_error == 'policy' else self.on_decode_error,
+                )
+            except MessageDecodeError:
+                self._counters.undecodable += 1
+                raise
         counters = self._counters
         counters.chunks += 1
         counters.chunk_bytes += len(data)
@@ -436,7 +442,7 @@ class Subscription:
         chunk = Chunk(messages, self.stream, info.first_offset, info.timestamp, committed)
         if (failures := info.failures) is not None:
             counters.undecodable += len(failures)
-            if self.on_decode_error != 'skip':
+            if self.on_decode_error == 'policy':  # (concurrent handlers: the error policy's)
                 chunk.undecodable = failures
         release_at = policy.hold(len(messages))
         if release_at is not None:  # the chunk holds its credit until processed

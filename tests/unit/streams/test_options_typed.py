@@ -110,6 +110,10 @@ ENTRIES: dict[str, tuple[Call, str, str]] = {
         lambda c, b, kw: c.subscribe_super_stream_chunks('s', **kw), 'credt', 'credit'),
     'StreamsClient.process': (_process('process'), 'stop_at_nd', 'stop_at_end'),
     'StreamsClient.process_super_stream': (_process('process_super_stream'), 'flw', 'flow'),
+    'StreamsClient.processor': (
+        lambda c, b, kw: c.processor('s', _handler, **kw), 'timout', 'timeout'),
+    'StreamsClient.super_stream_processor': (
+        lambda c, b, kw: c.super_stream_processor('s', _handler, **kw), 'nam', 'name'),
     'BlockingClient.publisher': (lambda c, b, kw: b.publisher('s', **kw), 'dedupe', 'dedup'),
     'BlockingClient.super_stream_publisher': (
         lambda c, b, kw: b.super_stream_publisher('s', str, **kw), 'serialiser', 'serializer'),

@@ -248,6 +248,8 @@ def test_manual_credit_binds_what_releases() -> None:
         def __init__(self, stream: str) -> None:
             self.stream = stream
             self.released = 0
+            self.closed = False
+            self.seeking = False
 
         def release(self) -> None:
             self.released += 1

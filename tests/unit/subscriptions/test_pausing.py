@@ -12,7 +12,9 @@ import typing as tp
 import pytest
 
 from rbfly.amqp import MessageCtx, get_message_ctx
+from rbfly.error import MessageDecodeError
 from rbfly.streams import Offset
+from rbfly.streams.error import StreamsError
 from rbfly.streams.subscriptions._bodies import Bodies
 from rbfly.streams.subscriptions.chunks import Chunks
 from rbfly.streams.subscriptions.pausing import rest_of
@@ -238,5 +240,45 @@ async def test_errors() -> None:
     with pytest.raises(ValueError, match='in flight'):
         await p.seek('a', 0)
     await b.aclose()
-    with pytest.raises(StopAsyncIteration):
+    with pytest.raises(StreamsError, match='nothing to seek'):
         await b.seek('a', 0)
+
+async def test_pause_again_before_take() -> None:
+    """Paused, resumed and paused again before the next take: still held back."""
+    p, _ = progress([chunk('a', range(0, 4)), chunk('b', range(0, 3))], finite=False)
+    b = Bodies(p)
+    await bodies(b, 1)
+    b.pause('a')
+    b.resume('a')
+    b.pause('a')
+    assert await bodies(b, 3) == [('b', 0), ('b', 1), ('b', 2)]
+    b.resume('a')
+    assert await bodies(b, 3) == [('a', 1), ('a', 2), ('a', 3)]
+    await b.aclose()
+
+async def test_end_waits_for_resume() -> None:
+    """
+    A read that ends (every subscription at its end) while it holds back
+    messages of a paused stream ends only once they were handed out.
+    """
+    p, _ = progress([chunk('a', range(0, 4)), chunk('b', range(0, 2))])
+    b = Bodies(p)
+    await bodies(b, 1)
+    b.pause('a')
+    assert await bodies(b, 2) == [('b', 0), ('b', 1)]
+    task = asyncio.ensure_future(bodies(b, 1))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert not task.done()  # (not the end: 'a' 1-3 are held)
+    b.resume('a')
+    async with asyncio.timeout(5):
+        assert await task == [('a', 1)]
+    assert await bodies(b, 2) == [('a', 2), ('a', 3)]
+    with pytest.raises(StopAsyncIteration):
+        await anext(b)
+
+def test_rest_keeps_decoding_errors() -> None:
+    """The rest of a chunk cut by a pause keeps its messages' decoding errors."""
+    c = chunk('a', range(0, 4))
+    c.undecodable = {2: MessageDecodeError('bad', 0, 'a', 2)}
+    assert rest_of(c, 1).undecodable == c.undecodable
