@@ -36,6 +36,7 @@ MODULES = [
     'rbfly.streams.protocol._confirm_ids',
     'rbfly.streams.protocol._frames',
     'rbfly.streams.publishers._pipeline',
+    'rbfly.streams.publishers._hash',
     'rbfly.streams.protocol._publish',
     'rbfly.streams.aio._ready',
 ]

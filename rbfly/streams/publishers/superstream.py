@@ -36,10 +36,18 @@ import typing as tp
 from collections.abc import Callable, Sequence
 
 from ..error import NoRoute
+from ._hash import hash_index, murmur3_32
 from .base import PublisherTrait
 
 HASH_SEED = 104729
 """Seed of the MurmurHash3 of hash routing (the one of the other clients)."""
+
+MAX_ROUTES = 65_536
+"""
+Routing keys whose partitions a key-routing publisher keeps (the broker's
+answer to a Route); past them it forgets all and asks again: memory stays
+bounded when the keys have no end (an order id each).
+"""
 
 RoutingKey = Callable[[tp.Any], str]
 """Function returning the routing key of a message."""
@@ -50,44 +58,11 @@ Function of a message and the super stream's partitions (in the broker's
 order) returning the partitions the message goes to (one or more).
 """
 
-_M32 = 0xffffffff
-
-def murmur3_32(data: bytes, seed: int = 0) -> int:
-    """
-    32-bit MurmurHash3 (x86 variant) of ``data``, as an unsigned integer.
-    """
-    c1, c2 = 0xcc9e2d51, 0x1b873593
-    h = seed & _M32
-    n = len(data)
-    tail = n & ~3
-    for i in range(0, tail, 4):
-        k = int.from_bytes(data[i:i + 4], 'little')
-        k = (k * c1) & _M32
-        k = ((k << 15) | (k >> 17)) & _M32
-        k = (k * c2) & _M32
-        h ^= k
-        h = ((h << 13) | (h >> 19)) & _M32
-        h = (h * 5 + 0xe6546b64) & _M32
-    rest = n & 3
-    if rest:
-        k = int.from_bytes(data[tail:], 'little')
-        k = (k * c1) & _M32
-        k = ((k << 15) | (k >> 17)) & _M32
-        k = (k * c2) & _M32
-        h ^= k
-    h ^= n
-    h ^= h >> 16
-    h = (h * 0x85ebca6b) & _M32
-    h ^= h >> 13
-    h = (h * 0xc2b2ae35) & _M32
-    h ^= h >> 16
-    return h
-
 def hash_partition(routing_key: str, partitions: Sequence[str]) -> str:
     """
     Partition of a routing key with hash routing.
     """
-    return partitions[murmur3_32(routing_key.encode('utf-8'), HASH_SEED) % len(partitions)]
+    return partitions[hash_index(routing_key, HASH_SEED, len(partitions))]
 
 def partition_names(
         super_stream: str, partitions: int | None, binding_keys: Sequence[str] | None,
@@ -181,11 +156,10 @@ class SuperStreamPublisher:
         if self._strategy is not None:
             return '', self._chosen(message)
         key = self._key(message)
-        publishers = self._routes.get(key)
-        if publishers is None and self._route is None:
-            publishers = [self.publishers[hash_partition(key, self.partitions)]]
-            self._routes[key] = publishers
-        return key, publishers
+        if self._route is None:  # (hash routing: in C, nothing kept per key)
+            partitions = self.partitions
+            return key, [self.publishers[partitions[hash_index(key, HASH_SEED, len(partitions))]]]
+        return key, self._routes.get(key)
 
     def _chosen(self, message: tp.Any) -> list[PublisherTrait]:
         """The publishers of the partitions the routing strategy chose."""
@@ -244,7 +218,10 @@ class SuperStreamPublisher:
             raise NoRoute('no partition of super stream {!r} for routing key {!r}'.format(
                 self.super_stream, key
             ))
-        publishers = self._routes[key] = [self.publishers[s] for s in streams]
+        routes = self._routes
+        if len(routes) >= MAX_ROUTES:  # (keys without end: bounded memory)
+            routes.clear()
+        publishers = routes[key] = [self.publishers[s] for s in streams]
         return publishers
 
     async def send(self, message: tp.Any, *args: tp.Any, **kw: tp.Any) -> tp.Any:
