@@ -54,7 +54,7 @@ VERDICT = (
 
 REPORT_RESULTS = (
     'codec', 'publish', 'consume', 'floor', 'workloads', 'concurrent', 'pipelined-310',
-    'pipelined-4', 'java-official', 'handlers', 'recovery',
+    'pipelined-4', 'java-official', 'handlers', 'recovery', 'scale',
 )
 """The results ``scripts/perf-report.sh`` makes (the others were made by hand)."""
 
@@ -81,6 +81,7 @@ def install(page: Page) -> None:
         'ms': fig(lambda v: _us(v / 1000)),
         'sms': fig(lambda v: _us(v * 1000)),
         'pct': fig('{:.0%}'.format),
+        'kib': fig(lambda v: '{:,.1f}'.format(v / 1024)),
         'x': fig('{:.2f}x'.format),
         'f': fig(_fixed),
         'day': fig(lambda v: str(v)[:10]),
