@@ -501,9 +501,14 @@ class StreamsProtocol(asyncio.Protocol):
             cr = tp.cast(CreditResponse, event)
             # precondition failed: a single active consumer's credit sent
             # as the broker made it inactive (a routine race of a hand-off;
-            # the broker keeps the credit for when it is active again)
-            log = logger.debug if cr.code == ResponseCode.PRECONDITION_FAILED \
-                else logger.warning
+            # the broker keeps the credit for when it is active again); no
+            # such subscription: credit sent as it ended (an id not held
+            # by a subscription now: subscriptions ending in quick
+            # succession logged a warning each)
+            routine = cr.code == ResponseCode.PRECONDITION_FAILED or (
+                cr.code == ResponseCode.SUBSCRIPTION_ID_DOES_NOT_EXIST
+                and self.subscriptions.get(cr.subscription_id, ABANDONED) is ABANDONED)
+            log = logger.debug if routine else logger.warning
             log('credit refused for subscription %d: code %d', cr.subscription_id, cr.code)
         elif t is ConsumerUpdateRequested:
             self._consumer_update(tp.cast(ConsumerUpdateRequested, event))
