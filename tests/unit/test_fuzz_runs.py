@@ -157,6 +157,16 @@ def test_total_is_its_commits_runs(target: str) -> None:
     findings = sum(not r.result.startswith('ok') for r in runs)
     assert number(row['findings']) == findings, row
 
+def test_coverage_shim_in_repository() -> None:
+    """
+    ``scripts/fuzz.sh --gcc-cov`` builds ``fuzz/gcc_cov.c``: it is in the
+    checkout and git does not ignore it (``*.c``, for Cython's output,
+    kept it out of every commit, and ``--gcc-cov`` failed in a clone).
+    """
+    assert (ROOT / 'fuzz' / 'gcc_cov.c').is_file()
+    ignored = git('check-ignore', '-q', 'fuzz/gcc_cov.c')
+    assert ignored.returncode != 0, 'git ignores fuzz/gcc_cov.c'  # 0: ignored
+
 def git(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(['git', '-C', str(ROOT), *args], capture_output=True, text=True,
                           check=False)
