@@ -1,8 +1,9 @@
 """
 Every decoder of bytes from the network has a fuzz target, and
-``fuzz/RUNS.md`` keeps honest totals: every fuzz target has one, each names
-the commit it fuzzed and equals the sum of that commit's runs in the log,
-and every run of the log names its commit and lasted at least a minute.
+``fuzz/RUNS.md`` keeps honest totals: every fuzz target has one (one per
+commit fuzzed), each names its commit and equals the sum of that commit's
+runs in the log, and every run of the log names its commit and lasted at
+least a minute.
 
 The totals once predated 25 commits that changed the decoders and named no
 commit, and one target reached 10 million inputs through a top-up of 2
@@ -136,26 +137,34 @@ def test_log_rows_name_commits() -> None:
         assert run.inputs > 0, run
 
 def test_every_target_has_a_total() -> None:
-    """One total per fuzz target, and none of a target that is gone."""
-    names = [row['target'] for row in totals()]
-    assert sorted(names) == sorted(TARGETS)
+    """
+    Every fuzz target has a total, none of a target that is gone; a total
+    per commit fuzzed (a target fuzzed again from a newer commit starts a
+    new total), one for each commit of the target's runs in the log.
+    """
+    rows = totals()
+    assert {row['target'] for row in rows} == set(TARGETS)
+    pairs = [(row['target'], row['commit']) for row in rows]
+    assert len(pairs) == len(set(pairs)), 'two totals of one target and commit'
+    assert set(pairs) == {(run.target, run.commit) for run in log()}
 
 @pytest.mark.parametrize('target', list(TARGETS))
 def test_total_is_its_commits_runs(target: str) -> None:
     """
-    A target's total names one commit, and its seconds and inputs are the
-    sums of that commit's runs of the target in the log (both coverages);
-    its date is their last.
+    A total names its commit, and its seconds and inputs are the sums of
+    that commit's runs of the target in the log (both coverages); its date
+    is their last.
     """
-    row = next(r for r in totals() if r['target'] == target)
-    assert COMMIT.fullmatch(row['commit']), row
-    runs = [r for r in log() if r.target == target and r.commit == row['commit']]
-    assert runs, 'no run of {} at {} in the log'.format(target, row['commit'])
-    assert number(row['seconds']) == sum(r.seconds for r in runs), row
-    assert number(row['inputs']) == sum(r.inputs for r in runs), row
-    assert row['date'] == max(r.date for r in runs), row
-    findings = sum(not r.result.startswith('ok') for r in runs)
-    assert number(row['findings']) == findings, row
+    for row in (r for r in totals() if r['target'] == target):
+        assert COMMIT.fullmatch(row['commit']), row
+        runs = [r for r in log() if r.target == target and r.commit == row['commit']]
+        assert runs, 'no run of {} at {} in the log'.format(target, row['commit'])
+        assert number(row['seconds']) == sum(r.seconds for r in runs), row
+        assert number(row['inputs']) == sum(r.inputs for r in runs), row
+        assert row['date'] == max(r.date for r in runs), row
+        assert row['coverage'] == ' + '.join(dict.fromkeys(r.coverage for r in runs)), row
+        findings = sum(not r.result.startswith('ok') for r in runs)
+        assert number(row['findings']) == findings, row
 
 def test_coverage_shim_in_repository() -> None:
     """
