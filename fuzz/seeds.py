@@ -170,6 +170,14 @@ def seeds() -> dict[str, list[bytes]]:
         'chunk': [bytes([flags, start]) + chunk for chunk in chunks
                   for flags, start in ((0, 0), (3, 101), (4, 0))],
         'amqp': [b'\x00' + m for m in MESSAGES] + [b'\x01' + v for v in VALUES],
+        # flags (bit 0: a count of its own), publisher id, slice, [count,] ids
+        'confirm_ids': [
+            b'\x00\x01' + struct.pack('>bbb', 1, -1, 1) + struct.pack('>3Q', 1, 2, 3),
+            b'\x00\xff' + struct.pack('>bbb', -2, 0, -1)
+            + struct.pack('>4Q', 0, 2**63, 2**64 - 1, 2**63 - 1),
+            b'\x00\x00\x00\x00\x00',
+            b'\x01\x02' + struct.pack('>bbbI', 0, 2, 0, 2) + struct.pack('>3Q', 7, 7, 8),
+        ],
     }
     for code in (Compression.GZIP, Compression.ZSTD, Compression.LZ4, Compression.SNAPPY):
         payload = compress(code, amqp)

@@ -23,18 +23,29 @@ The functions need no fuzzer: ``tests/unit/test_fuzz_regressions.py``
 replays the corpora through them.
 """
 
+import asyncio
+import operator
+import pickle
 import struct
+import typing as tp
 import zlib
 from collections.abc import Callable, Iterator
 
-from rbfly.amqp import decode_amqp, decode_value, encode_message, encode_value
-from rbfly.error import AMQPDecodeError, AMQPEncodeError, ChunkError, FrameDecodeError
+from rbfly.amqp import MessageCtx, decode_amqp, decode_value, encode_message, encode_value
+from rbfly.error import (
+    AMQPDecodeError,
+    AMQPEncodeError,
+    ChunkError,
+    FrameDecodeError,
+    MessageDecodeError,
+)
 from rbfly.streams.protocol import (
     FrameReader as PyFrameReader,
 )
 from rbfly.streams.protocol import (
     OpenResponse,
     PeerPropertiesResponse,
+    PublishConfirm,
     ResponseCode,
     SaslAuthenticateResponse,
     SaslHandshakeResponse,
@@ -42,7 +53,8 @@ from rbfly.streams.protocol import (
     decode_frame,
     encode,
 )
-from rbfly.streams.protocol._chunk import decode_chunk
+from rbfly.streams.protocol._chunk import ChunkInfo, decode_chunk, read_header
+from rbfly.streams.protocol._confirm_ids import ConfirmIds
 from rbfly.streams.protocol._frames import FrameReader, decode_hot
 from rbfly.streams.protocol.compression import Compression, compress, decompress
 from rbfly.streams.protocol.connection import (
@@ -57,6 +69,8 @@ from rbfly.streams.protocol.connection import (
 from rbfly.streams.protocol.request_codec import TABLE as REQUESTS
 from rbfly.streams.protocol.response_codec import TABLE as RESPONSES
 from rbfly.streams.protocol.tables import Entry
+from rbfly.streams.publishers._confirm import Confirmation, confirm, track
+from rbfly.streams.publishers._unconfirmed import Unconfirmed
 
 Target = Callable[[bytes], None]
 
@@ -234,20 +248,80 @@ def chunk_bytes(data: bytes, entries: int, records: int, first: int = 0, *,
         zlib.crc32(data) if crc is None else crc, len(data), 0, 0,
     ) + data
 
-def _check_chunk(chunk: bytes, start: int, amqp: bool, check_crc: bool) -> None:
+ACTIONS: tuple[str | None, ...] = (None, 'raise', 'skip', 'raw')
+"""A chunk target's ``on_decode_error``, chosen by two bits of its flags."""
+
+HEADER_FIELDS = ('chunk_type', 'first_offset', 'num_records', 'num_entries', 'timestamp', 'epoch')
+
+def _decode(chunk: bytes, start: int, amqp: bool, check_crc: bool, action: str | None) -> (
+        tuple[ChunkInfo, list[MessageCtx]] | ChunkError | AMQPDecodeError):
     try:
-        info, messages = decode_chunk(chunk, start, amqp, check_crc, 's')
-    except (ChunkError, AMQPDecodeError):
-        return
+        return decode_chunk(chunk, start, amqp, check_crc, 's', on_decode_error=action)
+    except (ChunkError, AMQPDecodeError) as ex:
+        return ex
+
+def _check_chunk(chunk: bytes, start: int, amqp: bool, check_crc: bool,
+                 action: str | None = None) -> None:
+    """
+    The contract of the chunk decoders: ``read_header`` refuses what
+    ``decode_chunk`` refuses for its header, with the same error, and
+    reads what it decodes; an undecodable record raises a bare
+    :py:class:`~rbfly.error.AMQPDecodeError` on the fast path (``action``
+    ``None``), after which the chunk decodes with ``'raw'`` (as a
+    subscription decodes it again), a
+    :py:class:`~rbfly.error.MessageDecodeError` with ``'raise'``, and none
+    with ``'skip'`` or ``'raw'``; the messages have the offsets the
+    header promises (some skipped with ``'skip'``).
+    """
+    try:
+        header: ChunkInfo | ChunkError = read_header(chunk)
+    except ChunkError as ex:
+        header = ex
+    result = _decode(chunk, start, amqp, check_crc, action)
+    if isinstance(header, ChunkError):
+        if not isinstance(result, ChunkError) or str(result) != str(header):
+            raise Violation('read_header raised {!r}, decode_chunk {!r}'.format(header, result))
+    elif isinstance(result, AMQPDecodeError):
+        _check_amqp_error(result, chunk, start, amqp, check_crc, action)
+    elif not isinstance(result, ChunkError):
+        info, messages = result
+        read = [getattr(header, name) for name in HEADER_FIELDS]
+        decoded = [getattr(info, name) for name in HEADER_FIELDS]
+        if read != decoded:
+            raise Violation('read_header {} != decode_chunk {}'.format(read, decoded))
+        _check_messages(chunk, start, amqp, check_crc, action, info, messages)
+
+def _check_amqp_error(error: AMQPDecodeError, chunk: bytes, start: int, amqp: bool,
+                      check_crc: bool, action: str | None) -> None:
+    if not amqp or action in ('skip', 'raw'):
+        raise Violation('AMQPDecodeError decoding with amqp={}, on_decode_error={!r}:'
+                        ' {}'.format(amqp, action, error))
+    if action == 'raise' and not isinstance(error, MessageDecodeError):
+        raise Violation('on_decode_error=raise raised {!r}'.format(error))
+    if action is None:
+        again = _decode(chunk, start, amqp, check_crc, 'raw')
+        if isinstance(again, AMQPDecodeError):
+            raise Violation('the fast path failed, and raw decoding too: {!r}'.format(again))
+
+def _check_messages(chunk: bytes, start: int, amqp: bool, check_crc: bool, action: str | None,
+                    info: ChunkInfo, messages: list[MessageCtx]) -> None:
     if info.chunk_type != 0:
         if messages:
             raise Violation('a chunk of type {} has messages'.format(info.chunk_type))
         return
     offsets = [m.stream_offset for m in messages]
     expected = list(range(max(start, info.first_offset), info.next_offset))
+    if action == 'skip' and amqp:
+        kept = set(offsets)
+        expected = [o for o in expected if o in kept]
     if offsets != expected:
-        raise Violation('message offsets {} of a chunk from {} with {} records'.format(
-            offsets[:10], info.first_offset, info.num_records))
+        raise Violation('message offsets {} of a chunk from {} with {} records ({})'.format(
+            offsets[:10], info.first_offset, info.num_records, action))
+    if amqp and action is not None:
+        plain = _decode(chunk, start, amqp, check_crc, None)
+        if not isinstance(plain, Exception) and [m.stream_offset for m in plain[1]] != offsets:
+            raise Violation('on_decode_error={!r} gave offsets {}, the fast path {}'.format(
+                action, offsets[:10], [m.stream_offset for m in plain[1]][:10]))
     if not amqp:
         records = chunk_records(chunk)[max(0, start - info.first_offset):]
         if [m.body for m in messages] != records:
@@ -295,8 +369,8 @@ def target_chunk(data: bytes) -> None:
     fixed so that the decoder reads past them.
 
     Input: flags (bit 0: fix the data length, bit 1: fix the CRC, bit 2:
-    raw records, not AMQP, bit 3: no CRC check), the start offset (one
-    byte), the chunk.
+    raw records, not AMQP, bit 3: no CRC check, bits 4-5: on_decode_error,
+    of :py:data:`ACTIONS`), the start offset (one byte), the chunk.
     """
     if len(data) < 2:
         return
@@ -308,7 +382,7 @@ def target_chunk(data: bytes) -> None:
             size = struct.unpack_from('>I', chunk, 36)[0]
             crc = zlib.crc32(chunk[HEADER.size:HEADER.size + size])
             struct.pack_into('>I', chunk, 32, crc)
-    _check_chunk(bytes(chunk), start, not flags & 4, not flags & 8)
+    _check_chunk(bytes(chunk), start, not flags & 4, not flags & 8, ACTIONS[flags >> 4 & 3])
 
 def sub_batch_chunk(code: int, payload: bytes, records: int, uncompressed: int) -> bytes:
     """A chunk of one sub-entry batch, with a valid CRC."""
@@ -330,7 +404,8 @@ def _codec_chunk_target(code: Compression) -> Target:
             size = declared
         if flags & 2:  # the declared size as is, not fixed up
             size = declared
-        _check_chunk(sub_batch_chunk(code, payload, records, size), 0, not flags & 4, True)
+        _check_chunk(sub_batch_chunk(code, payload, records, size), 0, not flags & 4, True,
+                     ACTIONS[flags >> 3 & 3])
 
     target.__doc__ = """
     The chunk decoder on a chunk of one {} sub-entry batch: its records
@@ -338,7 +413,8 @@ def _codec_chunk_target(code: Compression) -> Target:
     it.
 
     Input: flags (bit 0: compress the body, bit 1: keep the declared
-    uncompressed size, bit 2: raw records), the number of records
+    uncompressed size, bit 2: raw records, bits 3-4: on_decode_error, of
+    :py:data:`ACTIONS`), the number of records
     (uint16), the declared uncompressed size (uint32), the body.
     """.format(code.name.lower())
     return target
@@ -347,6 +423,121 @@ target_chunk_gzip = _codec_chunk_target(Compression.GZIP)
 target_chunk_zstd = _codec_chunk_target(Compression.ZSTD)
 target_chunk_lz4 = _codec_chunk_target(Compression.LZ4)
 target_chunk_snappy = _codec_chunk_target(Compression.SNAPPY)
+
+#
+# PublishConfirm ids
+#
+
+class _Future:
+    """What a :py:class:`Confirmation` needs of a future, without a loop."""
+
+    def __init__(self) -> None:
+        self.result = False
+
+    def done(self) -> bool:
+        return self.result
+
+    def set_result(self, _: None) -> None:
+        self.result = True
+
+def _same(ids: ConfirmIds, expected: tuple[int, ...], what: str,
+          op: Callable[[tp.Any], object]) -> None:
+    """``op`` gives ``ids`` what it gives the tuple of the same ids, or raises alike."""
+    try:
+        got: object = op(ids)
+    except (IndexError, ValueError, TypeError) as ex:
+        got = type(ex)
+    try:
+        want: object = op(expected)
+    except (IndexError, ValueError, TypeError) as ex:
+        want = type(ex)
+    if got != want:
+        raise Violation('{} of ConfirmIds {!r}, of the tuple {!r}'.format(what, got, want))
+
+def _confirmed(ids: tp.Sequence[int], tracked: list[int]) -> tuple[int, Unconfirmed, list[int],
+                                                                   int, bool]:
+    """
+    The publisher's confirmation loop on messages kept under ``tracked``:
+    the bytes forgotten, what stays unconfirmed, the ids still awaited,
+    and the confirmation's count and state.
+    """
+    unconfirmed = Unconfirmed()
+    waiting: dict[int, Confirmation] = {}
+    future = _Future()
+    confirmation = Confirmation(tp.cast('asyncio.Future[None]', future), len(tracked))
+    messages = [b'm' * (pid % 7) for pid in tracked]
+    track(unconfirmed, waiting, messages, 0, tracked, confirmation)
+    size = confirm(unconfirmed, waiting, ids)
+    return size, unconfirmed, sorted(waiting), confirmation.remaining, future.done()
+
+def target_confirm_ids(data: bytes) -> None:
+    """
+    The PublishConfirm decoder of the hot path (``decode_hot``), whose ids
+    stay the frame's bytes (:py:class:`ConfirmIds`, ``_confirm_ids.pyx``):
+    it decodes what the codec decodes, and refuses what the codec
+    refuses; as a sequence (length, indexing, slicing, iteration,
+    reversal, membership, ``index``, ``count``, equality, hash, pickling)
+    the ids are the tuple the codec decodes; the publisher's C loop,
+    reading them as C integers, forgets the same messages and counts off
+    the same waiting ids as from a tuple.
+
+    Input: flags (bit 0: the count is the next 4 bytes as they are, not
+    the number of ids that follow), the publisher id, a slice (start, stop
+    and step: three signed bytes), [the count,] the ids (8 bytes each).
+    """
+    if len(data) < 5:
+        return
+    flags, publisher = data[0], data[1]
+    cut = slice(*struct.unpack_from('>bbb', data, 2))
+    body = data[5:]
+    if flags & 1 and len(body) >= 4:
+        count, body = struct.unpack_from('>I', body)[0], body[4:]
+    else:
+        count, body = len(body) // 8, body[:len(body) // 8 * 8]
+    frame = memoryview(struct.pack('>HHBI', 0x0003, 1, publisher, count) + body)
+    hot = decode_hot(frame)
+    try:
+        decoded = decode_frame(frame)
+    except FrameDecodeError:
+        if hot is not None:
+            raise Violation('decode_hot accepts a frame decode_frame rejects: {!r}'.format(
+                hot)) from None
+        return
+    codec = decoded.command
+    if not isinstance(hot, PublishConfirm) or not isinstance(codec, PublishConfirm):
+        raise Violation('decode_hot gave {!r} for {!r}'.format(hot, codec))
+    ids = hot.publishing_ids
+    if type(ids) is not ConfirmIds or hot.publisher_id != publisher:
+        raise Violation('decode_hot gave {!r}'.format(hot))
+    expected = struct.unpack('>{}Q'.format(count), body)
+    if tuple(codec.publishing_ids) != expected:
+        raise Violation('the codec decoded {!r}, not {!r}'.format(codec, expected))
+    if hot != codec or ids != expected or ids != list(expected):
+        raise Violation('decode_hot {!r} != decode_frame {!r}'.format(hot, codec))
+    again = decode_hot(frame)
+    if not isinstance(again, PublishConfirm) or ids != again.publishing_ids \
+            or hash(ids) != hash(expected):
+        raise Violation('ConfirmIds of the same bytes differ, or hash unlike the tuple')
+    if len(ids) != count or tuple(ids) != expected:
+        raise Violation('ConfirmIds {!r} is not the sequence {!r}'.format(ids, expected))
+    _same(ids, expected, 'reversed', lambda x: tuple(reversed(x)))
+    _same(ids, expected, 'slice {}'.format(cut), lambda x: tuple(x[cut]))
+    for i in (*range(-count - 2, min(count, 8) - count), *range(min(count, 8) + 2)):
+        _same(ids, expected, 'index {}'.format(i), operator.itemgetter(i))
+    probes = {0, 2**64 - 1, *expected[:4], *expected[-2:]}
+    for value in probes:
+        _same(ids, expected, '{} in'.format(value), operator.methodcaller('__contains__', value))
+        _same(ids, expected, 'count({})'.format(value), operator.methodcaller('count', value))
+        _same(ids, expected, 'index({})'.format(value), operator.methodcaller('index', value))
+    if pickle.loads(pickle.dumps(ids)) != expected:
+        raise Violation('ConfirmIds pickled and loaded is not {!r}'.format(expected))
+    # the messages a publisher waits for: every other id confirmed, and one
+    # id that is not
+    tracked = sorted({*expected[::2], 2**64 - 1 - count})[:64]
+    fast = _confirmed(ids, tracked)
+    slow = _confirmed(expected, tracked)
+    if fast != slow:
+        raise Violation('confirmed from ConfirmIds {!r}, from a tuple {!r}'.format(fast, slow))
 
 #
 # AMQP 1.0
@@ -391,6 +582,7 @@ TARGETS: dict[str, Target] = {
     'chunk_lz4': target_chunk_lz4,
     'chunk_snappy': target_chunk_snappy,
     'amqp': target_amqp,
+    'confirm_ids': target_confirm_ids,
 }
 """The fuzz targets by name (as ``scripts/fuzz.sh`` takes them)."""
 

@@ -13,7 +13,9 @@
 #                   built by GCC with -fsanitize-coverage=trace-pc,trace-cmp
 #                   (in fuzz/.build-cov, rebuilt when sources change; see
 #                   fuzz/gcc_cov.c), about 5-10 times slower per input
-#   --record        append each target's counts to fuzz/RUNS.md
+#   --record        append each target's counts to the log of fuzz/RUNS.md,
+#                   with the commit fuzzed (HEAD; refused when rbfly/ or
+#                   fuzz/ differ from it) and the seconds the run took
 #
 # All the targets by default. Each one starts from its seeds
 # (fuzz/corpus/TARGET), its regression inputs (fuzz/regressions/TARGET) and
@@ -62,6 +64,16 @@ build_gcc_cov() {
   gcc -O2 -Wall -shared -fPIC -o "$dir/libgcccov.so" fuzz/gcc_cov.c
   export RBFLY_FUZZ_GCC_COV="$dir"
 }
+# the commit a recorded run fuzzed: the totals of fuzz/RUNS.md name it
+# (tests/unit/test_fuzz_runs.py), so what was fuzzed must be that commit
+if [ $record = 1 ]; then
+  commit=$(git rev-parse --short=12 HEAD)
+  if [ -n "$(git status --porcelain -- rbfly fuzz ':!fuzz/RUNS.md')" ]; then
+    echo "fuzz.sh: --record needs rbfly/ and fuzz/ as committed (HEAD $commit); commit or stash:" >&2
+    git status --short -- rbfly fuzz ':!fuzz/RUNS.md' >&2
+    exit 2
+  fi
+fi
 mode=python
 if [ $gcc_cov = 1 ]; then build_gcc_cov; mode=python+gcc; fi
 
@@ -84,9 +96,11 @@ for target in "${targets[@]}"; do
   # as well with 2 or 4 KiB
   case $target in core) max_len=2048 ;; frames) max_len=4096 ;; *) max_len=16384 ;; esac
   rc=0
+  started=$SECONDS
   "$PY" -m fuzz.run "$target" "${limit[@]}" -timeout=10 -rss_limit_mb=2048 \
     -max_len=$max_len -print_final_stats=1 -artifact_prefix="$findings/" \
     "$work" "fuzz/corpus/$target" "fuzz/regressions/$target" >"$log" 2>&1 || rc=$?
+  seconds=$((SECONDS - started))
   stat() { sed -n "s/^stat::$1: *//p" "$log" | tail -1; }
   inputs=$(stat number_of_executed_units)
   speed=$(stat average_exec_per_sec)
@@ -99,8 +113,8 @@ for target in "${targets[@]}"; do
   printf '%-14s %12s %10s %8s %8s  %s\n' "$target" "${inputs:-?}" "${speed:-?}" \
     "$(stat new_units_added)" "$(stat peak_rss_mb)" "$result"
   if [ $record = 1 ]; then
-    printf '| %s | %s | %s | %s | %s | %s |\n' "$(date -u +%F)" "$target" "$mode" \
-      "${inputs:-?}" "${speed:-?}" "$result" >>fuzz/RUNS.md
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$(date -u +%F)" "$target" "$mode" \
+      "$commit" "$seconds" "${inputs:-?}" "${speed:-?}" "$result" >>fuzz/RUNS.md
   fi
 done
 exit $status

@@ -211,9 +211,10 @@ async def test_doc_examples_run(n: int) -> None:
 
 async def test_chunk_bigger_than_64_mib() -> None:
     """
-    A chunk of 70 MB is read. RabbitMQ before 4.3.5 delivers a chunk as one
-    frame however big its writer made it (67 MB measured on RabbitMQ 3.10.8:
-    16 KiB messages published at full speed); the client refused frames
+    A chunk of 70 MB is read. RabbitMQ delivers a chunk as one frame however
+    big its writer made it (67 MB measured on RabbitMQ 3.10.8: 16 KiB
+    messages published at full speed; test_big_chunks.py has RabbitMQ 3.10
+    and 4.3 write one of 71 MB); the client refused frames
     above 64 MiB, lost its connection at that chunk, and could not read back
     a stream it had written.
     """

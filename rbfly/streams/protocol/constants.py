@@ -68,14 +68,16 @@ Default limit of the size of a frame accepted from the broker once the
 connection is open (1 GiB).
 
 A `Deliver` frame carries a whole Osiris chunk, as big as the broker wrote
-it, and brokers older than 4.3.5 do not bound it by the negotiated
-`frame_max`, so the limit is not the negotiated value. A chunk holds what
-the broker's writer gathered while it wrote the previous one: 16 KiB
-messages published at full speed made chunks of 67 MB on RabbitMQ 3.10.8
-(measured, 2026-11-25), above the 64 MiB this limit was before, and rbfly
-could not read back a stream it had written. The limit guards against an
-absurd size prefix only; the bytes of a frame are buffered as they arrive,
-not allocated in advance.
+it, and the broker does not bound it by the negotiated `frame_max`, so the
+limit is not the negotiated value: RabbitMQ 3.10.8 and 4.3.6 delivered a
+chunk of 71 MB on connections that negotiated 1 MiB
+(``tests/integration/test_big_chunks.py``, 2026-11-28). A chunk holds the
+writes waiting for the broker's writer, up to 8,192 of them (a message or
+a sub-entry batch each): 16 KiB messages published at full speed made
+chunks of 67 MB on RabbitMQ 3.10.8 (measured, 2026-11-25), above the 64
+MiB this limit was before, and rbfly could not read back a stream it had
+written. The limit guards against an absurd size prefix only; the bytes of
+a frame are buffered as they arrive, not allocated in advance.
 """
 
 NO_LEADER = 0xFFFF
