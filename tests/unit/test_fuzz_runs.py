@@ -58,6 +58,7 @@ NOT_DECODERS = {
     'rbfly/streams/protocol/commands.py': 'command classes',
     'rbfly/streams/protocol/constants.py': 'constants',
     'rbfly/streams/protocol/responses.py': 'response classes',
+    'rbfly/streams/protocol/states.py': "the core's states and events (classes)",
     'rbfly/streams/protocol/tables.py': 'types of the codec tables',
     'rbfly/streams/protocol/writer.py': 'encodes',
 }
