@@ -12,6 +12,8 @@ that receives what it uses in its constructor (see ``doc/architecture.rst``):
   (pure functions);
 - :py:mod:`.declare`: declaring publishers and subscriptions on a connection;
 - :py:mod:`.placer`: declaring them on the node placement chooses;
+- :py:mod:`.asking`: the broker asked once by callers asking the same at once;
+- :py:mod:`.ends`: where a stream ends (``Offset.from_end``, ``stop_at_end``);
 - :py:mod:`.recovery`: restoring them after a lost connection or a
   MetadataUpdate;
 - :py:mod:`.offsets`: offset specifications and stored offsets;

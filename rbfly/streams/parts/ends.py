@@ -23,6 +23,7 @@ from ..offset import Offset, OffsetType
 from ..protocol.commands import OffsetSpec, ResolveOffsetSpec, StreamStats
 from ..protocol.constants import OffsetSpecType
 from ..subscriptions.subscription import Chunk, ReadOptions, Subscription
+from .asking import Asking
 from .connections import Connections
 from .options import ClientOptions
 from .placer import Placer
@@ -92,6 +93,9 @@ class Ends:
         self._connections = connections
         self._placer = placer
         self._counters = counters
+        # the last chunks being found, by stream (asked once by the
+        # subscriptions starting at once)
+        self._last: Asking[tuple[int, int, float] | None] = Asking()
 
     async def first(self, stream: str) -> int | None:
         """
@@ -244,7 +248,8 @@ class Ends:
         if spec.type == OffsetSpecType.NEXT:  # nothing to read, whatever the end
             sub.stop_at(None, 0, finished=True)
             return
-        last = await self.last_chunk(sub.stream)
+        stream = sub.stream
+        last = await self._last.ask(stream, lambda: self.last_chunk(stream))
         if last is None:
             sub.stop_at(None, 0, finished=True)  # no messages
             return

@@ -29,6 +29,7 @@ from ..error import ConnectionLost, StreamNotAvailable, StreamsError
 from ..lifecycle import ResourceState
 from ..protocol.commands import OffsetSpec
 from . import metadata, placement
+from .asking import Asking
 from .connections import Connections
 from .connector import Node, Where, node_of
 from .declare import Declarer
@@ -57,6 +58,8 @@ class Placer:
         self._declarer = declarer
         # what is being declared on a node's connection now (see placing())
         self._placing: set[object] = set()
+        # Metadata requests under way, by connection and stream
+        self._asking: Asking[metadata.StreamMembers] = Asking()
 
     def placing(self, item: object) -> bool:
         """
@@ -104,7 +107,9 @@ class Placer:
             only finds none, or, with ``leader``, when the stream has no
             leader now.
         """
-        found = await metadata.members(protocol.request, stream)
+        # (asked once by the subscriptions placed at once)
+        found = await self._asking.ask(
+            (protocol, stream), lambda: metadata.members(protocol.request, stream))
         return self.places_of(protocol, stream, found, leader)
 
     def places_of(
