@@ -65,6 +65,13 @@ if tp.TYPE_CHECKING:
 # the subscriptions' logger, as documented (doc/logging.rst): the module's former name
 logger = logging.getLogger('rbfly.streams.subscriber')
 
+QUIET = 1.0
+"""
+Seconds without a chunk, with credit at the broker, after which what a
+stream committed past the chunks a subscription received is taken for
+records without messages (see :py:attr:`Subscription.lag`).
+"""
+
 Resume: tp.TypeAlias = Callable[[str, Offset], 'Offset | Awaitable[Offset | None] | None']
 """The application's callback choosing where a subscription resumes."""
 
@@ -259,10 +266,22 @@ class Subscription:
         Messages the stream committed and the application has not taken
         yet, at least: from the subscription's next offset to the first of
         the last committed chunk (0 when not known).
+
+        The chunks committed after those received may hold no message
+        (stored offsets, a publisher's deduplication record: the broker
+        sends subscriptions only chunks of messages), and a consumer that
+        processed everything would never read 0 (2 to 12 a partition was
+        seen). So: with nothing buffered, credit with the broker and no
+        chunk for :py:data:`QUIET` seconds, the broker had nothing more
+        to send, and what is past the chunks received does not count.
         """
         committed = self.committed_chunk_id
         if committed is None:
             return 0
+        received = self.received_offset
+        if received is not None and committed >= received and not self._chunks \
+                and self._policy.inflight > 0 and monotonic() - self._arrived >= QUIET:
+            return max(0, received - self.next_offset)
         return max(0, committed + 1 - self.next_offset)
 
     def describe(self) -> SubscriptionState:
