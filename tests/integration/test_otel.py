@@ -419,3 +419,31 @@ async def test_super_stream(url43: str, super_stream: str, telemetry: Telemetry)
     finally:
         await client.delete_super_stream(super_stream)
         await client.disconnect()
+
+def test_blocking(broker_url: str, stream: str, telemetry: Telemetry) -> None:
+    """
+    The blocking client: its publishers' sends and its subscriptions'
+    records traced on its loop thread; each record's process span the
+    child of its message's send span.
+    """
+    from rbfly.streams.blocking import blocking_client
+
+    with blocking_client(broker_url, timeout=30) as client:
+        instrument(client, tracer_provider=telemetry.tracer_provider,
+                   meter_provider=telemetry.meter_provider)
+        client.create_stream(stream)
+        try:
+            with client.publisher(stream) as publisher:
+                publisher.send('a')
+                publisher.send_batch(['b', 'c'])
+            with client.subscribe(stream, offset=Offset.FIRST, timeout=30) as records:
+                bodies = [next(records).body for _ in range(3)]
+            assert bodies == ['a', 'b', 'c']
+            sends = [s for s in telemetry.spans() if s.kind == SpanKind.PRODUCER]
+            assert {attrs(s)['messaging.destination.name'] for s in sends} == {stream}
+            processes = telemetry.spans('process ' + stream)
+            linked = {link.context.span_id for p in processes for link in p.links}
+            assert linked == {s.context.span_id for s in sends}
+            assert uninstrument(client)
+        finally:
+            client.delete_stream(stream)

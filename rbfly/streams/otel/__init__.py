@@ -187,7 +187,7 @@ class _State:
         self.undo: list[tp.Callable[[], None]] = []
 
 def instrument(
-        client: StreamsClient,
+        client: StreamsClient | tp.Any,
         meter: Meter | None = None,
         attributes: tp.Mapping[str, str] | None = None,
         *,
@@ -200,7 +200,11 @@ def instrument(
     Instrument a client: trace its publishing and consuming paths and
     report its metrics through OpenTelemetry.
 
-    :param client: The client to instrument.
+    :param client: The client to instrument; or a
+        :py:class:`~rbfly.streams.blocking.BlockingClient`: its async client
+        is instrumented, and its publishers and subscriptions traced on its
+        loop thread (a blocking publisher's send spans do not continue the
+        calling thread's span; its messages' process spans continue them).
     :param meter: Meter of the client's own metrics (``rabbitmq.stream.*``);
         default: ``meter_provider``'s ``rbfly`` meter.
     :param attributes: Attributes of every observation of the client's own
@@ -218,6 +222,15 @@ def instrument(
     """
     from opentelemetry import metrics as otel
 
+    from ..client import StreamsClient
+
+    if not isinstance(client, StreamsClient):
+        # the blocking client: its async client (the facade's own)
+        inner = getattr(client, 'async_client', None)
+        if not isinstance(inner, StreamsClient):
+            raise TypeError('instrument() takes a StreamsClient or a BlockingClient, got {!r}'
+                            .format(client))
+        client = inner
     place = check_place(context_in)
     if client in _instrumented:
         raise InstrumentationError('{!r} is instrumented already; uninstrument() it first'.format(
@@ -328,13 +341,14 @@ def _client_metrics(
     listeners = client._counters.listeners
     state.undo.append(lambda: listeners.remove(on_latency))
 
-def uninstrument(client: StreamsClient) -> bool:
+def uninstrument(client: StreamsClient | tp.Any) -> bool:
     """
     Undo :py:func:`instrument`: the publishers and subscriptions the
     client makes from now on are not traced (those made before are, until
     they end), and its metrics are not reported any more. Whether the
     client was instrumented.
     """
+    client = getattr(client, 'async_client', client)
     state = _instrumented.pop(client, None)
     if state is None:
         return False
