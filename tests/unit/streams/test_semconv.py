@@ -4,6 +4,8 @@ carries its context and how it is read back, the create spans of a batch,
 and the traced publisher classes made for an instrumented client.
 """
 
+import typing as tp
+
 import pytest
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.trace import TracerProvider
@@ -150,5 +152,5 @@ def test_traced_class(
     assert traced.__name__ == cls.__name__
     if mixin is TracedBatch:
         import inspect
-        assert inspect.iscoroutinefunction(traced.batch) \
-            == inspect.iscoroutinefunction(cls.batch)
+        assert inspect.iscoroutinefunction(tp.cast(tp.Any, traced).batch) \
+            == inspect.iscoroutinefunction(tp.cast(tp.Any, cls).batch)
