@@ -66,12 +66,11 @@ def broker_url(request: pytest.FixtureRequest) -> str:
 def telemetry() -> Telemetry:
     return Telemetry()
 
-@pytest.fixture
-async def traced(
-        broker_url: str, stream: str, telemetry: Telemetry,
+async def instrumented(
+        url: str, stream: str, telemetry: Telemetry,
 ) -> AsyncIterator[StreamsClient]:
-    """An instrumented client, with the test's stream created."""
-    client = streams_client(broker_url)
+    """An instrumented client of ``url``, with the test's stream created."""
+    client = streams_client(url)
     instrument(client, tracer_provider=telemetry.tracer_provider,
                meter_provider=telemetry.meter_provider)
     await client.create_stream(stream)
@@ -80,6 +79,14 @@ async def traced(
     finally:
         await client.delete_stream(stream)
         await client.disconnect()
+
+@pytest.fixture
+async def traced(
+        broker_url: str, stream: str, telemetry: Telemetry,
+) -> AsyncIterator[StreamsClient]:
+    """An instrumented client of each broker, with the test's stream created."""
+    async for client in instrumented(broker_url, stream, telemetry):
+        yield client
 
 def attrs(span: ReadableSpan) -> dict[str, tp.Any]:
     assert span.attributes is not None
@@ -328,16 +335,9 @@ async def test_context_in_app_properties(
 
 @pytest.fixture
 async def traced43(url43: str, stream: str, telemetry: Telemetry) -> AsyncIterator[StreamsClient]:
-    """An instrumented client of RabbitMQ 4.3 (``stop_at_end``, super streams)."""
-    client = streams_client(url43)
-    instrument(client, tracer_provider=telemetry.tracer_provider,
-               meter_provider=telemetry.meter_provider)
-    await client.create_stream(stream)
-    try:
+    """An instrumented client of RabbitMQ 4.3 (``stop_at_end``)."""
+    async for client in instrumented(url43, stream, telemetry):
         yield client
-    finally:
-        await client.delete_stream(stream)
-        await client.disconnect()
 
 async def test_pipe(traced43: StreamsClient, stream: str, telemetry: Telemetry) -> None:
     """

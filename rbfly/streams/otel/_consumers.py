@@ -73,16 +73,13 @@ class Current:
                 logger.debug('process span of %r ended outside its context', processing.span)
         processing.end(error)
 
-class TracedMessages(AsyncGenerator[tp.Any, None]):
+class TracedView:
     """
-    The messages' bodies (or objects) of an instrumented client's
-    subscription, each processed in a ``process`` span.
+    A traced view of what a subscribe method returned: its other methods
+    (``commit``, ``hand_back``, ``finished``...) are reached through this one.
 
-    :param inner: What ``subscribe()`` returned
-        (:py:class:`~rbfly.streams.subscriptions._bodies.Bodies` or
-        :py:class:`~rbfly.streams.subscriptions.decoded.Decoded`); its
-        other methods (``commit``, ``hand_back``) are reached through
-        this one.
+    :param inner: What the subscribe method returned.
+    :param stream: The stream or super stream subscribed to.
     :param group: The subscription's name, if any.
     """
     def __init__(
@@ -96,16 +93,25 @@ class TracedMessages(AsyncGenerator[tp.Any, None]):
     def __getattr__(self, name: str) -> tp.Any:
         return getattr(self._inner, name)
 
-    def __aiter__(self) -> TracedMessages:
-        return self
+    def _begin_batch(self, batch: Sequence[MessageCtx], stream: str | None) -> None:
+        """The process span of a batch: of its stream, or of the one subscribed to."""
+        if stream is None:
+            first = batch[0].stream
+            stream = first if all(m.stream == first for m in batch) else None
+        self._current.begin(batch, stream or self._stream, self._group, True)
 
-    async def __anext__(self) -> tp.Any:
-        current = self._current
-        current.end()
-        value = await self._inner.__anext__()
-        msg = get_message_ctx()
-        current.begin([msg], msg.stream or self._stream, self._group, False)
-        return value
+    async def aclose(self) -> None:
+        """End the subscription (and the span of what was processed)."""
+        self._current.end()
+        await self._inner.aclose()
+
+    def __del__(self) -> None:
+        self._current.end(detach=False)
+
+class TracedGenerator(TracedView, AsyncGenerator[tp.Any, None]):
+    """A traced view with an async generator's API."""
+    def __aiter__(self) -> tp.Self:
+        return self
 
     async def asend(self, value: None) -> tp.Any:
         if value is not None:
@@ -121,51 +127,38 @@ class TracedMessages(AsyncGenerator[tp.Any, None]):
         self._current.end(typ if isinstance(typ, BaseException) else None)
         return await self._inner.athrow(typ, val, tb)
 
-    async def aclose(self) -> None:
-        """End the subscription (and the span of the message processed)."""
-        self._current.end()
-        await self._inner.aclose()
-
-    def __del__(self) -> None:
-        self._current.end(detach=False)
-
-class TracedBatches:
-    """What windows and chunks share: a ``process`` span per batch."""
-    _inner: tp.Any
-    _stream: str
-    _group: str | None
-    _current: Current
-
-    def _begin(self, batch: Sequence[MessageCtx], stream: str | None) -> None:
-        if stream is None:
-            first = batch[0].stream
-            stream = first if all(m.stream == first for m in batch) else None
-        self._current.begin(batch, stream or self._stream, self._group, True)
-
-    def __getattr__(self, name: str) -> tp.Any:
-        return getattr(self._inner, name)
-
-    async def aclose(self) -> None:
-        """End the subscription (and the span of the batch processed)."""
-        self._current.end()
-        await self._inner.aclose()
-
-    def __del__(self) -> None:
-        self._current.end(detach=False)
-
-class TracedWindows(TracedBatches):
+class TracedMessages(TracedGenerator):
     """
-    Windows of an instrumented client's subscription, each processed in a
-    ``process`` span (see :py:class:`~rbfly.streams.subscriptions.windows.Windows`).
+    The messages' bodies (or objects) of a subscription
+    (:py:class:`~rbfly.streams.subscriptions._bodies.Bodies` or
+    :py:class:`~rbfly.streams.subscriptions.decoded.Decoded`), each
+    processed in a ``process`` span.
     """
-    def __init__(
-            self, inner: tp.Any, telemetry: Telemetry, stream: str, group: str | None,
-    ) -> None:
-        self._inner = inner
-        self._stream = stream
-        self._group = group
-        self._current = Current(telemetry)
+    async def __anext__(self) -> tp.Any:
+        current = self._current
+        current.end()
+        value = await self._inner.__anext__()
+        msg = get_message_ctx()
+        current.begin([msg], msg.stream or self._stream, self._group, False)
+        return value
 
+class TracedChunks(TracedGenerator):
+    """
+    Chunks of a subscription, each processed in a ``process`` span (see
+    :py:class:`~rbfly.streams.subscriptions.chunks.Chunks`).
+    """
+    async def __anext__(self) -> tp.Any:
+        self._current.end()
+        chunk = await self._inner.__anext__()
+        if chunk:
+            self._begin_batch(chunk, chunk.stream)
+        return chunk
+
+class TracedWindows(TracedView):
+    """
+    Windows of a subscription, each processed in a ``process`` span (see
+    :py:class:`~rbfly.streams.subscriptions.windows.Windows`).
+    """
     def __aiter__(self) -> TracedWindows:
         return self
 
@@ -182,7 +175,7 @@ class TracedWindows(TracedBatches):
         self._current.end()
         window: list[MessageCtx] = await self._inner.getmany(max_messages, max_wait)
         if window:
-            self._begin(window, None)
+            self._begin_batch(window, None)
         return window
 
     async def __aenter__(self) -> TracedWindows:
@@ -194,43 +187,6 @@ class TracedWindows(TracedBatches):
     ) -> None:
         self._current.end(value if not isinstance(value, GeneratorExit) else None)
         await self._inner.__aexit__(typ, value, tb)
-
-class TracedChunks(TracedBatches, AsyncGenerator[tp.Any, None]):
-    """
-    Chunks of an instrumented client's subscription, each processed in a
-    ``process`` span (see :py:class:`~rbfly.streams.subscriptions.chunks.Chunks`).
-    """
-    def __init__(
-            self, inner: tp.Any, telemetry: Telemetry, stream: str, group: str | None,
-    ) -> None:
-        self._inner = inner
-        self._stream = stream
-        self._group = group
-        self._current = Current(telemetry)
-
-    def __aiter__(self) -> TracedChunks:
-        return self
-
-    async def __anext__(self) -> tp.Any:
-        self._current.end()
-        chunk = await self._inner.__anext__()
-        if chunk:
-            self._begin(chunk, chunk.stream)
-        return chunk
-
-    async def asend(self, value: None) -> tp.Any:
-        if value is not None:
-            raise TypeError('can only send None to a subscription')
-        return await self.__anext__()
-
-    async def athrow(
-            self,
-            typ: type[BaseException] | BaseException,
-            val: BaseException | object = None,
-            tb: TracebackType | None = None,
-    ) -> tp.Any:
-        self._current.end(typ if isinstance(typ, BaseException) else None)
-        return await self._inner.athrow(typ, val, tb)
 
 def traced_handler(
         handler: Handler, telemetry: Telemetry, stream: str, group: str | None,
@@ -246,4 +202,7 @@ def traced_handler(
 
     return traced
 
-__all__ = ['TracedChunks', 'TracedMessages', 'TracedWindows', 'traced_handler']
+__all__ = [
+    'TracedChunks', 'TracedGenerator', 'TracedMessages', 'TracedView', 'TracedWindows',
+    'traced_handler',
+]
