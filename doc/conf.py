@@ -78,7 +78,8 @@ nitpick_ignore = [
     ('py:class', name) for name in (
         'PublisherTrait', 'rbfly.streams.publishers.base.PublisherTrait', 'PublisherHost',
         'Counters', 'ConnectionInfo', 'StreamsProtocol', 'ConnectionManager', 'Meter',
-        'Tracer', 'Span',  # OpenTelemetry's, an optional dependency
+        'Tracer', 'Span', 'TracerProvider', 'MeterProvider',  # OpenTelemetry's (optional)
+        'CarrierPlace',  # rbfly.streams.semconv's literal of the places, spelt out in the text
         'rbfly.streams.decorator.F', 'rbfly.streams.client.T',
         'rbfly.streams.protocol._publish.PublishEncoder',
         'PublisherOptions', 'rbfly.streams.subscriptions.flow.Releasable', 'Activation', 'Resume',

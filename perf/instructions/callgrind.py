@@ -106,9 +106,12 @@ class Driver:
     :param workdir: Directory of the Callgrind files.
     :param valgrind: The ``valgrind`` executable.
     """
-    def __init__(self, checkout: Path, loop: str, workdir: Path, valgrind: str) -> None:
+    def __init__(
+            self, checkout: Path, loop: str, workdir: Path, valgrind: str, otel: bool = False,
+    ) -> None:
         self.checkout = checkout
         self.loop = loop
+        self.otel = otel
         self.workdir = workdir
         self.valgrind = valgrind
         # the same environment in every run, wherever the script is run from
@@ -123,9 +126,10 @@ class Driver:
     def command(self, *args: str, pad: int = 0) -> list[str]:
         """This script's command, staged; ``pad``: see :py:data:`PADS`."""
         padding = ['--layout-pad', str(pad)] if pad else []
+        otel = ['--otel'] if self.otel else []
         return [
             sys.executable, str(self.checkout / SCRIPT.name),
-            '--root', str(self.checkout), '--loop', self.loop, *padding, *args,
+            '--root', str(self.checkout), '--loop', self.loop, *padding, *otel, *args,
         ]
 
     def run(self, command: list[str]) -> subprocess.CompletedProcess[str]:
@@ -285,7 +289,7 @@ def execute(args: argparse.Namespace) -> tuple[int, str, JsonDict | None]:
     workdir = Path(tempfile.mkdtemp(prefix='rbfly-callgrind-'))
     try:
         with stage(root) as checkout:
-            driver = Driver(checkout, args.loop, workdir, valgrind)
+            driver = Driver(checkout, args.loop, workdir, valgrind, args.otel)
             driver.warm_up(args.scenarios)
             results = measure(driver, args.scenarios, args.layouts, args.repeat, args.counts)
     finally:
@@ -294,12 +298,14 @@ def execute(args: argparse.Namespace) -> tuple[int, str, JsonDict | None]:
         else:
             shutil.rmtree(workdir, ignore_errors=True)
     env = environment(root, args.loop, valgrind)
-    text = 'rbfly {}{}, Python {}, {}, {} loop; mean of {} layout(s), {} run(s) each\n{}'.format(
-        env['commit'] or env['root'], ' (modified)' if env['dirty'] else '', env['python'],
+    text = 'rbfly {}{}{}, Python {}, {}, {} loop; mean of {} layout(s), {} run(s) each\n{}'.format(
+        env['commit'] or env['root'], ' (modified)' if env['dirty'] else '',
+        ', instrumented (--otel)' if args.otel else '', env['python'],
         env['valgrind'], env['loop'], args.layouts, args.repeat, table(results),
     )
     doc = {
-        'env': env, 'layout_pads': list(PADS[:args.layouts]), 'repeat': args.repeat,
+        'env': env, 'otel': args.otel,
+        'layout_pads': list(PADS[:args.layouts]), 'repeat': args.repeat,
         'scenarios': results,
     }
     return 0, text, doc

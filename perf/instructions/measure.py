@@ -84,6 +84,12 @@ same script (its text is the traced process's too): run one copy of it
 against both checkouts. A run of all scenarios in 3 layouts takes about
 10 minutes.
 
+``--otel`` instruments the client (:py:func:`rbfly.streams.otel.instrument`,
+with the OpenTelemetry SDK's providers and nothing exported): the cost of
+tracing each path, against the same scenarios without it (a client not
+instrumented runs the code it ran before: its figures are those of the
+commit before the instrumentation, within the noise said above).
+
 Example::
 
     python -m perf.instructions --json /tmp/instructions.json
@@ -322,12 +328,28 @@ def run_loop(main: Coroutine[tp.Any, tp.Any, None], loop: str) -> None:
     with asyncio.Runner(loop_factory=factory) as runner:
         runner.run(main)
 
-async def run_client(url: str, name: str, count: int) -> None:
+def instrument(client: Client) -> None:
+    """
+    Instrument a client (``--otel``): :py:func:`rbfly.streams.otel.instrument`
+    with the OpenTelemetry SDK's tracer and meter providers, spans made,
+    sampled and ended, and exported nowhere (no span processor, no metric
+    reader): the client's cost of tracing, not an exporter's.
+    """
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from rbfly.streams.otel import instrument
+
+    instrument(client, tracer_provider=TracerProvider(), meter_provider=MeterProvider())
+
+async def run_client(url: str, name: str, count: int, otel: bool = False) -> None:
     """One scenario with ``count`` messages, against the broker at ``url``."""
     from rbfly.streams import streams_client
 
     messages = [message(i) for i in range(count)]
     client = streams_client(url, **CLIENT_OPTIONS)
+    if otel:
+        instrument(client)
     try:
         await client.create_stream(STREAM)
         await SCENARIOS[name].run(client, messages)
@@ -343,13 +365,13 @@ async def serve() -> None:
         print(broker.url, flush=True)
         await loop.run_in_executor(None, sys.stdin.buffer.read)
 
-async def dry_run(names: Sequence[str], count: int) -> None:
+async def dry_run(names: Sequence[str], count: int, otel: bool = False) -> None:
     """Each scenario once, with the fake broker in this process, no Valgrind."""
     from rbfly.testing import FakeBroker
 
     for name in names:
         async with FakeBroker() as broker:
-            await run_client(broker.url, name, count)
+            await run_client(broker.url, name, count, otel)
         log('{}: {:,} messages, ok'.format(name, count))
 
 def log(text: str) -> None:
@@ -379,6 +401,10 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument('--loop', choices=('asyncio', 'uvloop'), default='asyncio')
     parser.add_argument('--valgrind', default='valgrind')
+    parser.add_argument(
+        '--otel', action='store_true',
+        help='instrument the client (rbfly.streams.otel, the SDK, nothing exported)',
+    )
     parser.add_argument('--keep', action='store_true', help='keep the Callgrind files')
     parser.add_argument(
         '--layouts', type=int, default=3, choices=range(1, len(PADS) + 1), metavar='K',
@@ -417,7 +443,7 @@ def execute(args: argparse.Namespace) -> tuple[int, str, JsonDict | None]:
         pad = [bytes(i % 500) for i in range(args.layout_pad)]  # noqa: F841 - kept alive
         use_root(root)
         url, name, count = args.client
-        run_loop(run_client(url, name, int(count)), args.loop)
+        run_loop(run_client(url, name, int(count), args.otel), args.loop)
         return 0, '', None
     if args.serve:
         use_root(root)
@@ -425,7 +451,7 @@ def execute(args: argparse.Namespace) -> tuple[int, str, JsonDict | None]:
         return 0, '', None
     if args.dry_run:
         use_root(root)
-        run_loop(dry_run(args.scenarios, CHUNK), args.loop)
+        run_loop(dry_run(args.scenarios, CHUNK, args.otel), args.loop)
         return 0, '', None
     log('measure with python -m perf.instructions (this script runs its child processes)')
     return 2, '', None

@@ -23,11 +23,19 @@ for it otherwise::
         with tracing.process():                          # a 'process' span
             handle(body)
 
-Span names and attributes follow the Java client's conventions:
+Span names follow the Java client's conventions, as in RbFly 0.10:
 ``<stream> publish`` (a producer span) and ``<stream> process`` (a
-consumer span), with ``messaging.system`` ``rabbitmq``,
-``messaging.operation``, ``messaging.destination.name`` or
-``messaging.source.name``, ``net.protocol.name`` ``rabbitmq-stream``.
+consumer span). Their attributes are those of RbFly 0.10 (``messaging.system``
+``rabbitmq``, ``messaging.operation``, ``messaging.destination.name`` or
+``messaging.source.name``, ``net.protocol.name`` ``rabbitmq-stream``), and
+those of the current messaging conventions beside them
+(``messaging.operation.type``, ``messaging.operation.name``; see
+:py:mod:`rbfly.streams.semconv`), as the conventions' transition asks
+(``messaging/dup``): a dashboard of either kind finds them.
+
+:py:func:`rbfly.streams.otel.instrument` traces every publishing and
+consuming path of a client instead, without a call per message; the
+context it writes is read here, and the other way round.
 """
 
 from __future__ import annotations
@@ -37,7 +45,9 @@ import typing as tp
 from collections.abc import Iterator
 
 from ..amqp import MessageCtx, get_message_ctx
-from ..types import AMQPBody, Symbol
+from ..types import AMQPBody
+from .semconv import GETTER, OperationType, as_message, write_context
+from .semconv import attributes as messaging_attributes
 
 if tp.TYPE_CHECKING:
     from opentelemetry.trace import Span, Tracer
@@ -51,14 +61,17 @@ def _tracer(tracer: Tracer | None) -> Tracer:
     from opentelemetry import trace
     return tracer if tracer is not None else trace.get_tracer(TRACER_NAME)
 
-def _attributes(operation: str, stream: str, direction: str) -> dict[str, str]:
-    return {
-        'messaging.system': 'rabbitmq',
+def _attributes(
+        operation: str, stream: str, direction: str, operation_type: OperationType,
+) -> dict[str, str | int]:
+    attrs = messaging_attributes(operation_type, operation, stream)
+    attrs.update({
         'messaging.operation': operation,
         direction: stream,
         'net.protocol.name': 'rabbitmq-stream',
         'net.protocol.version': '1.0',
-    }
+    })
+    return attrs
 
 def inject(message: AMQPBody | MessageCtx) -> MessageCtx:
     """
@@ -66,15 +79,9 @@ def inject(message: AMQPBody | MessageCtx) -> MessageCtx:
     becomes a :py:class:`~rbfly.amqp.MessageCtx`); return the message.
     """
     from opentelemetry import propagate
-    ctx = message if type(message) is MessageCtx else MessageCtx(tp.cast(AMQPBody, message))
     carrier: dict[str, str] = {}
     propagate.inject(carrier)
-    if carrier:
-        annotations = dict(ctx.annotations or {})
-        for key, value in carrier.items():
-            annotations[Symbol(key)] = value
-        ctx.annotations = annotations
-    return ctx
+    return write_context(as_message(message), carrier)
 
 def extract(message: MessageCtx) -> tp.Any:
     """
@@ -82,21 +89,7 @@ def extract(message: MessageCtx) -> tp.Any:
     application properties), as an OpenTelemetry context.
     """
     from opentelemetry import propagate
-
-    annotations = message.annotations or {}
-    properties = message.app_properties or {}
-
-    class Getter:
-        def get(self, carrier: object, key: str) -> list[str] | None:
-            value = annotations.get(Symbol(key))
-            if value is None:
-                value = properties.get(key)
-            return None if value is None else [str(value)]
-
-        def keys(self, carrier: object) -> list[str]:
-            return [str(k) for k in annotations] + list(properties)
-
-    return propagate.extract({}, getter=Getter())  # type: ignore[arg-type]
+    return propagate.extract(message, getter=GETTER)  # type: ignore[arg-type]
 
 async def send(
         publisher: PublisherTrait, message: AMQPBody | MessageCtx,
@@ -116,7 +109,7 @@ async def send(
     stream = publisher.stream
     with _tracer(tracer).start_as_current_span(
             '{} publish'.format(stream), kind=SpanKind.PRODUCER,
-            attributes=_attributes('publish', stream, 'messaging.destination.name'),
+            attributes=_attributes('publish', stream, 'messaging.destination.name', 'send'),
     ):
         return await publisher.send(inject(message))  # type: ignore[attr-defined]
 
@@ -133,7 +126,7 @@ def process(message: MessageCtx | None = None, tracer: Tracer | None = None) -> 
     stream = ctx.stream or ''
     with _tracer(tracer).start_as_current_span(
             '{} process'.format(stream), context=extract(ctx), kind=SpanKind.CONSUMER,
-            attributes=_attributes('process', stream, 'messaging.source.name'),
+            attributes=_attributes('process', stream, 'messaging.source.name', 'process'),
     ) as span:
         yield span
 

@@ -44,6 +44,7 @@ VOCABULARY = (
     'rbfly.streams.codes', 'rbfly.streams.error', 'rbfly.streams.types',
     'rbfly.streams.offset', 'rbfly.streams.names', 'rbfly.streams.events',
     'rbfly.streams.backoff', 'rbfly.streams.lifecycle', 'rbfly.streams.metrics',
+    'rbfly.streams.semconv',
     'rbfly.streams.url', 'rbfly.streams.decorator', 'rbfly.streams.serializers',
     'rbfly.streams.health',
 )

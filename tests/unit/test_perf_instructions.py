@@ -113,3 +113,9 @@ def test_rbfly_of_another_checkout_is_refused(
 def test_scenario_runs(name: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert bi.main(['--dry-run', name]) == 0
     assert '{}: 1,000 messages, ok'.format(name) in capsys.readouterr().err
+
+@pytest.mark.parametrize('name', sorted(bi.SCENARIOS))
+def test_scenario_runs_instrumented(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """``--otel``: each scenario with the client instrumented (rbfly.streams.otel)."""
+    assert bi.main(['--dry-run', '--otel', name]) == 0
+    assert '{}: 1,000 messages, ok'.format(name) in capsys.readouterr().err

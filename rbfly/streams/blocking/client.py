@@ -186,6 +186,15 @@ class BlockingClient:
         """Whether the client is closed."""
         return self._runner.closed
 
+    @property
+    def async_client(self) -> StreamsClient:
+        """
+        The async client it runs on its loop thread: for what works on a
+        client as a whole, e.g. :py:func:`rbfly.streams.otel.instrument`
+        (calling its methods from another thread is not safe).
+        """
+        return self._client
+
     def metrics(self) -> Metrics:
         """The client's metrics (see :py:meth:`rbfly.streams.StreamsClient.metrics`)."""
         return self._run(_call(self._client.metrics), 'metrics')

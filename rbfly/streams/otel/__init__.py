@@ -1,19 +1,46 @@
 """
-OpenTelemetry metrics of a client (``pip install rbfly[otel]``).
+OpenTelemetry instrumentation of a client (``pip install rbfly[otel]``):
+traces and metrics in one call, off until called.
 
-:py:func:`instrument` registers observable instruments that read
-:py:meth:`~rbfly.streams.StreamsClient.metrics` and
-:py:meth:`~rbfly.streams.StreamsClient.stream_metrics` when the meter
-provider collects, so publishing and consuming pay nothing for them. The
-names follow the official Go and .NET stream clients'
-(``rabbitmq.stream.*``)::
+:py:func:`instrument` makes a client trace every publishing path (each
+publisher class, ``send_many``, batches and sub-entry batches, super
+stream publishers, dead letters) and every consuming path (``async for``,
+windows, chunks, ``client.process()`` handlers, and so ``pipe``), with the
+current OpenTelemetry messaging conventions (see
+:py:mod:`rbfly.streams.semconv`), and report its metrics::
 
-    from opentelemetry import metrics
     from rbfly.streams.otel import instrument
 
     client = streams_client(uri)
-    instrument(client, metrics.get_meter('my-service'))
+    instrument(client)      # the global tracer and meter providers
 
+A message carries the context of its ``send`` (or ``create``) span in its
+annotations, as :py:mod:`rbfly.streams.tracing` and the Java stream client
+write it (``context_in='app_properties'`` or ``'both'`` for the
+application properties, where the AMQP 1.0 clients of .NET and Java put
+it); a ``process`` span continues it, read from either place. What each
+path traces is said in :py:mod:`rbfly.streams.otel._publishers` and
+:py:mod:`rbfly.streams.otel._consumers`.
+
+Zero cost when off: :py:func:`instrument` replaces the client's factories
+of publishers and subscriptions, on that client only, with ones handing
+out traced publishers (a subclass of the class asked for) and traced
+views of the iterators; a client not instrumented runs the same code as
+before, with no test per message (measured with the instruction counter:
+:doc:`/perf`). :py:func:`uninstrument` puts the factories back: the
+publishers and subscriptions made after it are not traced.
+
+Metrics of the messaging conventions, recorded by the traced objects:
+``messaging.client.sent.messages`` and ``messaging.client.consumed.messages``
+(counters), ``messaging.client.operation.duration`` (sends and offset
+commits) and ``messaging.process.duration`` (histograms, in seconds), with
+``messaging.system``, ``messaging.operation.name``,
+``messaging.destination.name``, ``server.address``, ``server.port`` and
+``error.type``.
+
+And the client's own metrics, read when the meter provider collects (so
+publishing and consuming pay nothing for them), under the names of the
+official Go and .NET stream clients (``rabbitmq.stream.*``).
 The client's totals. Counters: ``published``, ``confirmed``, ``errored``
 (entries), ``consumed`` (messages), ``chunks``, ``chunk_bytes``,
 ``connections_opened``, ``connections_lost``, and rbfly's
@@ -55,14 +82,20 @@ at most 0.2 ms a second for each publisher and consumer. Samples taken before
 from __future__ import annotations
 
 import typing as tp
+import weakref
 from collections.abc import Iterable
 
-from .metrics import BOUNDS, CONFIRM, ConsumerMetrics, Metrics, PublisherMetrics
+from ..metrics import BOUNDS, CONFIRM, ConsumerMetrics, Metrics, PublisherMetrics
+from ..semconv import CarrierPlace, check_place
 
 if tp.TYPE_CHECKING:
-    from opentelemetry.metrics import CallbackOptions, Meter, Observation
+    from opentelemetry.metrics import CallbackOptions, Meter, MeterProvider, Observation
+    from opentelemetry.trace import TracerProvider
 
-    from .client import StreamsClient
+    from ..client import StreamsClient
+
+TRACER_NAME = 'rbfly.streams'
+"""The name of the tracer and of the meter of the messaging metrics."""
 
 PREFIX = 'rabbitmq.stream.'
 
@@ -146,26 +179,110 @@ def stream_attributes(
         attrs[GROUP] = name
     return attrs
 
+class InstrumentationError(RuntimeError):
+    """
+    A client instrumented twice: :py:func:`uninstrument` it first (or keep
+    the first instrumentation).
+    """
+
+_instrumented: weakref.WeakKeyDictionary[tp.Any, _State] = weakref.WeakKeyDictionary()
+
+class _State:
+    """An instrumented client's: whether it still reports, and what to undo."""
+    def __init__(self) -> None:
+        self.active = True
+        self.undo: list[tp.Callable[[], None]] = []
+
 def instrument(
-        client: StreamsClient,
+        client: StreamsClient | tp.Any,
         meter: Meter | None = None,
         attributes: tp.Mapping[str, str] | None = None,
+        *,
+        tracer_provider: TracerProvider | None = None,
+        meter_provider: MeterProvider | None = None,
+        traces: bool = True,
+        context_in: CarrierPlace = 'annotations',
 ) -> None:
     """
-    Report a client's metrics through OpenTelemetry.
+    Instrument a client: trace its publishing and consuming paths and
+    report its metrics through OpenTelemetry.
 
-    :param client: The client to observe.
-    :param meter: Meter to register the instruments with; default: the
-        global meter provider's ``rbfly`` meter.
-    :param attributes: Attributes of every observation (e.g. which client
-        it is, when a process has several).
+    :param client: The client to instrument; or a
+        :py:class:`~rbfly.streams.blocking.BlockingClient`: its async client
+        is instrumented, and its publishers and subscriptions traced on its
+        loop thread (a blocking publisher's send spans do not continue the
+        calling thread's span; its messages' process spans continue them).
+    :param meter: Meter of the client's own metrics (``rabbitmq.stream.*``);
+        default: ``meter_provider``'s ``rbfly`` meter.
+    :param attributes: Attributes of every observation of the client's own
+        metrics (e.g. which client it is, when a process has several).
+    :param tracer_provider: Makes the tracer (default: the global one).
+    :param meter_provider: Makes the meters (default: the global one).
+    :param traces: ``False``: the client's own metrics only, as RbFly
+        before 1.0 did (no span, no messaging metric).
+    :param context_in: Where a message published carries its trace
+        context: ``'annotations'`` (as the Java stream client), ``'app_properties'``
+        or ``'both'``.
+    :raises InstrumentationError: When the client is instrumented already.
+    :raises ValueError: For an unknown ``context_in``.
     :raises ImportError: When ``opentelemetry-api`` is not installed.
     """
     from opentelemetry import metrics as otel
+
+    from ..client import StreamsClient
+
+    if not isinstance(client, StreamsClient):
+        # the blocking client: its async client (the facade's own)
+        inner = getattr(client, 'async_client', None)
+        if not isinstance(inner, StreamsClient):
+            raise TypeError('instrument() takes a StreamsClient or a BlockingClient, got {!r}'
+                            .format(client))
+        client = inner
+    place = check_place(context_in)
+    if client in _instrumented:
+        raise InstrumentationError('{!r} is instrumented already; uninstrument() it first'.format(
+            client))
+    state = _instrumented[client] = _State()
+    if meter_provider is None:
+        meter_provider = otel.get_meter_provider()
+    if meter is None:
+        meter = meter_provider.get_meter('rbfly')
+    if traces:
+        _trace(client, state, tracer_provider, meter_provider, place)
+    _client_metrics(client, state, meter, attributes)
+
+def _trace(
+        client: StreamsClient, state: _State, tracer_provider: TracerProvider | None,
+        meter_provider: MeterProvider, place: CarrierPlace,
+) -> None:
+    """Trace a client's publishers and subscriptions, and record the messaging metrics."""
+    from opentelemetry import trace
+
+    from ._telemetry import Telemetry
+    from ._wiring import Wiring, client_address
+
+    tracer = (tracer_provider or trace.get_tracer_provider()).get_tracer(TRACER_NAME)
+    telemetry = Telemetry(
+        tracer, meter_provider.get_meter(TRACER_NAME), place, client_address(client))
+    wiring = Wiring(client, telemetry)
+    wiring.install()
+    state.undo.append(wiring.uninstall)
+
+Callback: tp.TypeAlias = 'tp.Callable[[CallbackOptions], Iterable[Observation]]'
+
+def _guarded(state: _State, callback: Callback) -> Callback:
+    """An observable's callback observing nothing once the client is uninstrumented."""
+    def guarded(options: CallbackOptions) -> Iterable[Observation]:
+        return callback(options) if state.active else []
+    return guarded
+
+def _client_metrics(
+        client: StreamsClient, state: _State, meter: Meter,
+        attributes: tp.Mapping[str, str] | None,
+) -> None:
+    """Report the client's own metrics (``rabbitmq.stream.*``)."""
     from opentelemetry.metrics import Observation
 
-    if meter is None:
-        meter = otel.get_meter('rbfly')
     attrs = dict(attributes or {})
     # the attributes of each stream and consumer, made once
     keyed: dict[tuple[str, str | None], dict[str, str]] = {}
@@ -196,11 +313,11 @@ def instrument(
 
     for name, field, unit, text in COUNTERS:
         meter.create_observable_counter(
-            PREFIX + name, callbacks=[observe(field)], unit=unit, description=text,
+            PREFIX + name, callbacks=[_guarded(state, observe(field))], unit=unit, description=text,
         )
     for name, field, unit, text in GAUGES:
         meter.create_observable_up_down_counter(
-            PREFIX + name, callbacks=[observe(field)], unit=unit, description=text,
+            PREFIX + name, callbacks=[_guarded(state, observe(field))], unit=unit, description=text,
         )
     for instruments, per in ((CONSUMER_INSTRUMENTS, consumers),
                              (PUBLISHER_INSTRUMENTS, publishers)):
@@ -210,7 +327,8 @@ def instrument(
                 'updown': meter.create_observable_up_down_counter,
                 'gauge': meter.create_observable_gauge,
             }[kind]
-            create(PREFIX + name, callbacks=[per(field)], unit=unit, description=text)
+            create(PREFIX + name, callbacks=[_guarded(state, per(field))], unit=unit,
+                   description=text)
 
     advice = list(BOUNDS)
     confirm = meter.create_histogram(
@@ -227,5 +345,26 @@ def instrument(
         histogram.record(seconds, of(stream, name))
 
     client.add_latency_listener(on_latency)
+    listeners = client._counters.listeners
+    state.undo.append(lambda: listeners.remove(on_latency))
 
-__all__ = ['PREFIX', 'instrument', 'stream_attributes']
+def uninstrument(client: StreamsClient | tp.Any) -> bool:
+    """
+    Undo :py:func:`instrument`: the publishers and subscriptions the
+    client makes from now on are not traced (those made before are, until
+    they end), and its metrics are not reported any more. Whether the
+    client was instrumented.
+    """
+    client = getattr(client, 'async_client', client)
+    state = _instrumented.pop(client, None)
+    if state is None:
+        return False
+    state.active = False
+    for undo in state.undo:
+        undo()
+    return True
+
+__all__ = [
+    'PREFIX', 'TRACER_NAME', 'InstrumentationError', 'instrument', 'stream_attributes',
+    'uninstrument',
+]
