@@ -272,7 +272,7 @@ class Subscription:
         sends subscriptions only chunks of messages), and a consumer that
         processed everything would never read 0 (2 to 12 a partition was
         seen). So: with nothing buffered, credit with the broker and no
-        chunk for :py:data:`QUIET` seconds, the broker had nothing more
+        chunk for ``QUIET`` seconds, the broker had nothing more
         to send, and what is past the chunks received does not count.
         """
         committed = self.committed_chunk_id
