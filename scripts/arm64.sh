@@ -138,6 +138,7 @@ open(sysconfig.get_paths()["purelib"] + "/rbfly-test-tools.pth", "w").write(sys.
   if [ $quick = 1 ]; then
     loops="not uvloop"
     args=(-q -p no:cacheprovider --no-skips -k "${codecs:+$codecs and }$loops" "${ARM64_QUICK[@]}")
+    for f in "${PY_SKIP_UNIT[@]}"; do args=("--ignore=$f" "${args[@]}"); done
   else
     mapfile -t args < <(py_pytest_args unit "$codecs")
   fi
