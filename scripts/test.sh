@@ -4,7 +4,9 @@
 # against RabbitMQ 3.10 (Debian) and 4.x (chroot), failover tests on a
 # three-node 4.x cluster (chroot), on asyncio and uvloop; then the unit
 # tests and the core integration tests on the other CPythons (3.13, 3.14,
-# 3.15 from Debian 13 and unstable, in chroots: scripts/pythons.sh).
+# 3.15 from Debian 13 and unstable, in chroots: scripts/pythons.sh); with
+# RBFLY_ARM64=1, the aarch64 wheels' tests under emulation, when cached
+# (scripts/arm64.sh).
 #
 # Installs what it needs (scripts/setup.sh) and starts the brokers
 # (scripts/brokers.sh). Extra arguments go to pytest.
@@ -41,6 +43,13 @@ export RBFLY_BROKERS_SCRIPT="$PWD/scripts/brokers.sh"
 "$VENV/bin/python" -m pytest tests "$@"
 # the other CPythons, on the wheels wheel.sh built (scripts/pythons.sh)
 scripts/pythons.sh --wheels dist
+# aarch64 under emulation (scripts/arm64.sh): on request only (RBFLY_ARM64=1)
+# and from its cache only (the root filesystems and the extension modules of
+# these Cython sources, made by scripts/wheel.sh --arch aarch64): the unit
+# tests of the compiled modules and the smoke test on each CPython, within
+# RBFLY_ARM64_TIMEOUT seconds (600). Requested and not cached, it fails
+# under CI=true and says so otherwise; not requested, it takes no time.
+scripts/arm64.sh --ci
 # two minutes of publishing and consuming under faults (connection cuts, a
 # broker restart, node kills on the cluster), in the background (what
 # scripts/soak.sh --ci runs; the brokers and the cluster are up already)

