@@ -102,8 +102,10 @@ async def test_commit_timeout() -> None:
         "offset 4 of stream 'orders' under reference 'billing' not stored in 0.2s (the"
         ' broker reports offset 2); does another consumer store under that name?'
     )
-    # queried at 1 ms, then up to 50 ms apart: not a busy loop
-    assert 4 <= broker.queries <= 20
+    # queried again (at 1 ms, then up to 50 ms apart), and not a busy
+    # loop (thousands); the count moves with the machine's speed: 3 under
+    # emulation (aarch64), so no lower bound finer than "again"
+    assert 2 <= broker.queries <= 20
 
 async def test_commit_timeout_nothing_stored() -> None:
     broker = Broker(drop=True)
