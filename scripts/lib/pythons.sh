@@ -219,11 +219,14 @@ PY_CORE=(tests/integration/test_publish_subscribe.py tests/integration/test_offs
          tests/integration/test_recovery.py tests/integration/test_behaviour.py)
 PY_CORE_LEFT_OUT=(tests/integration/test_recovery.py::test_broker_restart)
 # the unit tests of tools, not of rbfly, whose imports are not installed
+# (or which read the repository with git, not in the versions' root filesystems)
 PY_SKIP_UNIT=(tests/unit/test_perf_floor.py tests/unit/test_perf_imports.py
               tests/unit/test_perf_instructions.py tests/unit/test_perf_official.py
               tests/unit/test_perf_tool.py tests/unit/test_perf_workloads.py
               tests/unit/test_fuzz_regressions.py tests/unit/test_consumer_group_analysis.py
-              tests/unit/test_soak_verdict.py tests/unit/amqp/test_interop_proton.py)
+              tests/unit/test_soak_verdict.py tests/unit/amqp/test_interop_proton.py
+              tests/unit/test_arm64_script.py tests/unit/test_fuzz_runs.py
+              tests/unit/test_perf_page.py)
 
 # py_pytest_args unit|core EXPR: pytest's arguments (one a line) for the
 # unit tests or the core integration tests, EXPR a -k expression (empty:
