@@ -45,6 +45,11 @@ def tracked(source: ListSource, every: int = 1) -> tuple[Progress, Stored]:
     tracker = OffsetTracker(lambda: tp.cast(tp.Any, conn), 'app', every, 60)
     return Progress(source, tracker), conn
 
+async def settle() -> None:
+    """Let the handlers and the progress run until they wait (turns of the loop, not a time)."""
+    for _ in range(200):
+        await asyncio.sleep(0)
+
 async def test_concurrency() -> None:
     """Up to ``concurrency`` handlers wait at once; every message handled once."""
     seen: list[int] = []
@@ -78,20 +83,20 @@ async def test_commit_is_below_lowest_not_done() -> None:
     source = ListSource([chunk('s', range(6))], finite=False)
     progress, conn = tracked(source)
     run = asyncio.ensure_future(Handlers(progress, handler, concurrency=6).run())
-    await asyncio.sleep(0.01)
+    await settle()
     assert progress.in_flight('s') == 6
     for i in (3, 1, 2):   # done out of order: 0 is not done
         release[i].set()
-    await asyncio.sleep(0.01)
+    await settle()
     assert conn.offsets == []
     release[0].set()      # 0..3 done
-    await asyncio.sleep(0.01)
+    await settle()
     assert conn.offsets == [('s', 3)]
     release[5].set()
-    await asyncio.sleep(0.01)
+    await settle()
     assert conn.offsets == [('s', 3)]
     release[4].set()
-    await asyncio.sleep(0.01)
+    await settle()
     assert conn.offsets == [('s', 3), ('s', 5)]
     source.finite = True
     source.put(chunk('s', range(6, 6)))
@@ -161,10 +166,17 @@ async def test_hand_off_waits_for_in_flight() -> None:
     source = ListSource([chunk('a', range(3)), chunk('b', range(2))], finite=False)
     progress = Progress(source)
     run = asyncio.ensure_future(Handlers(progress, handler, concurrency=8).run())
-    await asyncio.sleep(0.01)
+    # (the handlers take their messages in a few turns of the loop: waited
+    # for by turns, not by a time, which a loaded machine outlasted)
+    for _ in range(1000):
+        if progress.in_flight() == 5:
+            break
+        await asyncio.sleep(0)
+    assert progress.in_flight() == 5, 'the handlers took {} of 5'.format(progress.in_flight())
     assert progress.holds('a') and progress.holds('b')
     waiting = asyncio.ensure_future(progress.released('a', 10))
-    await asyncio.sleep(0.01)
+    for _ in range(10):
+        await asyncio.sleep(0)
     assert not waiting.done()
     gate.set()
     assert await waiting
