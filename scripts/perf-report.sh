@@ -10,12 +10,17 @@
 #                 ones in the work tree (git checkout doc/perf drops them)
 #   --render      measure nothing: render the page, tables and plots from
 #                 the committed results (doc/perf/results/*.json)
-#   --rounds N    rounds of the full run (default 5)
+#   --rounds N    rounds of the full run (default 3: a median and a spread)
 #   --no-kafka    leave Kafka alone (neither started nor measured), e.g. on a
 #                 machine where a JVM of 512 MiB does not fit
 #   --only B,..   run only these of codec, publish, consume, floor, workloads,
-#                 concurrent, pipelined, official, handlers, recovery, scale;
-#                 the others keep their committed results
+#                 concurrent, pipelined, official, handlers, recovery, scale,
+#                 broker4, asyncio; the others keep their committed results
+# broker4: the summary's scenarios on RabbitMQ 4.x beside 3.10: publishing,
+# consuming and the workloads' sizes and fixed rates, each peer as on 3.10
+# (publish-4.json, consume-4.json, workloads-4.json); asyncio: single
+# messages and batches of 100 on asyncio's own loop, rbfly beside RbFly 0.10
+# and rstream (publish-asyncio.json: the other runs use uvloop).
 # pipelined: the pipelined publishers beside the Java client's, anonymous and
 # named, on RabbitMQ 3.10 and 4.x (pipelined-310.json, pipelined-4.json: the
 # verdict's quiet rows, and the page's own section); official: the Java
@@ -35,8 +40,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${RBFLY_VENV:-.venv}
-quick=() rounds=5 kafka=1 render=0 dirty=0 html=1
-only=codec,publish,consume,floor,workloads,concurrent,pipelined,official,handlers,recovery,scale
+quick=() rounds=3 kafka=1 render=0 dirty=0 html=1
+only=codec,publish,consume,floor,workloads,concurrent,pipelined,official,handlers,recovery,scale,broker4,asyncio
 while [ $# -gt 0 ]; do
   case "$1" in
     --only) only=$2; shift 2 ;;
@@ -86,14 +91,14 @@ fi
 
 scripts/setup.sh doc
 scripts/brokers.sh start 310
-case ",$only," in *,pipelined,*) scripts/brokers.sh start 4 ;; esac
+case ",$only," in *,pipelined,*|*,broker4,*) scripts/brokers.sh start 4 ;; esac
 eval "$(scripts/brokers.sh env)"
 mkdir -p perf/results "$results" doc/perf
 impls=(rbfly rbfly-anonymous rbfly-subentry rbfly-spin rbfly-0.10 rstream ceiling ceiling-polling)
 consume_impls=(rbfly rbfly-chunks rbfly-spin rbfly-nopause rbfly-0.10 rstream ceiling ceiling-polling)
 workload_impls=(rbfly rbfly-0.10 rstream java null)
 runs() { case ",$only," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
-if { runs publish || runs workloads; } && [ "$kafka" = 1 ] \
+if { runs publish || runs workloads || runs broker4; } && [ "$kafka" = 1 ] \
     && scripts/kafka.sh start >/dev/null 2>&1; then
   impls+=(aiokafka); workload_impls+=(aiokafka)
 fi
@@ -116,6 +121,31 @@ runs publish && run publish "${quick[@]}" --rounds "$rounds" --url "$RBFLY_URL" 
   --impl "${impls[@]}"
 runs consume && run consume "${quick[@]}" --rounds "$rounds" --url "$RBFLY_URL" \
   --impl "${consume_impls[@]}"
+# RabbitMQ 4.x beside 3.10: the verdict's scenarios, each peer as above
+# (the variants of rbfly that only explain a 3.10 figure are left out)
+if runs broker4; then
+  impls4=(rbfly rbfly-anonymous rbfly-0.10 rstream ceiling)
+  consume4=(rbfly rbfly-chunks rbfly-0.10 rstream ceiling)
+  wl4=(rbfly rbfly-0.10 rstream java)
+  case " ${impls[*]} " in *" java "*) impls4+=(java); consume4+=(java) ;; esac
+  case " ${workload_impls[*]} " in *" aiokafka "*) wl4+=(aiokafka) ;; esac
+  run4() {
+    local b=$1; shift
+    "$py" -m "perf.$b" "$@" --url "$RBFLY_URL4" --json "perf/results/$b-4.json" \
+      | tee "doc/perf/$b-4.txt"
+    cp "perf/results/$b-4.json" "$results/$b-4.json"
+  }
+  run4 publish "${quick[@]}" --rounds "$rounds" --impl "${impls4[@]}"
+  run4 consume "${quick[@]}" --rounds "$rounds" --impl "${consume4[@]}"
+  run4 workloads "${quick[@]}" --workloads sizes latency --impl "${wl4[@]}"
+fi
+# asyncio's own loop: awaited sends, where the loop's wake-ups are the cost
+if runs asyncio; then
+  "$py" -m perf.publish "${quick[@]}" --rounds "$rounds" --url "$RBFLY_URL" --loop asyncio \
+    --scenario single batch --impl rbfly rbfly-0.10 rstream \
+    --json perf/results/publish-asyncio.json | tee doc/perf/publish-asyncio.txt
+  cp perf/results/publish-asyncio.json "$results/publish-asyncio.json"
+fi
 # the interpreter's floor per message (no broker)
 runs floor && run floor "${quick[@]}"
 runs workloads && run workloads "${quick[@]}" --url "$RBFLY_URL" --impl "${workload_impls[@]}"

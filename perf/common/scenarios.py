@@ -18,7 +18,7 @@ BATCH_SIZE = 100   # messages of a batch (publishing) and of a published batch (
 # publishing (perf.publish; perf.java_client's single, batch and pipelined)
 PUBLISH_SCENARIOS = ('single', 'batch', 'pipelined')
 FORMATS = ('amqp', 'binary')
-PUBLISH_COUNTS = {'single': 200_000, 'batch': 1_000_000, 'pipelined': 1_000_000}
+PUBLISH_COUNTS = {'single': 50_000, 'batch': 1_000_000, 'pipelined': 1_000_000}
 PUBLISH_QUICK_COUNTS = {'single': 1_000, 'batch': 10_000, 'pipelined': 10_000}
 TITLES = {
     'single': 'single message publishing, each confirmation awaited',

@@ -29,7 +29,7 @@ messages (the client's codec, one data section) or binary (``--format
 binary``: the 10 bytes as they are, publishing only):
 
 ``single``
-    send one message, wait for its confirmation (200,000 messages); the
+    send one message, wait for its confirmation (50,000 messages); the
     latency of every message
 ``batch``
     send 100 messages, wait for their confirmations (1,000,000); the

@@ -5,7 +5,7 @@ report, and pipelined publishing).
 Scenarios (``--scenario``):
 
 ``single``
-    Publish 200,000 messages one at a time, awaiting the broker's
+    Publish 50,000 messages one at a time, awaiting the broker's
     confirmation of each (rbfly ``Publisher.send``, rstream
     ``Producer.send_wait``, aiokafka ``send_and_wait``).  The latency of
     every ``send`` is recorded (p50, p95, p99).

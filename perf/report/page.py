@@ -42,6 +42,7 @@ from typing import Any
 
 from perf.common import ROOT
 from perf.common.results import tree_clean
+from perf.report import goals
 from perf.report.page_helpers import Num, TemplateError, Text, install
 
 TEMPLATE = ROOT / 'doc' / 'perf' / 'page.tmpl'
@@ -117,6 +118,7 @@ class Page:
         self.helpers: dict[str, Callable[..., Any]] = {}
         self.filters: dict[str, Callable[..., str]] = {}
         install(self)
+        goals.install(self)
 
     # figures
 

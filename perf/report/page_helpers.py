@@ -49,12 +49,22 @@ VERDICT = (
     ('reading big chunks', 'consume', 'pipelined'),
     ('16 KiB messages published', 'workloads', 'sizes/16384/publish'),
     ('16 KiB messages read', 'workloads', 'sizes/16384/consume'),
+    ('single messages, each awaited, on asyncio', 'publish-asyncio', 'single/amqp'),
+    ('batches of 100, each awaited, on asyncio', 'publish-asyncio', 'batch/amqp'),
+    ('single messages, each awaited', 'publish-4', 'single/amqp'),
+    ('batches of 100, each awaited', 'publish-4', 'batch/amqp'),
+    ('pipelined publishing', 'publish-4', 'pipelined/amqp'),
+    ('reading 50-message chunks', 'consume-4', 'batch'),
+    ('reading big chunks', 'consume-4', 'pipelined'),
+    ('16 KiB messages published', 'workloads-4', 'sizes/16384/publish'),
+    ('16 KiB messages read', 'workloads-4', 'sizes/16384/consume'),
 )
 """The verdict's rows: each scenario on each broker its result was measured on."""
 
 REPORT_RESULTS = (
     'codec', 'publish', 'consume', 'floor', 'workloads', 'concurrent', 'pipelined-310',
-    'pipelined-4', 'java-official', 'handlers', 'recovery', 'scale',
+    'pipelined-4', 'java-official', 'handlers', 'recovery', 'scale', 'publish-4', 'consume-4',
+    'workloads-4', 'publish-asyncio',
 )
 """The results ``scripts/perf-report.sh`` makes (the others were made by hand)."""
 
@@ -65,6 +75,11 @@ WHY_ABSENT = {
     },
     'pipelined-310': 'the pipelined runs of each broker measure rbfly and the Java client only',
     'pipelined-4': 'the pipelined runs of each broker measure rbfly and the Java client only',
+    'consume-4': {
+        'aiokafka': 'the consuming benchmark reads RabbitMQ streams only;'
+                    ' aiokafka reads Kafka in the workloads',
+    },
+    'publish-asyncio': 'the asyncio runs measure the Python clients of RabbitMQ streams only',
 }
 
 
@@ -188,7 +203,7 @@ class Helpers:
 
     def entry(self, name: str, key: str, impl: str) -> Any:
         """An implementation's result in a verdict row (``None`` if not run)."""
-        keys = key.split('/', 1) if name == 'workloads' else [key, 'implementations']
+        keys = key.split('/', 1) if name.startswith('workloads') else [key, 'implementations']
         where = self.page.results.get(name, {}).get('results', {})
         for k in keys:
             where = where.get(k, {}) if isinstance(where, dict) else {}
@@ -374,14 +389,16 @@ class Helpers:
     def verdict_brokers(self) -> list[Any]:
         versions = []
         for _, name, _ in VERDICT:
+            if not self.has(name, 'env', 'broker', 'version'):
+                continue   # a result not in the committed run: no row
             v = self.r(name, 'env', 'broker', 'version')
             if v is not None and v not in versions:
                 versions.append(v)
         return versions
 
     def _rows(self, broker: Any) -> list[tuple[str, str, str]]:
-        return [row for row in VERDICT
-                if self.r(row[1], 'env', 'broker', 'version') == broker]
+        return [row for row in VERDICT if self.has(row[1], 'env', 'broker', 'version')
+                and self.r(row[1], 'env', 'broker', 'version') == broker]
 
     def _why(self, name: str, key: str, impl: str, entry: Any) -> str:
         if isinstance(entry, dict) and entry.get('status') not in (None, 'ok'):

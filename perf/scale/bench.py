@@ -45,7 +45,15 @@ from typing import Any
 from perf.common import cli
 from perf.common.errors import VerificationError
 from perf.common.results import JsonDict, env_metadata, format_table, log
-from perf.common.streams import loop_info, message, redact_url, run_async, stream_name
+from perf.common.streams import (
+    broker_info,
+    load_average,
+    loop_info,
+    message,
+    redact_url,
+    run_async,
+    stream_name,
+)
 
 POINTS = {
     'streams': (1, 10, 100, 1_000),
@@ -282,7 +290,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def run(args: argparse.Namespace) -> cli.Outcome:
     env = env_metadata()
     env['loop'] = loop_info(args.loop)
+    env['broker'] = run_async(lambda: broker_info(args.url), args.loop)
+    before = load_average()
     results = run_async(lambda: measure(args), args.loop)
+    env['load_average'] = {'before': before, 'after': load_average()}
     return cli.Outcome(report(results), cli.json_documents(args.json, lambda: {
         'benchmark': 'scale',
         'params': {
