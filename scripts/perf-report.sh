@@ -20,7 +20,8 @@
 # consuming and the workloads' sizes and fixed rates, each peer as on 3.10
 # (publish-4.json, consume-4.json, workloads-4.json); asyncio: single
 # messages and batches of 100 on asyncio's own loop, rbfly beside RbFly 0.10
-# and rstream (publish-asyncio.json: the other runs use uvloop).
+# and rstream, and the bare ceiling client (publish-asyncio.json: the other runs
+# use uvloop).
 # pipelined: the pipelined publishers beside the Java client's, anonymous and
 # named, on RabbitMQ 3.10 and 4.x (pipelined-310.json, pipelined-4.json: the
 # verdict's quiet rows, and the page's own section); official: the Java
@@ -142,7 +143,7 @@ fi
 # asyncio's own loop: awaited sends, where the loop's wake-ups are the cost
 if runs asyncio; then
   "$py" -m perf.publish "${quick[@]}" --rounds "$rounds" --url "$RBFLY_URL" --loop asyncio \
-    --scenario single batch --impl rbfly rbfly-0.10 rstream \
+    --scenario single batch --impl rbfly rbfly-0.10 rstream ceiling \
     --json perf/results/publish-asyncio.json | tee doc/perf/publish-asyncio.txt
   cp perf/results/publish-asyncio.json "$results/publish-asyncio.json"
 fi

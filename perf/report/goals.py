@@ -79,10 +79,15 @@ class Goals:
         where = '{}, {} msg/s'.format(self._broker(name), self.f['k'](
             self.h.r(name, 'results', 'latency', '10000', 'rbfly', 'offered')))
         cpu, jcpu = self.h.cpu_of(rbfly), self.h.cpu_of(java)
+        harness = self.h.cpu_of(self.h.r(name, 'results', 'latency', '10000', 'null')) \
+            if self.h.has(name, 'results', 'latency', '10000', 'null') else None
         rows.append([
             'CPU a message at a fixed rate, at most the Java tool\'s',
             where,
-            'rbfly {} µs, Java tool {} µs'.format(self.f['us'](cpu), self.f['us'](jcpu)),
+            'rbfly {} µs, Java tool {} µs{}'.format(
+                self.f['us'](cpu), self.f['us'](jcpu),
+                '; the harness alone {} µs'.format(self.f['us'](harness))
+                if harness is not None else ''),
             self._at_most(cpu, jcpu),
         ])
         p99 = self.h.r(name, 'results', 'latency', '10000', 'rbfly', 'end_to_end', 'p99_us')
@@ -118,11 +123,15 @@ class Goals:
                     self.f['rate'](rate), self.f['rate'](orate)),
                 self._at_least(self.h.ratio(rate, orate), 1.0),
             ])
+            floor = self.h.cpu_of(self.h.pub(name, scenario, 'ceiling')) if self.h.has(
+                name, 'results', scenario, 'implementations', 'ceiling') else None
             rows.append([
                 'awaited sends: 1.5x RbFly 0.10\'s messages per CPU second',
                 where,
-                'rbfly {} µs a message, RbFly 0.10 {} µs'.format(
-                    self.f['us'](cpu), self.f['us'](ocpu)),
+                'rbfly {} µs a message, RbFly 0.10 {} µs{}'.format(
+                    self.f['us'](cpu), self.f['us'](ocpu),
+                    '; the bare ceiling client {} µs'.format(self.f['us'](floor))
+                    if floor is not None else ''),
                 self._at_least(self.h.ratio(ocpu, cpu), 1.5),
             ])
         return rows
