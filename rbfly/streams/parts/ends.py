@@ -22,7 +22,8 @@ from ..names import check_name
 from ..offset import Offset, OffsetType
 from ..protocol.commands import OffsetSpec, ResolveOffsetSpec, StreamStats
 from ..protocol.constants import OffsetSpecType
-from ..subscriptions.subscription import Chunk, ReadOptions, Subscription
+from ..subscriptions.options import ReadOptions
+from ..subscriptions.subscription import Chunk, Subscription
 from .asking import Asking
 from .connections import Connections
 from .options import ClientOptions

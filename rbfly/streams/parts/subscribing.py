@@ -24,9 +24,10 @@ from ..protocol.constants import OffsetSpecType
 from ..subscriptions.chunks import Chunks
 from ..subscriptions.flow import FlowStrategy, check_flow
 from ..subscriptions.handoff import ConsumerUpdateContext
+from ..subscriptions.options import ReadOptions
 from ..subscriptions.progress import Progress
 from ..subscriptions.source import Subscriptions
-from ..subscriptions.subscription import ReadOptions, Subscription
+from ..subscriptions.subscription import Subscription
 from ..subscriptions.tracking import OffsetTracker
 from ..types import MessageFilter
 from .connections import Connections

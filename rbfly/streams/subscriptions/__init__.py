@@ -3,6 +3,8 @@ Subscriptions: the user-API objects that receive a stream's messages.
 
 - :py:mod:`~rbfly.streams.subscriptions.subscription`: a subscription's
   buffer of chunks, waiting for them, the end of a bounded read;
+- :py:mod:`~rbfly.streams.subscriptions.options`: how a subscription
+  reads, one frozen record (``ReadOptions``);
 - ``chunk``: a chunk's messages as the application gets them;
 - ``single_active``: a single active consumer's answers to the broker's
   consumer updates;

@@ -36,7 +36,6 @@ is lost or repeated.
 from __future__ import annotations
 
 import asyncio
-import dataclasses as dtc
 import logging
 import math
 import typing as tp
@@ -49,11 +48,12 @@ from ..aio.records import detach
 from ..lifecycle import Lifecycle, ResourceState
 from ..metrics import Counters
 from ..offset import Offset
-from ..protocol._chunk import DEFAULT_MAX_CHUNK_UNCOMPRESSED, decode_chunk, read_header
+from ..protocol._chunk import decode_chunk, read_header
 from ..protocol.commands import Credit, OffsetSpec
 from .chunk import Chunk
 from .credit import CreditPolicy, credit_policy
-from .flow import FlowStrategy, ManualCredit
+from .flow import ManualCredit
+from .options import DEFAULT_READ, ReadOptions
 from .single_active import Activation, ConsumerUpdates
 from .state import SubscriptionState
 
@@ -74,44 +74,6 @@ records without messages (see :py:attr:`Subscription.lag`).
 
 Resume: tp.TypeAlias = Callable[[str, Offset], 'Offset | Awaitable[Offset | None] | None']
 """The application's callback choosing where a subscription resumes."""
-
-@dtc.dataclass(frozen=True, slots=True)
-class ReadOptions:
-    """
-    How a subscription reads its chunks: one frozen record, built once by
-    the subscriptions part from the application's and the client's
-    options.
-
-    :ivar amqp: Decode messages as AMQP 1.0.
-    :ivar credit: Chunks the broker may send ahead at the start, and at
-        least.
-    :ivar buffer_bytes: Bytes the subscription may hold in chunks.
-    :ivar spin: Seconds to keep polling for the next chunk before
-        sleeping, when chunks come in quick succession (0: never).
-    :ivar crc_check: Verify each chunk's CRC32 (a mismatch ends the
-        subscription with :py:class:`~rbfly.error.ChunkError`).
-    :ivar skip_bad_crc: Skip a chunk failing its CRC (with a warning)
-        instead.
-    :ivar max_uncompressed: Bytes a sub-entry batch may decompress to.
-    :ivar flow: Flow strategy counting chunks (its ``credit`` replaces
-        ``credit``; ``buffer_bytes`` does not apply), or ``None``: the
-        byte-bounded policy (see :py:mod:`rbfly.streams.subscriptions.flow` and
-        :py:mod:`rbfly.streams.subscriptions.credit`).
-    :ivar on_decode_error: With ``amqp``, what to do with a message that
-        is not AMQP 1.0: ``'raise'``, ``'skip'`` or ``'raw'`` (see
-        ``decode_chunk`` of :py:mod:`rbfly.streams.protocol`'s ``_chunk``),
-        or ``'policy'``: as ``'raw'``, for concurrent handlers, whose error
-        policy gets it (the chunk's ``undecodable``).
-    """
-    amqp: bool = True
-    credit: int = 16
-    buffer_bytes: int = 8 * 1024 * 1024
-    spin: float = 0.0
-    crc_check: bool = True
-    skip_bad_crc: bool = False
-    max_uncompressed: int = DEFAULT_MAX_CHUNK_UNCOMPRESSED
-    flow: FlowStrategy | None = None
-    on_decode_error: str = 'raise'
 
 class Subscription:
     """
@@ -142,7 +104,7 @@ class Subscription:
             offset_spec: OffsetSpec,
             start_offset: int,
             properties: dict[str, str],
-            read: ReadOptions = ReadOptions(),
+            read: ReadOptions = DEFAULT_READ,
             counters: Counters | None = None,
             *,
             activation: Activation | None = None,

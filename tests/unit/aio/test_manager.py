@@ -26,7 +26,8 @@ from rbfly.streams.offset import Offset
 from rbfly.streams.protocol.base import OffsetSpec
 from rbfly.streams.publishers._confirm import Confirmation
 from rbfly.streams.publishers.awaited import Publisher
-from rbfly.streams.subscriptions.subscription import ReadOptions, Subscription
+from rbfly.streams.subscriptions.options import ReadOptions
+from rbfly.streams.subscriptions.subscription import Subscription
 
 NO_WAIT = Backoff(initial=0, maximum=0, jitter=0)
 

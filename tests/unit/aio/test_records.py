@@ -31,7 +31,8 @@ from rbfly.streams.metrics import Counters
 from rbfly.streams.offset import Offset
 from rbfly.streams.protocol.base import OffsetSpec
 from rbfly.streams.publishers.awaited import Publisher
-from rbfly.streams.subscriptions.subscription import ReadOptions, Subscription
+from rbfly.streams.subscriptions.options import ReadOptions
+from rbfly.streams.subscriptions.subscription import Subscription
 
 class Host:
     """A publisher's host (:py:class:`rbfly.streams.publishers.base.PublisherHost`)."""

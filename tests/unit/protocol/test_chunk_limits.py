@@ -10,7 +10,8 @@ from rbfly.streams.metrics import Counters
 from rbfly.streams.offset import Offset
 from rbfly.streams.protocol._chunk import DEFAULT_MAX_CHUNK_UNCOMPRESSED, decode_chunk
 from rbfly.streams.protocol.commands import OffsetSpec
-from rbfly.streams.subscriptions.subscription import ReadOptions, Subscription
+from rbfly.streams.subscriptions.options import ReadOptions
+from rbfly.streams.subscriptions.subscription import Subscription
 
 from .test_chunk import chunk, entry, sub_batch
 

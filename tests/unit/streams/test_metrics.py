@@ -27,7 +27,8 @@ from rbfly.streams.offset import Offset
 from rbfly.streams.protocol.commands import OffsetSpec
 from rbfly.streams.publishers.awaited import Publisher
 from rbfly.streams.publishers.base import PROBE_CHECK
-from rbfly.streams.subscriptions.subscription import ReadOptions, Subscription
+from rbfly.streams.subscriptions.options import ReadOptions
+from rbfly.streams.subscriptions.subscription import Subscription
 
 #
 # buckets and histograms

@@ -13,7 +13,8 @@ import zlib
 from rbfly.streams.offset import Offset
 from rbfly.streams.protocol.commands import Credit, OffsetSpec
 from rbfly.streams.subscriptions.flow import CreditWhenProcessed, FlowStrategy, ManualCredit
-from rbfly.streams.subscriptions.subscription import ReadOptions, Subscription
+from rbfly.streams.subscriptions.options import ReadOptions
+from rbfly.streams.subscriptions.subscription import Subscription
 
 def chunk(first: int, records: int) -> bytes:
     data = b''.join(struct.pack('>I', 1) + b'x' for _ in range(records))

@@ -12,7 +12,8 @@ import pytest
 from rbfly.error import ChunkError
 from rbfly.streams.offset import Offset
 from rbfly.streams.protocol.commands import OffsetSpec
-from rbfly.streams.subscriptions.subscription import ReadOptions, Subscription
+from rbfly.streams.subscriptions.options import ReadOptions
+from rbfly.streams.subscriptions.subscription import Subscription
 
 def chunk(first: int, records: int, chunk_type: int = 0) -> bytes:
     data = b''.join(struct.pack('>I', 1) + b'x' for _ in range(records))

@@ -12,8 +12,9 @@ import typing as tp
 from rbfly.streams.lifecycle import ResourceState
 from rbfly.streams.offset import Offset
 from rbfly.streams.protocol.commands import Credit, OffsetSpec
+from rbfly.streams.subscriptions.options import ReadOptions
 from rbfly.streams.subscriptions.state import SubscriptionState
-from rbfly.streams.subscriptions.subscription import ReadOptions, Subscription
+from rbfly.streams.subscriptions.subscription import Subscription
 
 from .test_subscription_credit import Connection, chunk, subscribed
 

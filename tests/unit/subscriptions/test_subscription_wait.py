@@ -13,7 +13,8 @@ import pytest
 
 from rbfly.streams.offset import Offset
 from rbfly.streams.protocol.commands import OffsetSpec
-from rbfly.streams.subscriptions.subscription import ReadOptions, Subscription, spin_wait
+from rbfly.streams.subscriptions.options import ReadOptions
+from rbfly.streams.subscriptions.subscription import Subscription, spin_wait
 
 def chunk(first: int, bodies: list[bytes]) -> bytes:
     data = b''.join(struct.pack('>I', len(b)) + b for b in bodies)
