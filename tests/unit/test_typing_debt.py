@@ -6,7 +6,7 @@ comments of its publishers, stay at or below the counts written here.
 They grew unnoticed once (``tp.Any`` from 50 to 105 lines in a
 renovation, six ``type: ignore`` in the super stream publisher for want
 of a common protocol of the partitions' publishers); each was lowered
-when the code was fixed (191 and 7 before, 147 and 1 after).
+when the code was fixed (191 and 7 before, 143 and 1 after).
 
 When a count falls, lower its ceiling here to the new count (the test
 says so): the ratchet keeps what was won. A count above its ceiling
@@ -28,7 +28,7 @@ from pathlib import Path
 
 STREAMS = Path(__file__).resolve().parents[2] / 'rbfly' / 'streams'
 
-MAX_ANY = 147
+MAX_ANY = 143
 """Ceiling of the ``Any`` names in ``rbfly/streams`` (``*.py``, ``*.pyi``)."""
 
 MAX_IGNORES = 1

@@ -284,7 +284,7 @@ class PublisherTrait:
                         self.name, self.stream)
             self._host.publisher_unknown(self)
 
-    def _reject(self, publishing_id: int, error: Exception, message: tp.Any = None) -> None:
+    def _reject(self, publishing_id: int, error: Exception, message: object = None) -> None:
         """
         A message failed for good: not kept, its waiters get the error
         (``message``: the message, when it was not kept yet).
@@ -298,7 +298,7 @@ class PublisherTrait:
             c.fail(error)
         self._rejected(publishing_id, error, message)
 
-    def _rejected(self, publishing_id: int, error: Exception, message: tp.Any) -> None:
+    def _rejected(self, publishing_id: int, error: Exception, message: object) -> None:
         pass
 
     def _released(self, size: int) -> None:
