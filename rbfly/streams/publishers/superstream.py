@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import typing as tp
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 
 from ..error import NoRoute
 from ._hash import hash_index, murmur3_32
@@ -116,8 +116,11 @@ class SuperStreamPublisher:
 
     The methods are those of the partition publishers' class: ``send`` for
     :py:class:`Publisher`, :py:class:`PublisherPipelined` and
-    :py:class:`PublisherBin`; ``batch`` and ``flush`` for the batch
-    publishers.
+    :py:class:`PublisherBin`; ``batch`` for :py:class:`PublisherBatchFast`
+    and :py:class:`PublisherBinBatch` (the coroutine ``batch`` of
+    :py:class:`PublisherBatchLimit` raises ``TypeError``: this ``batch``
+    cannot await it), ``flush`` for the batch publishers; ``send_many``
+    for all.
 
     :ivar super_stream: Super stream name.
     :ivar partitions: Its partitions, in the broker's order.
@@ -281,9 +284,26 @@ class SuperStreamPublisher:
         key, publishers = self._cached(message)
         if publishers is not None and not self._pending:
             for publisher in publishers:
-                publisher.batch(message, *args, **kw)
+                added = publisher.batch(message, *args, **kw)
+                if added is not None:
+                    self._awaitable_batch(publisher, added)
         else:  # keep the order of the messages behind one not routed yet
             self._pending.append((key, message, (args, kw)))
+
+    def _awaitable_batch(self, publisher: EntryPoints, added: object) -> tp.NoReturn:
+        """
+        A partition's ``batch`` returned an awaitable (the coroutine of
+        :py:class:`PublisherBatchLimit`), which this ``batch`` cannot
+        await: the message would be lost without a word.
+        """
+        if isinstance(added, Coroutine):
+            added.close()  # (not awaited, on purpose: no warning of it)
+        raise TypeError(
+            'super stream {!r}: the batch of {} is a coroutine, which the super stream'
+            " publisher's batch cannot await (the message is not batched): publish with"
+            ' cls=PublisherBatchFast, or send_many'.format(
+                self.super_stream, type(publisher).__name__,
+            ))
 
     async def last_publishing_id(self) -> int:
         """
@@ -310,7 +330,9 @@ class SuperStreamPublisher:
         for key, message, (args, kw) in pending:
             publishers = self._routes.get(key) or await self._routed(key)
             for publisher in publishers:
-                publisher.batch(message, *args, **kw)
+                added = publisher.batch(message, *args, **kw)
+                if added is not None:
+                    self._awaitable_batch(publisher, added)
         await asyncio.gather(*(p.flush() for p in self._entries.values()))
 
 __all__ = [
