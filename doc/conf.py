@@ -84,7 +84,7 @@ nitpick_ignore = [
         'rbfly.streams.protocol._publish.PublishEncoder',
         'PublisherOptions', 'rbfly.streams.subscriptions.flow.Releasable', 'Activation', 'Resume',
         'OffsetTracker', 'Source', 'Handler', 'Key', 'DeadLetters',  # a read's parts
-        'rbfly.streams.worker.T', 'signal.Signals',
+        'rbfly.streams.worker.T', 'signal.Signals', 'rbfly.streams.publishers.serializing.T',
 
         'LoopThread', 'Held', 'rbfly.streams.blocking.subscription.T',  # the blocking facade's
     )

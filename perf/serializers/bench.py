@@ -99,10 +99,14 @@ def publisher(case: str) -> Callable[[int], None]:
     from rbfly.streams.protocol._publish import PublishEncoder
     from rbfly.streams.publishers.awaited import PublisherBatchFast
     from rbfly.streams.publishers.options import PublisherOptions
+    from rbfly.streams.publishers.serializing import serializing_class
 
-    pub = PublisherBatchFast(
+    codec = codec_of(case)
+    # a publisher given a serializer is of its class's serializing subclass
+    cls = PublisherBatchFast if codec is None else serializing_class(PublisherBatchFast)
+    pub = cls(
         tp.cast(tp.Any, _Host()), 'perf', 1, 'perf', 0,
-        options=PublisherOptions(serializer=codec_of(case)),
+        options=PublisherOptions(serializer=codec),
     )
     encoder = PublishEncoder(1 << 20)
     orders = [order(i) for i in range(BATCH)]

@@ -92,7 +92,7 @@ class JSONSerializer:
     def __init__(self, **kw: tp.Any) -> None:
         self._encoder = json.JSONEncoder(ensure_ascii=False, separators=(',', ':'), **kw)
 
-    def dumps(self, obj: tp.Any, /) -> bytes:
+    def dumps(self, obj: object, /) -> bytes:
         return self._encoder.encode(obj).encode()
 
     def loads(self, data: bytes, /) -> tp.Any:
@@ -112,7 +112,7 @@ class MsgpackSerializer:
         self._packer = msgpack.Packer()
         self._unpackb = msgpack.unpackb
 
-    def dumps(self, obj: tp.Any, /) -> bytes:
+    def dumps(self, obj: object, /) -> bytes:
         return tp.cast(bytes, self._packer.pack(obj))
 
     def loads(self, data: bytes, /) -> tp.Any:
@@ -128,7 +128,7 @@ class MsgspecSerializer:
         (``application/msgpack``).
     :raises ImportError: When ``msgspec`` is not installed.
     """
-    def __init__(self, type: tp.Any, format: tp.Literal['json', 'msgpack'] = 'json') -> None:
+    def __init__(self, type: object, format: tp.Literal['json', 'msgpack'] = 'json') -> None:
         import importlib
         if format not in ('json', 'msgpack'):
             raise ValueError("format must be 'json' or 'msgpack', got {!r}".format(format))
@@ -137,11 +137,20 @@ class MsgspecSerializer:
         self._encode = module.Encoder().encode
         self._decode = module.Decoder(type).decode
 
-    def dumps(self, obj: tp.Any, /) -> bytes:
+    def dumps(self, obj: object, /) -> bytes:
         return tp.cast(bytes, self._encode(obj))
 
     def loads(self, data: bytes, /) -> tp.Any:
         return self._decode(data)
+
+class PydanticModel(tp.Protocol):
+    """What :py:class:`PydanticSerializer` uses of a ``pydantic`` (v2) model."""
+    def model_dump_json(self) -> str:
+        """The model as JSON."""
+
+    @classmethod
+    def model_validate_json(cls, json_data: bytes, /) -> tp.Self:
+        """A model of JSON, validated."""
 
 class PydanticSerializer:
     """
@@ -152,11 +161,11 @@ class PydanticSerializer:
     """
     content_type = 'application/json'
 
-    def __init__(self, model: tp.Any) -> None:
+    def __init__(self, model: type[PydanticModel]) -> None:
         self._model = model
 
-    def dumps(self, obj: tp.Any, /) -> bytes:
-        return tp.cast(bytes, obj.model_dump_json().encode())
+    def dumps(self, obj: PydanticModel, /) -> bytes:
+        return obj.model_dump_json().encode()
 
     def loads(self, data: bytes, /) -> tp.Any:
         return self._model.model_validate_json(data)
@@ -166,9 +175,10 @@ class Codec:
     The part publishers and subscriptions are given: a serializer, its
     content type and what to do with a message of another one.
 
-    A publisher with a codec encodes each message before its own path
-    (see :py:meth:`wrap`): a publisher without one runs the same code as
-    before serializers existed.
+    A publisher given a serializer encodes each message with its codec,
+    then takes its class's own path (see
+    :py:mod:`rbfly.streams.publishers.serializing`): a publisher without
+    one runs the same code as before serializers existed.
 
     :param serializer: Any object with ``dumps`` and ``loads``.
     :param content_type: The content type; by default the serializer's
@@ -209,7 +219,7 @@ class Codec:
     def __repr__(self) -> str:
         return 'Codec({!r})'.format(self.content_type)
 
-    def message(self, obj: tp.Any) -> MessageCtx:
+    def message(self, obj: object) -> MessageCtx:
         """
         The message of an object: its body serialized (a data section),
         with the content type. For a :py:class:`~rbfly.amqp.MessageCtx`, a
@@ -285,42 +295,6 @@ class Codec:
                 ), msg.stream or stream, msg.stream_offset,
             ) from ex
 
-    def wrap(self, method: tp.Callable[..., tp.Any]) -> tp.Callable[..., tp.Any]:
-        """
-        A publisher's entry point (``send``, ``batch``) taking objects:
-        it hands the encoded message to ``method``.
-        """
-        message = self.message
-
-        def serialized(obj: tp.Any, /, *args: tp.Any, **kw: tp.Any) -> tp.Any:
-            return method(message(obj), *args, **kw)
-        serialized.__doc__ = method.__doc__
-        return serialized
-
-    def wrap_many(self, method: tp.Callable[..., tp.Any]) -> tp.Callable[..., tp.Any]:
-        """A publisher's entry point taking many objects (``send_many``)."""
-        message = self.message
-
-        def serialized(objs: tp.Iterable[tp.Any], /, *args: tp.Any, **kw: tp.Any) -> tp.Any:
-            return method([message(o) for o in objs], *args, **kw)
-        serialized.__doc__ = method.__doc__
-        return serialized
-
-    def bind(self, publisher: object) -> None:
-        """
-        Make a publisher serialize: its entry points taking messages are
-        replaced on the instance by ones encoding first (an instance
-        attribute hides the class's method). A publisher without a codec
-        keeps the class's methods: its path costs what it did.
-        """
-        for name in ('send', 'batch'):
-            method = getattr(publisher, name, None)
-            if method is not None:
-                setattr(publisher, name, self.wrap(method))
-        method = getattr(publisher, 'send_many', None)
-        if method is not None:
-            publisher.send_many = self.wrap_many(method)  # type: ignore[attr-defined]
-
 def as_codec(serializer: Serializer | Codec, on_mismatch: OnMismatch = 'raise') -> Codec:
     """
     The codec of a serializer given to the client (a :py:class:`Codec`
@@ -332,5 +306,6 @@ def as_codec(serializer: Serializer | Codec, on_mismatch: OnMismatch = 'raise') 
 
 __all__ = [
     'Codec', 'ContentTypeMismatch', 'JSONSerializer', 'MsgpackSerializer', 'MsgspecSerializer',
-    'OnMismatch', 'PydanticSerializer', 'Serializer', 'SerializerError', 'as_codec',
+    'OnMismatch', 'PydanticModel', 'PydanticSerializer', 'Serializer', 'SerializerError',
+    'as_codec',
 ]

@@ -33,6 +33,7 @@ from rbfly.streams import (
 )
 from rbfly.streams.otel import InstrumentationError, instrument, uninstrument
 from rbfly.streams.pipe import pipe
+from rbfly.streams.serializers import JSONSerializer
 from rbfly.types import Symbol
 
 class Telemetry:
@@ -204,6 +205,37 @@ async def test_batches_linked(traced: StreamsClient, stream: str, telemetry: Tel
                  and 'messaging.batch.message_count' not in attrs(s)]
     assert parents == set(creates) | {single.context.span_id}
     assert sorted(map(str, by_body)) == list('abcdefghijklmn')
+
+async def test_serializer(traced: StreamsClient, stream: str, telemetry: Telemetry) -> None:
+    """
+    A traced publisher given a serializer: each object is serialized,
+    then traced (the message sent carries its span's context and the
+    content type); the publisher is an instance of its class.
+    """
+    serializer = JSONSerializer()
+    async with traced.publisher(stream, serializer=serializer) as publisher:
+        assert isinstance(publisher, Publisher)
+        await publisher.send({'n': 1})
+        await publisher.send_many([{'n': 2}])
+    async with traced.publisher(stream, cls=PublisherBatchFast, serializer=serializer) as fast:
+        assert isinstance(fast, PublisherBatchFast)
+        fast.batch({'n': 3})
+        await fast.flush()
+    names = [attrs(s)['messaging.operation.name'] for s in telemetry.spans()
+             if attrs(s)['messaging.operation.type'] == 'send']
+    assert names == ['send', 'send_many', 'flush']
+    assert len(telemetry.spans('create ' + stream)) == 2
+    found = []
+    async with contextlib.aclosing(traced.subscribe(
+            stream, offset=Offset.FIRST, timeout=30, serializer=serializer)) as objects:
+        async for obj in objects:
+            msg = get_message_ctx()
+            assert msg.properties.content_type == Symbol('application/json')
+            assert Symbol('traceparent') in msg.annotations
+            found.append(obj)
+            if len(found) == 3:
+                break
+    assert found == [{'n': 1}, {'n': 2}, {'n': 3}]
 
 async def test_bin_publisher(traced: StreamsClient, stream: str, telemetry: Telemetry) -> None:
     """A raw binary publisher has its spans; its messages carry nothing."""

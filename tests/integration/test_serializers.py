@@ -66,6 +66,20 @@ async def test_publishers(client: StreamsClient, stream: str) -> None:
     assert msg.properties.content_type.name == 'application/json'
     assert msg.body == b'["x"]'
     assert msg.app_properties == {'k': 'v'}
+    # send_many of each class; each publisher an instance of its class,
+    # serializing by its class (made once), nothing replaced on it
+    classes: list[type[Publisher | PublisherPipelined | PublisherBatchFast]] = [
+        Publisher, PublisherPipelined, PublisherBatchFast]
+    for n, cls in enumerate(classes, 5):
+        async with client.publisher(stream, cls=cls, serializer=JSON) as many:
+            assert isinstance(many, cls) and type(many) is not cls
+            assert type(many).__name__ == cls.__name__
+            assert not {'send', 'send_many', 'batch'} & set(vars(many))
+            await many.send_many([{'n': n}])
+    async with client.publisher(stream) as plain:
+        assert type(plain) is Publisher
+    got = await read(client, stream, 8, serializer=JSON)
+    assert got[5:] == [(i, {'n': i}) for i in range(5, 8)]
 
 async def test_mismatch(client: StreamsClient, stream: str) -> None:
     """

@@ -19,7 +19,7 @@ import concurrent.futures
 import threading
 import typing as tp
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 from ..error import PublisherError, RequestTimeout
 from ..lifecycle import ResourceState, StateChange
@@ -55,7 +55,7 @@ class BlockingPublisher:
         # under the lock: the messages not handed to the publisher yet,
         # whether the loop was woken for them, the futures not settled
         # and the errors of send_async's futures since the last flush
-        self._queue: deque[tuple[tp.Any, concurrent.futures.Future[int]]] = deque()
+        self._queue: deque[tuple[object, concurrent.futures.Future[int]]] = deque()
         self._scheduled = False
         self._closed = False
         self._outstanding: set[concurrent.futures.Future[int]] = set()
@@ -75,7 +75,7 @@ class BlockingPublisher:
 
     # -- sending (any thread) --
 
-    def send(self, message: tp.Any, *, timeout: float | None = None) -> int:
+    def send(self, message: object, *, timeout: float | None = None) -> int:
         """
         Send a message and wait until the broker confirmed it; return its
         publishing id.
@@ -94,7 +94,7 @@ class BlockingPublisher:
         return self._wait(future, timeout)
 
     def send_async(
-            self, message: tp.Any, callback: Callback | None = None,
+            self, message: object, callback: Callback | None = None,
     ) -> concurrent.futures.Future[int]:
         """
         Send a message without waiting (pipelined); return its future,
@@ -112,7 +112,7 @@ class BlockingPublisher:
             future.add_done_callback(callback)
         return future
 
-    def send_batch(self, messages: Iterable[tp.Any], *, timeout: float | None = None,
+    def send_batch(self, messages: Iterable[object], *, timeout: float | None = None,
                    ) -> list[int]:
         """
         Send messages (pipelined, the loop woken once) and wait until the
@@ -198,7 +198,7 @@ class BlockingPublisher:
             )) from None
 
     def _submit(
-            self, messages: Sequence[tp.Any], record: bool,
+            self, messages: Sequence[object], record: bool,
     ) -> list[concurrent.futures.Future[int]]:
         futures: list[concurrent.futures.Future[int]] = [
             concurrent.futures.Future() for _ in messages
@@ -252,7 +252,9 @@ class BlockingPublisher:
     async def _drain(self) -> None:
         """Hand the queued messages to the pipelined publisher, in order."""
         queue = self._queue
-        send = self._publisher.send
+        # a message, or an object its serializer encodes (the publisher is
+        # then of the class's serializing subclass, whose send takes any)
+        send = tp.cast(Callable[[object], Awaitable[int]], self._publisher.send)
         futures = self._futures
         while True:
             with self._lock:
@@ -277,7 +279,7 @@ class BlockingPublisher:
 
     def _abandon(
             self, future: concurrent.futures.Future[int],
-            items: list[tuple[tp.Any, concurrent.futures.Future[int]]],
+            items: list[tuple[object, concurrent.futures.Future[int]]],
     ) -> None:
         error = PublisherError('publisher for stream {!r} is closed'.format(self.stream))
         future.set_exception(error)
@@ -330,11 +332,11 @@ class BlockingSuperStreamPublisher:
         self.super_stream = self._publisher.super_stream
         self._timeout = timeout
 
-    def send(self, message: tp.Any) -> None:
+    def send(self, message: object) -> None:
         """Send a message to its partition and wait for its confirmation."""
         self.send_batch([message])
 
-    def send_batch(self, messages: Iterable[tp.Any]) -> None:
+    def send_batch(self, messages: Iterable[object]) -> None:
         """
         Send messages to their partitions and wait for all confirmations
         (of this call's messages: calls from several threads each wait for
@@ -349,7 +351,7 @@ class BlockingSuperStreamPublisher:
             'publishing to super stream {!r}'.format(self.super_stream),
         )
 
-    async def _send_many(self, messages: list[tp.Any]) -> None:
+    async def _send_many(self, messages: list[object]) -> None:
         # each partition's batch publisher takes a call's messages out of
         # its batch at once (send_many: add, then flush), and waits for
         # their confirmation only: not a batch shared with another

@@ -26,6 +26,7 @@ from ..publishers.awaited import PublisherBatchTrait
 from ..publishers.base import PublisherTrait
 from ..publishers.options import PUBLISHER_NAMES, PublisherArgs, PublisherOptions, check_names
 from ..publishers.pipelined import PublisherPipelined
+from ..publishers.serializing import serializing_class
 from ..serializers import as_codec
 from ..types import BloomFilterExtract
 from .connections import Connections
@@ -230,6 +231,8 @@ class Publishing:
         named = name
         if name is None:
             name = 'rbfly-{}'.format(uuid.uuid4().hex)
+        if options.serializer is not None:  # the class's choice, made once per class
+            cls = serializing_class(cls)
         publisher = cls(self, stream, -1, name, 0, filter_extract, options)
         if on_state is not None:
             publisher.add_state_listener(on_state)

@@ -16,7 +16,10 @@ Publishers: the user-API objects that send messages to a stream.
 - :py:mod:`~rbfly.streams.publishers.pipelined`: the publisher that does
   not (its hot path is C: ``_pipeline``; confirmations: ``_confirm``);
 - :py:mod:`~rbfly.streams.publishers.superstream`: a publisher of a super
-  stream, routing each message to a partition's publisher.
+  stream, routing each message to a partition's publisher;
+- :py:mod:`~rbfly.streams.publishers.serializing`: the subclass of a
+  publisher class whose entry points encode objects with a serializer,
+  made once per class for the publishers given one.
 
 The public names are exported by :py:mod:`rbfly.streams`.
 """

@@ -115,6 +115,36 @@ class PublisherControl(tp.Protocol):
     async def wait_ready(self, timeout: float) -> None:
         """Wait, ``timeout`` seconds at most, until declared on a connection again."""
 
+class EntryPoints(tp.Protocol):
+    """
+    The entry points taking messages of the publisher classes, as a super
+    stream publisher calls them on its partitions' publishers, and a
+    serializing publisher on its class's
+    (:py:mod:`rbfly.streams.publishers.serializing`). Each class has some
+    of them: ``send`` (:py:class:`~rbfly.streams.Publisher`,
+    :py:class:`~rbfly.streams.PublisherPipelined`,
+    :py:class:`~rbfly.streams.PublisherBin`), ``batch`` and ``flush`` (the
+    batch publishers), ``send_many`` (all); one a class lacks raises
+    ``AttributeError`` when called, as on the publisher itself. The result
+    of ``send`` and ``send_many`` is the class's: ``None``, or a
+    publishing id (:py:class:`~rbfly.streams.PublisherPipelined`).
+    """
+    @property
+    def stream(self) -> str:
+        """The stream the publisher sends to."""
+
+    def send(self, message: object, /, *args: object, **kw: object) -> tp.Awaitable[int | None]:
+        """Send a message."""
+
+    def send_many(self, messages: tp.Iterable[object], /) -> tp.Awaitable[int | None]:
+        """Send messages."""
+
+    def batch(self, message: object, /, *args: object, **kw: object) -> object:
+        """Add a message to the batch (an awaitable, or ``None``)."""
+
+    def flush(self) -> tp.Awaitable[None]:
+        """Send the batch and wait for its confirmation."""
+
 class PublisherTrait:
     """
     State shared by all publisher classes.
@@ -144,6 +174,9 @@ class PublisherTrait:
     confirm_timeout: float | None = None
     retry_on_recovery: bool = True
     _amqp: tp.ClassVar[bool] = True
+    # whether the class encodes objects with its options' serializer (a
+    # subclass made by serializing_class): the class's choice, made once
+    _serializes: tp.ClassVar[bool] = False
     kind: tp.ClassVar[tp.Literal['publishers']] = 'publishers'
 
     def __init__(
@@ -197,8 +230,12 @@ class PublisherTrait:
             self.confirm_timeout = options.confirm_timeout
         if options.retry_on_recovery is not None:
             self.retry_on_recovery = options.retry_on_recovery
-        if options.serializer is not None:  # composed on the instance: see Codec.bind
-            options.serializer.bind(self)
+        if options.serializer is not None and not self._serializes:
+            raise TypeError(
+                '{} does not serialize: a publisher given a serializer is made of the class'
+                ' rbfly.streams.publishers.serializing.serializing_class({}) returns'.format(
+                    type(self).__name__, type(self).__name__,
+                ))
 
     @property
     def state(self) -> ResourceState:
@@ -247,7 +284,7 @@ class PublisherTrait:
                         self.name, self.stream)
             self._host.publisher_unknown(self)
 
-    def _reject(self, publishing_id: int, error: Exception, message: tp.Any = None) -> None:
+    def _reject(self, publishing_id: int, error: Exception, message: object = None) -> None:
         """
         A message failed for good: not kept, its waiters get the error
         (``message``: the message, when it was not kept yet).
@@ -261,7 +298,7 @@ class PublisherTrait:
             c.fail(error)
         self._rejected(publishing_id, error, message)
 
-    def _rejected(self, publishing_id: int, error: Exception, message: tp.Any) -> None:
+    def _rejected(self, publishing_id: int, error: Exception, message: object) -> None:
         pass
 
     def _released(self, size: int) -> None:
@@ -604,6 +641,6 @@ class PublisherTrait:
         """Send what the publisher accepted and did not send yet (its buffer, if any)."""
 
 __all__ = [
-    'ConfirmListener', 'ConfirmationStatus', 'ErrorListener', 'PublisherControl', 'PublisherHost',
-    'PublisherTrait', 'StatusListener',
+    'ConfirmListener', 'ConfirmationStatus', 'EntryPoints', 'ErrorListener', 'PublisherControl',
+    'PublisherHost', 'PublisherTrait', 'StatusListener',
 ]

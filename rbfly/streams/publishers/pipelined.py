@@ -93,7 +93,7 @@ class PublisherPipelined(PipelineState, PublisherTrait):
     _default_linger: tp.ClassVar[float] = 0.0
     enqueue_timeout: float | None = None
 
-    def __init_subclass__(cls, **kw: tp.Any) -> None:
+    def __init_subclass__(cls, **kw: object) -> None:
         # a subclass's ``window = 500`` would hide the C field from Python
         # code only: it becomes the default the C field starts with
         super().__init_subclass__(**kw)
@@ -365,7 +365,7 @@ class PublisherPipelined(PipelineState, PublisherTrait):
             # replaced while it waited (it would count off another size)
             self._pending_bytes = 0
 
-    def _rejected(self, publishing_id: int, error: Exception, message: tp.Any) -> None:
+    def _rejected(self, publishing_id: int, error: Exception, message: object) -> None:
         self._released(message_size(message))
         self._rejections.append(error)
         for listener in self._error_listeners:

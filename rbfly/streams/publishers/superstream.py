@@ -33,11 +33,11 @@ from __future__ import annotations
 
 import asyncio
 import typing as tp
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 
 from ..error import NoRoute
 from ._hash import hash_index, murmur3_32
-from .base import PublisherTrait
+from .base import EntryPoints, PublisherTrait
 
 HASH_SEED = 104729
 """Seed of the MurmurHash3 of hash routing (the one of the other clients)."""
@@ -116,13 +116,22 @@ class SuperStreamPublisher:
 
     The methods are those of the partition publishers' class: ``send`` for
     :py:class:`Publisher`, :py:class:`PublisherPipelined` and
-    :py:class:`PublisherBin`; ``batch`` and ``flush`` for the batch
-    publishers.
+    :py:class:`PublisherBin`; ``batch`` for :py:class:`PublisherBatchFast`
+    and :py:class:`PublisherBinBatch` (the coroutine ``batch`` of
+    :py:class:`PublisherBatchLimit` raises ``TypeError``: this ``batch``
+    cannot await it), ``flush`` for the batch publishers; ``send_many``
+    for all.
 
     :ivar super_stream: Super stream name.
     :ivar partitions: Its partitions, in the broker's order.
     :ivar publishers: Publisher of each partition.
     """
+    # the partitions' publishers as their entry points (EntryPoints): a
+    # publisher of any class, whose entry point a call names (one the
+    # class lacks raises AttributeError, as called on the publisher)
+    _entries: dict[str, EntryPoints]
+    _routes: dict[str, list[EntryPoints]]
+
     def __init__(
             self,
             super_stream: str,
@@ -136,19 +145,22 @@ class SuperStreamPublisher:
         self.super_stream = super_stream
         self.partitions = list(partitions)
         self.publishers = publishers
+        self._entries = tp.cast(dict[str, EntryPoints], publishers)
         self._routing_key = routing_key
         self._route = route  # key routing: ask the broker (None: hash routing)
         self._strategy = strategy  # the application's routing
         self._sequence = sequence  # a partition's last stored id (None: anonymous)
-        self._routes: dict[str, list[PublisherTrait]] = {}
-        self._pending: list[tuple[str, tp.Any, tp.Any]] = []
+        self._routes = {}
+        # messages batched behind one whose key is not routed yet: its
+        # key, the message, and the arguments of batch
+        self._pending: list[tuple[str, object, tuple[tuple[object, ...], dict[str, object]]]] = []
 
     def __repr__(self) -> str:
         return 'SuperStreamPublisher({!r}, partitions={})'.format(
             self.super_stream, self.partitions,
         )
 
-    def _cached(self, message: tp.Any) -> tuple[str, list[PublisherTrait] | None]:
+    def _cached(self, message: object) -> tuple[str, list[EntryPoints] | None]:
         """
         The routing key of a message and its partitions' publishers, when
         known without asking the broker.
@@ -158,10 +170,10 @@ class SuperStreamPublisher:
         key = self._key(message)
         if self._route is None:  # (hash routing: in C, nothing kept per key)
             partitions = self.partitions
-            return key, [self.publishers[partitions[hash_index(key, HASH_SEED, len(partitions))]]]
+            return key, [self._entries[partitions[hash_index(key, HASH_SEED, len(partitions))]]]
         return key, self._routes.get(key)
 
-    def _chosen(self, message: tp.Any) -> list[PublisherTrait]:
+    def _chosen(self, message: object) -> list[EntryPoints]:
         """The publishers of the partitions the routing strategy chose."""
         assert self._strategy is not None
         chosen = self._strategy(message, self.partitions)
@@ -178,9 +190,9 @@ class SuperStreamPublisher:
             raise NoRoute('routing strategy chose no partition of super stream {!r}'.format(
                 self.super_stream,
             ))
-        return [self.publishers[p] for p in dict.fromkeys(chosen)]
+        return [self._entries[p] for p in dict.fromkeys(chosen)]
 
-    async def partition(self, message: tp.Any) -> str:
+    async def partition(self, message: object) -> str:
         """
         Partition a message goes to (the first, when several).
 
@@ -189,7 +201,7 @@ class SuperStreamPublisher:
         """
         return (await self.partitions_of(message))[0]
 
-    async def partitions_of(self, message: tp.Any) -> list[str]:
+    async def partitions_of(self, message: object) -> list[str]:
         """
         Partitions a message goes to (with key routing or a routing
         strategy, possibly several).
@@ -198,19 +210,19 @@ class SuperStreamPublisher:
         """
         return [p.stream for p in await self._targets(message)]
 
-    def _key(self, message: tp.Any) -> str:
+    def _key(self, message: object) -> str:
         key = self._routing_key(message)
         if not isinstance(key, str):
             raise TypeError('routing key must be a str, got {!r}'.format(key))
         return key
 
-    async def _targets(self, message: tp.Any) -> list[PublisherTrait]:
+    async def _targets(self, message: object) -> list[EntryPoints]:
         key, publishers = self._cached(message)
         if publishers is None:
             publishers = await self._routed(key)
         return publishers
 
-    async def _routed(self, key: str) -> list[PublisherTrait]:
+    async def _routed(self, key: str) -> list[EntryPoints]:
         """The publishers of the partitions the broker binds a key to."""
         assert self._route is not None
         streams = [s for s in await self._route(key) if s in self.publishers]
@@ -221,10 +233,10 @@ class SuperStreamPublisher:
         routes = self._routes
         if len(routes) >= MAX_ROUTES:  # (keys without end: bounded memory)
             routes.clear()
-        publishers = routes[key] = [self.publishers[s] for s in streams]
+        publishers = routes[key] = [self._entries[s] for s in streams]
         return publishers
 
-    async def send(self, message: tp.Any, *args: tp.Any, **kw: tp.Any) -> tp.Any:
+    async def send(self, message: object, *args: object, **kw: object) -> tp.Any:
         """
         Send a message to its partition, as the partition publisher's
         ``send`` does. A message going to several partitions is sent to
@@ -233,13 +245,11 @@ class SuperStreamPublisher:
         """
         publishers = await self._targets(message)
         if len(publishers) == 1:
-            return await publishers[0].send(message, *args, **kw)  # type: ignore[attr-defined]
-        results = await asyncio.gather(*(
-            p.send(message, *args, **kw) for p in publishers  # type: ignore[attr-defined]
-        ))
+            return await publishers[0].send(message, *args, **kw)
+        results = await asyncio.gather(*(p.send(message, *args, **kw) for p in publishers))
         return results[0]
 
-    async def send_many(self, messages: tp.Iterable[tp.Any]) -> dict[str, tp.Any]:
+    async def send_many(self, messages: tp.Iterable[object]) -> dict[str, tp.Any]:
         """
         Send messages to their partitions, as the partition publishers'
         ``send_many`` does: each partition's messages go in one call, in
@@ -253,7 +263,7 @@ class SuperStreamPublisher:
         :raises rbfly.streams.error.NoRoute: When a message goes to no
             partition (nothing is sent then).
         """
-        groups: dict[PublisherTrait, list[tp.Any]] = {}
+        groups: dict[EntryPoints, list[object]] = {}
         for message in messages:
             key, publishers = self._cached(message)
             if publishers is None:
@@ -263,12 +273,10 @@ class SuperStreamPublisher:
                 if group is None:
                     group = groups[publisher] = []
                 group.append(message)
-        results = await asyncio.gather(*(
-            p.send_many(ms) for p, ms in groups.items()  # type: ignore[attr-defined]
-        ))
+        results = await asyncio.gather(*(p.send_many(ms) for p, ms in groups.items()))
         return {p.stream: r for p, r in zip(groups, results, strict=True)}
 
-    def batch(self, message: tp.Any, *args: tp.Any, **kw: tp.Any) -> None:
+    def batch(self, message: object, *args: object, **kw: object) -> None:
         """
         Add a message to the batch of its partitions' publishers (with key
         routing, a key not routed yet is resolved on :py:meth:`flush`).
@@ -276,9 +284,26 @@ class SuperStreamPublisher:
         key, publishers = self._cached(message)
         if publishers is not None and not self._pending:
             for publisher in publishers:
-                publisher.batch(message, *args, **kw)  # type: ignore[attr-defined]
+                added = publisher.batch(message, *args, **kw)
+                if added is not None:
+                    self._awaitable_batch(publisher, added)
         else:  # keep the order of the messages behind one not routed yet
             self._pending.append((key, message, (args, kw)))
+
+    def _awaitable_batch(self, publisher: EntryPoints, added: object) -> tp.NoReturn:
+        """
+        A partition's ``batch`` returned an awaitable (the coroutine of
+        :py:class:`PublisherBatchLimit`), which this ``batch`` cannot
+        await: the message would be lost without a word.
+        """
+        if isinstance(added, Coroutine):
+            added.close()  # (not awaited, on purpose: no warning of it)
+        raise TypeError(
+            'super stream {!r}: the batch of {} is a coroutine, which the super stream'
+            " publisher's batch cannot await (the message is not batched): publish with"
+            ' cls=PublisherBatchFast, or send_many'.format(
+                self.super_stream, type(publisher).__name__,
+            ))
 
     async def last_publishing_id(self) -> int:
         """
@@ -305,11 +330,10 @@ class SuperStreamPublisher:
         for key, message, (args, kw) in pending:
             publishers = self._routes.get(key) or await self._routed(key)
             for publisher in publishers:
-                publisher.batch(message, *args, **kw)  # type: ignore[attr-defined]
-        flushes = [
-            p.flush() for p in self.publishers.values()  # type: ignore[attr-defined]
-        ]
-        await asyncio.gather(*flushes)
+                added = publisher.batch(message, *args, **kw)
+                if added is not None:
+                    self._awaitable_batch(publisher, added)
+        await asyncio.gather(*(p.flush() for p in self._entries.values()))
 
 __all__ = [
     'HASH_SEED', 'RoutingKey', 'RoutingStrategy', 'SuperStreamPublisher', 'hash_partition',

@@ -1,16 +1,25 @@
 """
 Routing of super stream messages: MurmurHash3 as the other clients use it
-(checked against the mmh3 package, which rstream routes with), and the
-partition names of a new super stream.
+(checked against the mmh3 package, which rstream routes with), the
+partition names of a new super stream, and ``batch`` over the partitions'
+batch publishers.
 """
+
+import gc
+import typing as tp
+import warnings
 
 import mmh3
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rbfly.streams.metrics import Counters
+from rbfly.streams.publishers.awaited import PublisherBatchFast, PublisherBatchLimit
+from rbfly.streams.publishers.base import PublisherTrait
 from rbfly.streams.publishers.superstream import (
     HASH_SEED,
+    SuperStreamPublisher,
     hash_partition,
     murmur3_32,
     partition_names,
@@ -56,3 +65,39 @@ def test_partition_names() -> None:
         partition_names('inv', 0, None)
     with pytest.raises(ValueError, match='unique'):
         partition_names('inv', None, [])
+
+class FakeHost:
+    """What a publisher asks of its client: nothing in these tests (nothing is sent)."""
+    counters = Counters()
+    spin = 0.0
+
+def super_stream(cls: type[PublisherTrait]) -> SuperStreamPublisher:
+    """A super stream publisher of 3 partitions, hash routing, ``cls`` each."""
+    host = tp.cast(tp.Any, FakeHost())
+    partitions = ['p0', 'p1', 'p2']
+    publishers = {p: cls(host, p, 1, 'n', 0) for p in partitions}
+    return SuperStreamPublisher('s', partitions, publishers, str, None)
+
+def test_batch_to_partitions() -> None:
+    """``batch`` adds each message to the batch of its partition's publisher."""
+    publisher = super_stream(PublisherBatchFast)
+    for key in ('a', 'b', 'c', 'a'):
+        publisher.batch(key)
+    batches = {p: tp.cast(PublisherBatchFast, b)._data for p, b in publisher.publishers.items()}
+    expected: dict[str, list[object]] = {p: [] for p in publisher.partitions}
+    for key in ('a', 'b', 'c', 'a'):
+        expected[hash_partition(key, publisher.partitions)].append(key)
+    assert batches == expected
+
+def test_batch_limit_refused() -> None:
+    """
+    The coroutine ``batch`` of PublisherBatchLimit, which a super stream
+    publisher's ``batch`` cannot await, raises (it dropped the message
+    with a RuntimeWarning, never awaited).
+    """
+    publisher = super_stream(PublisherBatchLimit)
+    with warnings.catch_warnings():
+        warnings.simplefilter('error')
+        with pytest.raises(TypeError, match='the batch of PublisherBatchLimit is a coroutine'):
+            publisher.batch('a', max_len=10)
+        gc.collect()  # a coroutine never awaited warns when collected

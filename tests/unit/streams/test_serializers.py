@@ -1,8 +1,8 @@
 """
 Serializers (sans-IO): a codec's messages carry the body serialized and
 the content type; decoding checks it (a typed error naming the stream and
-offset, or the raw body); a publisher given a codec serializes at its
-entry points, and one given none keeps its class's methods.
+offset, or the raw body); a publisher given a codec is of its class's
+serializing subclass, and one given none keeps its class's methods.
 """
 
 import importlib.util
@@ -11,8 +11,14 @@ import typing as tp
 import pytest
 
 from rbfly.amqp import AMQPProperties, MessageCtx, decode_amqp, encode_message
-from rbfly.streams.publishers.awaited import Publisher, PublisherBatchFast
+from rbfly.streams.publishers.awaited import (
+    Publisher,
+    PublisherBatchFast,
+    PublisherBatchLimit,
+    PublisherBin,
+)
 from rbfly.streams.publishers.options import PublisherOptions
+from rbfly.streams.publishers.serializing import serializing_class
 from rbfly.streams.serializers import (
     Codec,
     ContentTypeMismatch,
@@ -174,19 +180,52 @@ class FakeHost:
         self.counters = Counters()
         self.spin = 0.0
 
-def test_publisher_binding() -> None:
+def test_publisher_serializing() -> None:
     """
-    A publisher with a codec serializes at its entry points (instance
-    attributes); one without keeps the class's methods: the plain path is
-    the same code.
+    A publisher with a codec is an instance of its class's serializing
+    subclass, made once per class: its entry points encode, and none is
+    replaced on the instance; one without keeps the class's methods, the
+    plain path the same code.
     """
     host = tp.cast(tp.Any, FakeHost())
     plain = Publisher(host, 's', 1, 'n', 0)
-    assert 'send' not in vars(plain)
+    assert type(plain) is Publisher
+    assert type(plain).send is Publisher.send
     codec = Codec(JSONSerializer())
-    batch = PublisherBatchFast(host, 's', 1, 'n', 0, options=PublisherOptions(serializer=codec))
-    assert 'batch' in vars(batch)
+    options = PublisherOptions(serializer=codec)
+    cls = serializing_class(PublisherBatchFast)
+    assert serializing_class(PublisherBatchFast) is cls
+    assert serializing_class(cls) is cls  # (a message is encoded once)
+    assert cls.__name__ == 'PublisherBatchFast'
+    batch = cls(host, 's', 1, 'n', 0, options=options)
+    assert isinstance(batch, PublisherBatchFast)
+    assert not {'send', 'batch', 'send_many'} & set(vars(batch))
+    assert not hasattr(batch, 'send')  # only the class's entry points
     batch.batch({'a': 1})
     [msg] = batch._data
     assert msg.body == b'{"a":1}'
     assert msg.properties.content_type is Symbol('application/json')
+    sender = serializing_class(Publisher)(host, 's', 1, 'n', 0, options=options)
+    assert isinstance(sender, Publisher)
+    assert not hasattr(sender, 'batch')
+
+def test_publisher_serializer_needs_class() -> None:
+    """A publisher class given a serializer, not made serializing, refuses it (not sent raw)."""
+    host = tp.cast(tp.Any, FakeHost())
+    with pytest.raises(TypeError, match='does not serialize'):
+        PublisherBatchFast(host, 's', 1, 'n', 0, options=PublisherOptions(serializer=Codec(
+            JSONSerializer())))
+    with pytest.raises(TypeError, match='needs a serializer'):
+        serializing_class(PublisherBatchFast)(host, 's', 1, 'n', 0)
+    with pytest.raises(ValueError, match='raw bytes'):
+        serializing_class(PublisherBin)
+
+async def test_publisher_serializing_batch_limit() -> None:
+    """The batch of PublisherBatchLimit, a coroutine, is awaited as the class's is."""
+    host = tp.cast(tp.Any, FakeHost())
+    codec = Codec(JSONSerializer())
+    limit = serializing_class(PublisherBatchLimit)(
+        host, 's', 1, 'n', 0, options=PublisherOptions(serializer=codec))
+    await limit.batch([1], max_len=10)
+    [msg] = limit._data
+    assert msg.body == b'[1]'
