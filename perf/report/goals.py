@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from perf.report.page_helpers import MISSING_WORD, Helpers, Num, Page
+from perf.report.page_helpers import MISSING_WORD, NAMES, Helpers, Num, Page
 
 def install(page: Page) -> None:
     """Give the template of ``page`` the ``goals`` helper."""
@@ -37,7 +37,19 @@ class Goals:
         for name in ('consume', 'consume-4'):
             rows.extend(self.reading(name))
         rows.extend(self.scale())
-        return self.h.table(['goal', 'where', 'measured', 'verdict'], rows)
+        notes: dict[str, str] = {}
+        cells = []
+        for row in rows:
+            goal, where, measured, verdict, *why = row
+            if verdict.startswith('missed') and why and why[0]:
+                letter = notes.setdefault(why[0], chr(ord('a') + len(notes)))
+                verdict += ' ({})'.format(letter)
+            cells.append([goal, where, measured, verdict])
+        table = self.h.table(['goal', 'where', 'measured', 'verdict'], cells)
+        if not notes:
+            return table
+        legend = '\n'.join('| ({}) {}'.format(letter, why) for why, letter in notes.items())
+        return table + '\n\nWhy a goal is missed, from the same run:\n\n' + legend
 
     # the verdict of one comparison
 
@@ -89,6 +101,7 @@ class Goals:
                 '; the harness alone {} µs'.format(self.f['us'](harness))
                 if harness is not None else ''),
             self._at_most(cpu, jcpu),
+            self._fixed_why(name),
         ])
         p99 = self.h.r(name, 'results', 'latency', '10000', 'rbfly', 'end_to_end', 'p99_us')
         jp99 = self.h.r(name, 'results', 'latency', '10000', 'java', 'latency_ms', 'p99')
@@ -100,6 +113,23 @@ class Goals:
             self._at_most(p99_ms, jp99),
         ])
         return rows
+
+    def _fixed_why(self, name: str) -> str:
+        """The fixed-rate runs are one run a broker: how far they differ from each other."""
+        names = [n for n in ('workloads', 'workloads-4')
+                 if self.h.has(n, 'results', 'latency', '10000', 'rbfly')
+                 and self.h.has(n, 'results', 'latency', '10000', 'java')]
+        if len(names) < 2:
+            return ''
+        figures = []
+        for n in names:
+            figures.append('{}: rbfly {} µs, the Java tool {} µs'.format(
+                self._broker(n),
+                self.f['us'](self.h.cpu_of(self.h.r(n, 'results', 'latency', '10000', 'rbfly'))),
+                self.f['us'](self.h.cpu_of(self.h.r(n, 'results', 'latency', '10000', 'java')))))
+        return ('the workloads are measured once on each broker, and the two runs differ'
+                ' more than the clients do within one ({}): a miss this close is within'
+                ' what one run tells').format('; '.join(figures))
 
     def awaited(self, name: str) -> list[list[str]]:
         """
@@ -122,6 +152,7 @@ class Goals:
                 'rbfly {} msg/s, RbFly 0.10 {}'.format(
                     self.f['rate'](rate), self.f['rate'](orate)),
                 self._at_least(self.h.ratio(rate, orate), 1.0),
+                self._pace_why(name, scenario),
             ])
             floor = self.h.cpu_of(self.h.pub(name, scenario, 'ceiling')) if self.h.has(
                 name, 'results', scenario, 'implementations', 'ceiling') else None
@@ -133,8 +164,59 @@ class Goals:
                     '; the bare ceiling client {} µs'.format(self.f['us'](floor))
                     if floor is not None else ''),
                 self._at_least(self.h.ratio(ocpu, cpu), 1.5),
+                self._awaited_why(name, scenario, cpu, ocpu, floor),
             ])
         return rows
+
+    def _pace_why(self, name: str, scenario: str) -> str:
+        """The pace of awaited sends: the sleeping ceiling client's, and who was busier."""
+        if not self.h.has(name, 'results', scenario, 'implementations', 'ceiling'):
+            return ''
+        ceiling = self.h.pub(name, scenario, 'ceiling')
+        mine = self.h.pub(name, scenario, 'rbfly') or {}
+        old = self.h.pub(name, scenario, 'rbfly-0.10') or {}
+        if self.h.rate_of(ceiling) is None or mine.get('cpu_share') is None \
+                or old.get('cpu_share') is None:
+            return ''
+        polling = ''
+        if self.h.has(name, 'results', scenario, 'implementations', 'ceiling-polling'):
+            rate = self.h.rate_of(self.h.pub(name, scenario, 'ceiling-polling'))
+            if rate is not None:
+                polling = '; the same client polling, a busy core, {} msg/s'.format(
+                    self.f['rate'](rate))
+        return (
+            'an awaited send waits for the broker and then for the wake-up: the bare ceiling'
+            ' client, which does nothing but wait asleep, sent {c} msg/s{polling}; rbfly'
+            ' used {mine} of a core, RbFly 0.10 {old}: a busier process is woken sooner'
+            ' (rbfly\'s ``spin`` option polls, at the CPU it costs: `Client options measured`_)'
+        ).format(c=self.f['rate'](self.h.rate_of(ceiling)), polling=polling,
+                 mine=self.f['pct'](mine.get('cpu_share')), old=self.f['pct'](old.get('cpu_share')))
+
+    def _awaited_why(self, name: str, scenario: str, cpu: Any, ocpu: Any, floor: Any) -> str:
+        """Where the CPU of an awaited send goes: the round trip, and rbfly's own work."""
+        if cpu is None or ocpu is None or floor is None:
+            return ''
+        share = self.h.pub(name, scenario, 'rbfly').get('sys_us_per_msg')
+        goal = Num(ocpu / 1.5, _sources(ocpu))
+        if goal < floor:
+            reach = ', less than the round trip alone costs the bare client'
+        else:
+            reach = ': rbfly\'s own work would have to fall to {} µs'.format(
+                self.f['us'](Num(goal - floor, _sources(goal, floor))))
+        return (
+            'an awaited send is a round trip, a write, a wake-up and a read a {what}, which the'
+            ' bare ceiling client (its frames built before the timing, nothing else) pays too:'
+            ' {floor} µs; rbfly spends {own} µs on top of it{sys}, RbFly 0.10 {oown} µs; 1.5x'
+            ' RbFly 0.10\'s messages per CPU second would be {goal} µs a message{reach}'
+        ).format(
+            what='message' if scenario.startswith('single') else 'batch',
+            floor=self.f['us'](floor),
+            own=self.f['us'](Num(cpu - floor, _sources(cpu, floor))),
+            sys=' (of rbfly\'s whole CPU a message, {} µs in the kernel)'.format(
+                self.f['us'](share)) if share is not None else '',
+            oown=self.f['us'](Num(ocpu - floor, _sources(ocpu, floor))),
+            goal=self.f['us'](goal), reach=reach,
+        )
 
     def reading(self, name: str) -> list[list[str]]:
         """
@@ -155,6 +237,7 @@ class Goals:
                 where,
                 'rbfly {} msg/s, {} {}'.format(self.f['k'](rate), label, self.f['k'](prate)),
                 self._at_least(self.h.ratio(rate, prate), 1.0),
+                self._reading_why(name, peer),
             ])
         java = self.h.cpu_of(self.h.con(name, 'pipelined', 'java'))
         chunks = self.h.cpu_of(self.h.con(name, 'pipelined', 'rbfly-chunks'))
@@ -164,14 +247,54 @@ class Goals:
             where,
             'rbfly {} µs, the Java client {} µs'.format(self.f['us'](chunks), self.f['us'](java)),
             self._at_most(self.h.ratio(chunks, java), 1.0),
+            self._floor_why(java, with_loop=False),
         ])
         rows.append([
             'big chunks, ``async for``: at most twice the Java client\'s CPU a message',
             where,
             'rbfly {} µs, the Java client {} µs'.format(self.f['us'](plain), self.f['us'](java)),
             self._at_most(self.h.ratio(plain, java), 2.0),
+            self._floor_why(java, with_loop=True),
         ])
         return rows
+
+    def _floor_why(self, java: Any, with_loop: bool) -> str:
+        """The interpreter's floor under a message read (perf.floor), against the JVM's."""
+        decode = self.h.r('floor', 'results', 'decode', 'us_per_msg') \
+            if self.h.has('floor', 'results', 'decode', 'us_per_msg') else None
+        loop = self.h.r('floor', 'results', 'async-for', 'us_per_msg') \
+            if self.h.has('floor', 'results', 'async-for', 'us_per_msg') else None
+        if decode is None or java is None or (with_loop and loop is None):
+            return ''
+        if not with_loop:
+            return ('rbfly decodes each message of a chunk into Python objects in C: that'
+                    ' alone, with no broker and no loop, costs {d} µs a message'
+                    ' (``perf.floor``), against the Java client\'s whole {j} µs with its'
+                    ' JIT').format(d=self.f['us'](decode), j=self.f['us'](java))
+        return ('an ``async for`` hands out one Python object a message: the interpreter\'s'
+                ' floor is {d} µs to decode it and {a} µs for the loop\'s turn'
+                ' (``perf.floor``, no broker), {t} µs in all, against the Java client\'s'
+                ' whole {j} µs').format(
+                    d=self.f['us'](decode), a=self.f['us'](loop),
+                    t=self.f['us'](Num(decode + loop, _sources(decode, loop))),
+                    j=self.f['us'](java))
+
+    def _reading_why(self, name: str, peer: str) -> str:
+        """Who was busy while the small chunks were read: the client, the broker."""
+        mine = self.h.con(name, 'batch', 'rbfly') or {}
+        theirs = self.h.con(name, 'batch', peer) or {}
+        if mine.get('cpu_share') is None or theirs.get('cpu_share') is None:
+            return ''
+        return (
+            'reading small chunks, rbfly\'s process used {c} of a core and the broker {b};'
+            ' with {peer}, {pc} and {pb}: neither rbfly nor the broker was busy all the time,'
+            ' rbfly waited for chunks (its read pause and credit are the knobs: see `Client'
+            ' options measured`_)'
+        ).format(
+            c=self.f['pct'](mine.get('cpu_share')), b=self.f['pct'](mine.get('broker_cpu_share')),
+            peer=NAMES.get(peer, peer), pc=self.f['pct'](theirs.get('cpu_share')),
+            pb=self.f['pct'](theirs.get('broker_cpu_share')),
+        )
 
     def scale(self) -> list[list[str]]:
         """
@@ -192,5 +315,24 @@ class Goals:
                     '{}, from one to {} {}'.format(self._broker('scale'), self.f['n'](n), label),
                     '{} to {} µs'.format(self.f['us'](first), self.f['us'](last)),
                     self._at_most(self.h.ratio(last, first), 1.5),
+                    self._scale_why(dim, way),
                 ])
         return rows
+
+    def _scale_why(self, dim: str, way: str) -> str:
+        """What grows with the streams or partitions: paid once each, over fewer messages."""
+        n = self.h.r('scale', 'results', dim, -1, 'n')
+        messages = self.h.r('scale', 'results', dim, -1, 'messages')
+        if n is None or messages is None:
+            return ''
+        each = self.f['n'](Num(messages / n, _sources(messages, n)))
+        one = 'partition' if dim == 'partitions' else 'stream'
+        if way == 'read':
+            return ('at the most {d}, each subscription reads {each} messages, and its'
+                    ' opening and ending (the stream\'s members, where it ends, Subscribe'
+                    ' and Unsubscribe: round trips) are paid over them').format(d=dim, each=each)
+        return ('at the most {d}, each {one} gets {each} messages: what its publisher costs'
+                ' once and a call (its declaration, its writes) is paid over fewer of them{x}'
+                ).format(d=dim, one=one, each=each,
+                         x=' (``send_many`` splits each list into a call a partition)'
+                         if dim == 'partitions' else '')

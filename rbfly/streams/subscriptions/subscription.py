@@ -83,7 +83,7 @@ class Subscription:
     :param offset_spec: Where the subscription started.
     :param start_offset: Records before this offset are dropped.
     :param properties: Subscription properties (name, filters).
-    :param read: How it reads (see :py:class:`ReadOptions`).
+    :param read: How it reads (see :py:class:`~rbfly.streams.subscriptions.options.ReadOptions`).
     :param counters: The client's metrics counters.
     :param activation: A single active consumer's: finds the offset
         specification to answer the broker with when it becomes active (or
@@ -580,5 +580,5 @@ async def wait_any(subs: tp.Sequence[Subscription], timeout: float | None) -> No
             s.notify = None
 
 __all__ = [
-    'Activation', 'Chunk', 'ReadOptions', 'Resume', 'Subscription', 'spin_wait', 'wait_any',
+    'Activation', 'Chunk', 'Resume', 'Subscription', 'spin_wait', 'wait_any',
 ]
