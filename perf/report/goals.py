@@ -32,7 +32,7 @@ class Goals:
         rows: list[list[str]] = []
         for name in ('workloads', 'workloads-4'):
             rows.extend(self.fixed_rate(name))
-        for name in ('publish', 'publish-asyncio'):
+        for name in ('publish', 'publish-asyncio', 'publish-4'):
             rows.extend(self.awaited(name))
         for name in ('consume', 'consume-4'):
             rows.extend(self.reading(name))
