@@ -106,7 +106,7 @@ PYTHON_DOCS = 'https://docs.python.org/3/'
 PYTHON_NAMES = {
     'py:class': {
         'library/asyncio-eventloop.html#asyncio.AbstractEventLoop': ['asyncio.AbstractEventLoop'],
-        'library/asyncio-task.html#asyncio.Task': ['asyncio.Task'],
+        'library/asyncio-task.html#asyncio.Task': ['asyncio.Task', '_asyncio.Task'],
         'library/asyncio-eventloop.html#asyncio.Server': [
             'asyncio.Server', 'asyncio.base_events.Server',
         ],

@@ -581,12 +581,15 @@ class StreamsClient:
             it, or hand out its bytes as the body (``'raw'``); skipped and
             raw messages are logged (a warning per chunk), and count as
             processed for offset tracking as any other.
-        :param on_gap: When the subscription was to start at an offset
+        :param on_gap: When retention removed offsets the subscription
+            was to read (RabbitMQ 3.11+): it was to start at an offset
             older than the stream's first (a stored offset, or an offset
-            given, of messages retention removed since; RabbitMQ 3.11+):
-            ``'warn'`` and go on from the first (the default; counted in
-            the ``messages_lost`` metric), ``'raise'``
-            :py:class:`~rbfly.streams.error.OffsetOutOfRange`, or a
+            given, of messages retention removed since), to resume at one
+            after a lost connection, or retention overtook it while it
+            read: ``'warn'`` and go on (the default; counted in the
+            ``messages_lost`` metric), ``'raise'``
+            :py:class:`~rbfly.streams.error.OffsetOutOfRange` (at the
+            next message or chunk asked for, when overtaken), or a
             function called with that error (it goes on unless the
             function raises).
         :param timeout: Raise ``TimeoutError`` when no chunk arrives for

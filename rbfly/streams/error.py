@@ -13,7 +13,7 @@ Messages never contain credentials: the context given to
 host), never a secret.
 """
 
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from ..error import RbFlyError
 from .codes import ResponseCode
@@ -333,28 +333,52 @@ class StreamEndUnknown(StreamsError):
 
 class OffsetOutOfRange(StreamsError):
     """
-    A subscription was to start at an offset older than its stream's
-    first (a stored offset, or an offset given, of messages retention
-    removed since): the messages between are lost to it. Raised with
-    ``on_gap='raise'`` (the default warns, and counts them in the
-    ``messages_lost`` metric); aiokafka's ``OffsetOutOfRangeError``.
+    Retention removed offsets a subscription was to read: it was to start
+    at an offset older than its stream's first (a stored offset, or an
+    offset given, of messages retention removed since; ``when='start'``),
+    to resume at one after a lost connection (``'resume'``), or retention
+    overtook it while it read (``'read'``: the broker skipped the offsets
+    removed, RabbitMQ 3.11+). Raised with ``on_gap='raise'`` (the default
+    warns, and counts them in the ``messages_lost`` metric); aiokafka's
+    ``OffsetOutOfRangeError``.
 
     :ivar stream: The stream.
-    :ivar offset: The offset the subscription was to start at.
-    :ivar first: The stream's first offset now.
-    :ivar lost: Offsets lost (``first - offset``; stored offsets count
-        too: at most the messages lost).
+    :ivar offset: The offset the subscription was to start (or resume)
+        at; for ``'read'``, the first offset lost.
+    :ivar first: The stream's first offset when it was asked for.
+    :ivar end: The offset after the last one lost (``first``, but for
+        ``'read'``: the offsets lost lie between ``offset`` and ``end``).
+    :ivar lost: Offsets lost: ``first - offset``, or for ``'read'`` those
+        of the gaps the broker left (offsets of records without messages,
+        such as stored offsets, count too: at most the messages lost).
+    :ivar when: ``'start'``, ``'resume'`` or ``'read'``.
     """
-    def __init__(self, stream: str, offset: int, first: int) -> None:
-        super().__init__(
-            'stream {!r} starts at offset {} now, the subscription was to start at {}: {}'
-            ' offsets removed by retention are lost (subscribe with on_gap=\'warn\' to go on'
-            ' from the first, or a callback to decide)'.format(stream, first, offset,
-                                                               first - offset))
+    def __init__(
+            self, stream: str, offset: int, first: int, *, lost: int | None = None,
+            end: int | None = None, when: Literal['start', 'resume', 'read'] = 'start',
+    ) -> None:
+        until = first if end is None else end
+        count = first - offset if lost is None else lost
+        if when == 'read':
+            message = (
+                'stream {!r}: retention removed up to {} messages, offsets {} to {}, before'
+                ' the subscription read them (the stream starts at offset {} now): read'
+                ' faster, or keep more of the stream (max_length_bytes, max_age);'
+                ' on_gap=\'warn\' goes on, \'raise\' stops the subscription, a callback'
+                ' decides'.format(stream, count, offset, until - 1, first))
+        else:
+            message = (
+                'stream {!r} starts at offset {} now, the subscription was to {} at {}: {}'
+                ' offsets removed by retention are lost (subscribe with on_gap=\'warn\' to go'
+                ' on from the first, or a callback to decide)'.format(
+                    stream, first, when, offset, count))
+        super().__init__(message)
         self.stream = stream
         self.offset = offset
         self.first = first
-        self.lost = first - offset
+        self.end = until
+        self.lost = count
+        self.when = when
 
 
 class OffsetCommitTimeout(StreamsError, TimeoutError):

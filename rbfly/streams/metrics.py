@@ -415,8 +415,10 @@ class Metrics:
         broker names the last committed chunk, RabbitMQ 3.11+; 0 before a
         chunk arrived).
     :ivar messages_lost: Offsets subscriptions were to read and retention
-        had removed (a start, or a stored offset, older than the stream's
-        first; see ``on_gap`` of the subscribe methods), at most.
+        had removed (a start, a stored offset or a resume older than the
+        stream's first, or retention overtaking a reader; see ``on_gap``
+        of the subscribe methods), at most (offsets of records without
+        messages count too).
     :ivar undecodable: Messages that were not AMQP 1.0 (raised, skipped,
         handed out as bytes, or given to the error policy of concurrent
         handlers, as ``on_decode_error`` says).

@@ -79,7 +79,9 @@ async def test_gap_warns_and_counts(
     # (the broker's statistics may lag behind its retention: it may start
     # later than they say)
     assert 4 < first <= said <= read
-    assert client.metrics().messages_lost == said - 4
+    # (and the offsets up to the first chunk left, when a check of the gap
+    # to it came before the subscription ended)
+    assert said - 4 <= client.metrics().messages_lost <= read - 4
 
 async def test_gap_raises(truncated: tuple[StreamsClient, str, int]) -> None:
     client, stream, first = truncated

@@ -18,6 +18,7 @@ from ..error import ConnectionLost, NoOffset, OffsetCommitTimeout, StreamsError
 from ..names import check_name
 from ..offset import Offset, OffsetType
 from ..protocol.commands import OffsetSpec, QueryOffset, StoreOffset
+from ..protocol.constants import OffsetSpecType
 from ..subscriptions.tracking import OffsetTracker
 from .connections import Connections
 from .ends import Ends
@@ -220,7 +221,27 @@ class Offsets:
         the last chunk received, or what its ``resume`` callback returns
         instead. ``None`` when the callback failed (the subscription ends
         with its error).
+
+        An offset retention removed meanwhile (RabbitMQ 3.11+) is told as
+        the subscription's ``on_gap`` says, as at its start (see
+        :py:meth:`GapWatch.check_start
+        <rbfly.streams.subscriptions.gaps.GapWatch.check_start>`): with
+        ``'raise'`` (or a function raising) it ends with that error, once
+        the chunks received before are taken.
         """
+        spec = await self._resume_spec(sub)
+        gaps = sub.gaps
+        start = None if spec is None or spec.type != OffsetSpecType.OFFSET else spec.value
+        if gaps is None or start is None:
+            return spec
+        error = await gaps.check_start(start, 'resume')
+        if error is not None:
+            sub.fail(error)
+            return None
+        return spec
+
+    async def _resume_spec(self, sub: Subscription) -> OffsetSpec | None:
+        """Where a subscription resumes (see :py:meth:`resume_spec`), unchecked."""
         spec = sub.resume_spec()
         if sub.resume is None:
             return spec

@@ -23,6 +23,7 @@ from ..protocol.commands import OffsetSpec
 from ..protocol.constants import OffsetSpecType
 from ..subscriptions.chunks import Chunks
 from ..subscriptions.flow import FlowStrategy, check_flow
+from ..subscriptions.gaps import GapWatch
 from ..subscriptions.handoff import ConsumerUpdateContext
 from ..subscriptions.options import ReadOptions
 from ..subscriptions.progress import Progress
@@ -62,12 +63,13 @@ one kept by the application), or ``None`` to keep it.
 
 GapAction: tp.TypeAlias = tp.Literal['warn', 'raise'] | tp.Callable[[OffsetOutOfRange], object]
 """
-What a subscription does when it was to start at an offset older than its
-stream's first (retention removed the messages between): ``'warn'`` and
-go on from the first (the default; counted in the ``messages_lost``
-metric), ``'raise'``
+What a subscription does when retention removed offsets it was to read:
+it was to start (or resume after a lost connection) at an offset older
+than its stream's first, or retention overtook it while it read (see
+:py:mod:`rbfly.streams.subscriptions.gaps`): ``'warn'`` and go on (the
+default; counted in the ``messages_lost`` metric), ``'raise'``
 :py:class:`~rbfly.streams.error.OffsetOutOfRange`, or call a function with
-that error (which goes on from the first unless the function raises).
+that error (which goes on unless the function raises).
 """
 
 DecodeErrorAction: tp.TypeAlias = tp.Literal['raise', 'skip', 'raw']
@@ -287,8 +289,10 @@ class Subscribing:
                              ' skip the last chunk, and the subscription would wait')
         offset = await self._ends.resolve(stream, offset)
         spec, start = await self._offsets.spec(stream, offset)
-        if spec.type == OffsetSpecType.OFFSET:
-            await self._check_gap(stream, start, options.on_gap)
+        gaps = self._watch(protocol.broker_version, stream, spec, start, options.on_gap)
+        if gaps is not None and spec.type == OffsetSpecType.OFFSET \
+                and (error := await gaps.check_start(start)) is not None:
+            raise error
         client = self._options
         activation = functools.partial(
             self.activate, stream, name, offset, consumer_update,
@@ -302,6 +306,7 @@ class Subscribing:
         sub = Subscription(
             stream, spec, start, properties, read, self._counters,
             activation=activation, resume=options.resume, resume_offset=offset,
+            gaps=gaps,
         )
         if options.on_state is not None:
             sub.lifecycle.listen(options.on_state)
@@ -309,17 +314,30 @@ class Subscribing:
             await self._ends.find_end(sub, spec)
         return sub
 
-    async def _check_gap(self, stream: str, start: int, on_gap: GapAction) -> None:
+    def _watch(
+            self, version: tuple[int, ...], stream: str, spec: OffsetSpec, start: int,
+            on_gap: GapAction,
+    ) -> GapWatch | None:
         """
-        A subscription starting at an offset older than the stream's first
-        (RabbitMQ 3.11+, whose statistics say it): the messages between are
-        lost to retention; counted, and warned of, raised or told as
-        ``on_gap`` says. The broker starts at its first chunk then.
+        What watches a subscription for offsets retention removed before it
+        read them (see :py:mod:`rbfly.streams.subscriptions.gaps`): its
+        start, its start again after a lost connection, the gaps between
+        its chunks. ``None`` on RabbitMQ 3.10, which does not say a
+        stream's first offset: nothing is checked there, and nothing asked.
         """
-        first = await self._ends.first(stream)
-        if first is None or start >= first:
-            return
-        gap = OffsetOutOfRange(stream, start, first)
+        if version < (3, 11):
+            return None
+        return GapWatch(
+            stream, self._ends.first, functools.partial(self._report_gap, on_gap),
+            start if spec.type == OffsetSpecType.OFFSET else -1,
+        )
+
+    async def _report_gap(self, on_gap: GapAction, gap: OffsetOutOfRange) -> None:
+        """
+        Offsets retention removed before a subscription read them (see
+        :py:class:`~rbfly.streams.error.OffsetOutOfRange`): counted, and
+        warned of, raised or told as ``on_gap`` says.
+        """
         self._counters.messages_lost += gap.lost
         if on_gap == 'raise':
             raise gap

@@ -22,6 +22,9 @@ Subscriptions: the user-API objects that receive a stream's messages.
   what the progress holds back of them;
 - :py:mod:`~rbfly.streams.subscriptions.stuck`: the watchdog of a stuck
   application (``processing_timeout``);
+- :py:mod:`~rbfly.streams.subscriptions.gaps`: the offsets retention
+  removed before a subscription read them (the gaps between its chunks,
+  checked against the stream's first offset);
 - ``_bodies``: the compiled message iterator of ``subscribe()``;
 - :py:mod:`~rbfly.streams.subscriptions.windows`: windows of messages;
 - :py:mod:`~rbfly.streams.subscriptions.chunks`: the chunk iterator;

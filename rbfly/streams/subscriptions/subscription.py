@@ -31,6 +31,11 @@ lost, chunks already received can still be read; the client subscribes
 again on the new connection from the offset after the last chunk received,
 and records before the application's next offset are dropped, so nothing
 is lost or repeated.
+
+Retention: the offsets between the chunks taken are watched for those
+retention removed before the subscription read them
+(:py:mod:`rbfly.streams.subscriptions.gaps`), as the chunks are taken,
+in the application's task; the check runs in a task of its own.
 """
 
 from __future__ import annotations
@@ -48,11 +53,13 @@ from ..aio.records import detach
 from ..lifecycle import Lifecycle, ResourceState
 from ..metrics import Counters
 from ..offset import Offset
-from ..protocol._chunk import decode_chunk, read_header
+from ..protocol._chunk import ChunkInfo, decode_chunk, read_header
 from ..protocol.commands import Credit, OffsetSpec
+from ..protocol.constants import OffsetSpecType
 from .chunk import Chunk
 from .credit import CreditPolicy, credit_policy
 from .flow import ManualCredit
+from .gaps import GapWatch
 from .options import DEFAULT_READ, ReadOptions
 from .single_active import Activation, ConsumerUpdates
 from .state import SubscriptionState
@@ -95,6 +102,9 @@ class Subscription:
         application gave it (what ``resume`` is told before a chunk came;
         required: ``offset_spec`` alone does not say it, e.g. for
         ``Offset.reference``).
+    :param gaps: Watches the gaps between the chunks taken for offsets
+        retention removed (RabbitMQ 3.11+; see
+        :py:mod:`rbfly.streams.subscriptions.gaps`), if any.
     """
     kind: tp.ClassVar[tp.Literal['subscriptions']] = 'subscriptions'
 
@@ -110,6 +120,7 @@ class Subscription:
             activation: Activation | None = None,
             resume: Resume | None = None,
             resume_offset: Offset,
+            gaps: GapWatch | None = None,
     ) -> None:
         self.stream = stream
         self.offset_spec = offset_spec
@@ -158,6 +169,12 @@ class Subscription:
         # it started at (or resumes from, once the callback chose one)
         self.resume = resume
         self.resume_offset = resume_offset
+        # the gaps between the chunks taken, and the error a report of
+        # them ends the read with (raised at the next take)
+        self.gaps = gaps
+        self._stop: Exception | None = None
+        if gaps is not None:
+            gaps.stop = self.stop_with
         # called when a chunk arrives or the subscription ends, while a
         # consumer of several subscriptions waits on all of them
         self.notify: Callable[[], None] | None = None
@@ -197,6 +214,8 @@ class Subscription:
     def close(self) -> None:
         """The application ended the subscription (it is not placed again)."""
         self.closed = True
+        if self.gaps is not None:
+            self.gaps.close()
 
     def bound(self, chunk: Chunk) -> None:
         """
@@ -281,6 +300,8 @@ class Subscription:
         self.received_offset = None
         self._chunks.clear()
         self._buffered = 0
+        if self.gaps is not None:
+            self.gaps.gaps.restart(start if spec.type == OffsetSpecType.OFFSET else -1)
 
     def attached(self) -> None:
         """
@@ -355,6 +376,18 @@ class Subscription:
         detach(self)
         self.lifecycle.move(ResourceState.CLOSED, str(error) or type(error).__name__, error)
         self._wake()
+        if self.gaps is not None:
+            self.gaps.close()
+
+    def stop_with(self, error: Exception) -> None:
+        """
+        End the read with an error at its next take, before the chunks
+        buffered (a report of its gaps raised it: ``on_gap='raise'``, or
+        its function raised). Read from no more: the read ends, and
+        unsubscribes it.
+        """
+        self._stop = error
+        self._wake()
 
     def interrupt(self) -> None:
         """Wake a task waiting for a chunk (the reading ended): it looks again."""
@@ -374,7 +407,12 @@ class Subscription:
 
         :raises Exception: The error that ended the subscription, once its
             buffered chunks are taken.
+        :raises rbfly.streams.error.OffsetOutOfRange: At once, when a
+            report of its gaps said so (``on_gap='raise'``; or what its
+            function raised).
         """
+        if self._stop is not None:
+            raise self._stop
         chunks = self._chunks
         policy = self._policy
         if not chunks:
@@ -418,8 +456,7 @@ class Subscription:
         stats.consumed += len(messages)
         if self._arrived >= stats.sample_at:  # an end-to-end latency sample is due
             stats.sample(info.timestamp, self._arrived)
-        if info.chunk_type == 0 and info.next_offset > self.next_offset:
-            self.next_offset = info.next_offset
+        self._advance(info)
         chunk = Chunk(messages, self.stream, info.first_offset, info.timestamp, committed)
         if (failures := info.failures) is not None:
             counters.undecodable += len(failures)
@@ -444,9 +481,18 @@ class Subscription:
         logger.warning('stream %r: chunk at offset %d skipped (%d records): %s',
                        self.stream, info.first_offset, info.num_records, error)
         self._counters.chunks_skipped += 1
-        if info.chunk_type == 0:
-            self.next_offset = max(self.next_offset, info.next_offset)
+        self._advance(info)
         return Chunk((), self.stream, info.first_offset)
+
+    def _advance(self, info: ChunkInfo) -> None:
+        """
+        A chunk was taken: the next offset moves past it (a chunk of
+        messages), and its gap after the chunk before, if any, is noted.
+        """
+        if info.chunk_type == 0 and info.next_offset > self.next_offset:
+            self.next_offset = info.next_offset
+        if (gaps := self.gaps) is not None:
+            gaps.taken(info.first_offset, info.next_offset)
 
     def release(self) -> None:
         """A chunk taken under a flow strategy is processed: grant its credit."""
@@ -486,7 +532,7 @@ class Subscription:
 
         :raises TimeoutError: After ``timeout`` seconds (``None``: never).
         """
-        if self._chunks or self._error is not None:
+        if self._chunks or self._error is not None or self._stop is not None:
             return
         if self._gap < self.spin and await spin_wait((self,)):
             return
@@ -523,6 +569,8 @@ class Subscription:
         self.active = True
         self.next_offset = start
         self.received_offset = None
+        if self.gaps is not None:  # (no gap before the first chunk: its start is the broker's)
+            self.gaps.gaps.restart()
 
     def update_failed(self, error: Exception) -> None:
         """
@@ -551,7 +599,7 @@ async def spin_wait(subs: tp.Sequence[Subscription]) -> bool:
     while monotonic() < deadline:
         await asyncio.sleep(0)
         for s in subs:
-            if s._chunks or s._error is not None:
+            if s._chunks or s._error is not None or s._stop is not None:
                 return True
     return False
 

@@ -1,7 +1,9 @@
 """
 Offset specifications made of an :py:class:`~rbfly.streams.Offset`
 (:py:meth:`rbfly.streams.parts.offsets.Offsets.spec`): each type's value
-with its class, a reference read with a typed `QueryOffset` request.
+with its class, a reference read with a typed `QueryOffset` request; and
+where a subscription resumes, told when retention removed that offset
+(:py:meth:`~rbfly.streams.parts.offsets.Offsets.resume_spec`).
 """
 
 from __future__ import annotations
@@ -11,9 +13,14 @@ import typing as tp
 import pytest
 
 from rbfly.streams import Offset
-from rbfly.streams.error import error_for_code
+from rbfly.streams.error import OffsetOutOfRange, error_for_code
 from rbfly.streams.parts.offsets import Offsets
 from rbfly.streams.protocol import OffsetSpec, QueryOffset, QueryOffsetResponse, ResponseCode
+from rbfly.streams.subscriptions.gaps import GapWatch
+from rbfly.streams.subscriptions.options import ReadOptions
+from rbfly.streams.subscriptions.subscription import Subscription
+
+from ..subscriptions.test_gaps import chunk
 
 class Connections:
     """Answers QueryOffset with the offsets stored (none: "no offset")."""
@@ -69,3 +76,58 @@ async def test_invalid_offset() -> None:
     parts, _ = offsets()
     with pytest.raises(ValueError, match='not a valid offset'):
         await parts.spec('orders', offset)
+
+#
+# resuming at an offset retention removed (rbfly/streams/subscriptions/gaps.py)
+#
+
+def resumable(first: int, told: list[OffsetOutOfRange], raises: bool = False) -> Subscription:
+    """A subscription that received offsets 0 to 9; its stream starts at ``first`` now."""
+    async def stats(stream: str) -> int:
+        return first
+
+    async def report(gap: OffsetOutOfRange) -> None:
+        told.append(gap)
+        if raises:
+            raise gap
+
+    sub = Subscription(
+        'orders', OffsetSpec.first(), 0, {}, ReadOptions(amqp=False), resume_offset=Offset.FIRST,
+        gaps=GapWatch('orders', stats, report),
+    )
+    sub.on_chunk(chunk(0, 10), None)
+    return sub
+
+async def test_resume_removed() -> None:
+    """Resumed at an offset retention removed meanwhile: told, as at the start."""
+    told: list[OffsetOutOfRange] = []
+    sub = resumable(50, told)
+    parts, _ = offsets()
+    assert await parts.resume_spec(sub) == OffsetSpec.offset(10)  # (the broker: at its first)
+    [gap] = told
+    assert (gap.stream, gap.offset, gap.first, gap.lost, gap.when) == \
+        ('orders', 10, 50, 40, 'resume')
+
+async def test_resume_removed_raise() -> None:
+    """
+    ``on_gap='raise'``: not subscribed again; the read ends with the
+    error once the chunks received before are taken.
+    """
+    told: list[OffsetOutOfRange] = []
+    sub = resumable(50, told, raises=True)
+    parts, _ = offsets()
+    assert await parts.resume_spec(sub) is None
+    [gap] = told
+    assert sub.error is gap
+    taken = sub.poll()
+    assert taken is not None and [m.stream_offset for m in taken] == list(range(10))
+    with pytest.raises(OffsetOutOfRange):
+        sub.poll()
+
+async def test_resume_kept() -> None:
+    """Resumed at an offset still in the stream: nothing said."""
+    told: list[OffsetOutOfRange] = []
+    sub = resumable(5, told)
+    parts, _ = offsets()
+    assert await parts.resume_spec(sub) == OffsetSpec.offset(10)
+    assert told == []

@@ -1,0 +1,295 @@
+"""
+Gaps: the offsets a subscription was to read and the broker skipped,
+checked against the stream's first offset to tell the offsets retention
+removed before the reader got to them from those of records without
+messages.
+
+Each chunk covers the offsets from its first to its first plus its number
+of records. A chunk taken that starts past the offset after the chunk
+taken before leaves a *gap* between them. Two things leave one:
+
+- chunks the broker does not send subscriptions: those of a consumer's
+  stored offset (StoreOffset on a stream nobody writes to at that
+  moment), a publisher's deduplication state at the start of a segment,
+  chunks a filter rules out; their offsets are in the stream;
+- retention overtaking the reader: the broker's reader reads on through
+  the segment file it has open, deleted meanwhile, and when the segments
+  after it were deleted too, goes on at the first segment left; the
+  offsets between are not in the stream any more.
+
+A gap alone says nothing, then: a consumer storing its offset every few
+messages sees one after each store. A gap is *pending* until the
+stream's first offset is asked for (its statistics, RabbitMQ 3.11+; a
+subscription on 3.10 is not watched, and asks nothing): offsets of a gap
+below the first offset of that moment are taken for lost (they held
+messages, or records without any, removed after the reader passed them:
+*up to* that many messages, then); those at or after it are in the
+stream, records without messages. Retention only moves the first offset
+forward, so asking after the gap was seen is enough.
+
+The stream's first offset is asked for at most once per
+:py:data:`CHECK_INTERVAL` seconds per subscription, and only while a gap
+is pending (the clock is read only then), by a task of the subscription
+(:py:class:`GapWatch`), ended with it: the chunks are handed out without
+waiting for the answer. Pending gaps are kept in at most
+:py:data:`MAX_GAPS` records: beyond, the oldest two are merged into one
+that counts the offsets of both (exact when the first offset is past
+both, "up to" when it falls between).
+
+:py:class:`Gaps` is the bookkeeping alone (no asyncio, no clock: tested
+without sockets); :py:class:`GapWatch` asks and reports.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import typing as tp
+from collections.abc import Awaitable, Callable
+from time import monotonic
+
+from ..error import OffsetOutOfRange, StreamsError
+
+logger = logging.getLogger('rbfly.streams.subscriber')
+
+CHECK_INTERVAL = 1.0
+"""Least seconds between two questions of a subscription for its stream's first offset."""
+
+MAX_GAPS = 32
+"""Pending gap records a subscription keeps (older ones merged beyond)."""
+
+class Gap(tp.NamedTuple):
+    """
+    Offsets ``start`` to ``end - 1``, of which the broker skipped
+    ``skipped`` (all of them, unless records were merged: the offsets
+    read between them are in the span, not in the count).
+    """
+    start: int
+    end: int
+    skipped: int
+
+class Gaps:
+    """
+    The gaps between the chunks a subscription took, pending a check.
+
+    :param start: The offset the first chunk is expected at (an offset
+        the subscription was made at), or ``-1``: not known (``first``,
+        ``next``, a timestamp), no gap before the first chunk.
+    :param limit: Pending records kept (see :py:data:`MAX_GAPS`).
+
+    :ivar expected: The offset the next chunk is expected at (``-1``: not known).
+    :ivar reported: Offsets below it were reported lost by a start check
+        already (:py:meth:`GapWatch.check_start`): not counted again.
+    """
+    __slots__ = ('_gaps', '_limit', 'expected', 'reported')
+
+    def __init__(self, start: int = -1, limit: int = MAX_GAPS) -> None:
+        if limit < 2:
+            raise ValueError('limit must be 2 or more, got {}'.format(limit))
+        self.expected = start
+        self.reported = 0
+        self._limit = limit
+        self._gaps: list[Gap] = []
+
+    @property
+    def pending(self) -> bool:
+        """Whether a gap waits for a check."""
+        return bool(self._gaps)
+
+    @property
+    def records(self) -> tuple[Gap, ...]:
+        """The pending gaps, oldest first."""
+        return tuple(self._gaps)
+
+    def restart(self, start: int = -1) -> None:
+        """The subscription goes on elsewhere (``start`` as for the constructor)."""
+        self.expected = start
+        self.reported = 0
+        self._gaps.clear()
+
+    def taken(self, first: int, end: int) -> bool:
+        """
+        A chunk of offsets ``first`` to ``end - 1`` was taken; true when it
+        left a gap after the chunk before (pending now).
+        """
+        expected = self.expected
+        found = first > expected >= 0
+        if found:
+            self._add(Gap(expected, first, first - expected))
+        if end > expected:
+            self.expected = end
+        return found
+
+    def _add(self, gap: Gap) -> None:
+        gaps = self._gaps
+        if gaps and gaps[-1].end == gap.start:  # adjacent: one record
+            last = gaps[-1]
+            gaps[-1] = Gap(last.start, gap.end, last.skipped + gap.skipped)
+        else:
+            gaps.append(gap)
+        while len(gaps) > self._limit:
+            a, b = gaps[0], gaps[1]
+            gaps[0:2] = [Gap(a.start, b.end, a.skipped + b.skipped)]
+
+    def take(self) -> tuple[Gap, ...]:
+        """The pending gaps, to check now: none is pending after."""
+        gaps = tuple(self._gaps)
+        self._gaps.clear()
+        return gaps
+
+    def put_back(self, gaps: tp.Sequence[Gap]) -> None:
+        """Gaps taken whose check failed: pending again, before those seen since."""
+        pending = self._gaps
+        self._gaps = []
+        for gap in (*gaps, *pending):
+            self._add(gap)
+
+    def lost(self, gaps: tp.Sequence[Gap], first: int) -> tuple[int, int, int]:
+        """
+        The offsets of ``gaps`` lost, at most, when the stream's first
+        offset is ``first``: those below it, and not reported before;
+        with the first and the last of them plus one (``0, 0, 0``: none
+        lost).
+        """
+        total = 0
+        low = high = 0
+        for start, end, skipped in gaps:
+            lo = max(start, self.reported)
+            hi = min(end, first)
+            if lo >= hi:
+                continue
+            # (a merged record's offsets, spread over its span: at most
+            # the count, at most the span covered)
+            n = skipped if (lo, hi) == (start, end) else min(skipped, hi - lo)
+            if not total:
+                low = lo
+            total += n
+            high = hi
+        return total, low, high
+
+First: tp.TypeAlias = Callable[[str], Awaitable[int | None]]
+"""The stream's first offset now (its statistics); ``None``: not known."""
+
+Report: tp.TypeAlias = Callable[[OffsetOutOfRange], Awaitable[None]]
+"""
+Reports offsets lost as the subscription's ``on_gap`` says (counted,
+warned of, called back); raises what is to end the read.
+"""
+
+class GapWatch:
+    """
+    Watches the gaps of a subscription (see the module): counts them as
+    chunks are taken, asks for the stream's first offset in a task of its
+    own while one is pending, and reports what retention removed.
+
+    :param stream: The stream.
+    :param first: Asks the stream's first offset.
+    :param report: Reports the offsets lost.
+    :param start: The offset the first chunk is expected at, ``-1`` for
+        none (see :py:class:`Gaps`).
+    :param interval: Least seconds between two questions.
+    :param clock: Seconds of a monotonic clock.
+
+    :ivar gaps: The pending gaps.
+    :ivar checks: The questions asked (the stream's statistics).
+    :ivar stop: Ends the read with an error (set by the subscription):
+        what ``report`` raised, or why the first offset could not be
+        asked for.
+    """
+    def __init__(
+            self, stream: str, first: First, report: Report, start: int = -1, *,
+            interval: float = CHECK_INTERVAL, clock: Callable[[], float] = monotonic,
+    ) -> None:
+        self.stream = stream
+        self.gaps = Gaps(start)
+        self.checks = 0
+        self.stop: Callable[[Exception], None] = _unbound
+        self._first = first
+        self._report = report
+        self._interval = interval
+        self._clock = clock
+        self._due = -math.inf  # when the next question may be asked
+        self._task: asyncio.Task[None] | None = None
+
+    @property
+    def checking(self) -> asyncio.Task[None] | None:
+        """The question under way, if any."""
+        return self._task
+
+    def taken(self, first: int, end: int) -> None:
+        """
+        A chunk was taken (in the application's task, see
+        :py:meth:`Gaps.taken`); ask for the stream's first offset when a
+        gap is pending and the last question is old enough.
+        """
+        gaps = self.gaps
+        gaps.taken(first, end)
+        if gaps.pending and self._task is None and self._clock() >= self._due:
+            self._task = asyncio.get_running_loop().create_task(self._check())
+
+    async def _check(self) -> None:
+        gaps = self.gaps
+        taken = gaps.take()
+        try:
+            try:
+                first = await self._first(self.stream)
+            except StreamsError as ex:  # (a lost connection: asked again later)
+                logger.debug('stream %r: its first offset not known, %d gaps pending: %s',
+                             self.stream, len(taken), ex)
+                gaps.put_back(taken)
+                return
+            finally:
+                self.checks += 1
+                self._due = self._clock() + self._interval
+            lost, low, high = (0, 0, 0) if first is None else gaps.lost(taken, first)
+            logger.debug('stream %r: %d gaps checked against its first offset %s: %d'
+                         ' offsets lost', self.stream, len(taken), first, lost)
+            if lost and first is not None:
+                await self._report(OffsetOutOfRange(
+                    self.stream, low, first, lost=lost, end=high, when='read',
+                ))
+        except Exception as ex:  # noqa: BLE001 - the read raises it
+            self.stop(ex)
+        finally:
+            if self._task is asyncio.current_task():  # (not one after a close)
+                self._task = None
+
+    async def check_start(
+            self, start: int, when: tp.Literal['start', 'resume'] = 'start',
+    ) -> Exception | None:
+        """
+        A subscription made at ``start`` (``when``: as it starts, or again
+        after a lost connection or its stream moved): the offsets from
+        there to the stream's first, if any, are lost; reported, and not
+        counted again later (neither by a gap nor by the next start check).
+        Returns what the read is to end with (``on_gap='raise'``, or its
+        function raised), else ``None``.
+
+        :raises rbfly.streams.error.StreamsError: When the first offset
+            could not be asked for (the caller's to handle: the recovery
+            asks again).
+        """
+        gaps = self.gaps
+        start = max(start, gaps.reported)
+        first = await self._first(self.stream)
+        if first is None or start >= first:
+            return None
+        gaps.reported = first
+        try:
+            await self._report(OffsetOutOfRange(self.stream, start, first, when=when))
+        except Exception as ex:  # noqa: BLE001 - the read raises it
+            return ex
+        return None
+
+    def close(self) -> None:
+        """The subscription ended: a question under way is cancelled."""
+        task = self._task
+        if task is not None:
+            self._task = None
+            task.cancel()
+
+def _unbound(error: Exception) -> None:
+    raise error
+
+__all__ = ['CHECK_INTERVAL', 'MAX_GAPS', 'First', 'Gap', 'GapWatch', 'Gaps', 'Report']

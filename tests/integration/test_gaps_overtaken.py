@@ -1,0 +1,214 @@
+"""
+Retention overtaking a reader, against RabbitMQ 4.x (3.11+: the stream's
+first offset; see :py:mod:`rbfly.streams.subscriptions.gaps`): a reader
+holding its first chunk while a publisher writes enough for retention to
+delete the segments past it, then reading on, is told of the offsets
+removed (warned, raised, called back, as ``on_gap`` says), counted in
+``messages_lost``, and no more than retention removed past it; a
+subscription resumed after a lost connection at an offset retention
+removed meanwhile is told so; and a consumer storing its offset after every
+few messages, whose stores leave gaps the broker does not send, is told
+of nothing, with at most one question a second.
+"""
+
+import asyncio
+import itertools
+import logging
+import uuid
+from collections.abc import AsyncIterator
+from urllib.parse import urlsplit
+
+import pytest
+
+from rbfly.streams import Offset, StreamsClient, get_message_ctx, streams_client
+from rbfly.streams.error import OffsetOutOfRange
+from rbfly.streams.parts.subscribing import GapAction
+from rbfly.streams.subscriptions.gaps import CHECK_INTERVAL
+
+from .conftest import FAST
+from .proxy import Proxy
+
+ROUNDS = 60
+"""
+Batches of 50 messages written past a held reader: about 66 kB in
+segments of 2 kB, of which retention keeps about 20 kB.
+"""
+
+LAST = 'm{}'.format(50 * (ROUNDS + 1) - 1)
+"""The body of the last message written."""
+
+async def publish(client: StreamsClient, stream: str, start: int, count: int) -> None:
+    async with client.publisher(stream) as publisher:
+        await publisher.send_many(['m{}'.format(i) for i in range(start, start + count)])
+
+async def first_offset(client: StreamsClient, stream: str) -> int:
+    return (await client.stream_stats(stream))['first_chunk_id']
+
+async def write_past(client: StreamsClient, stream: str) -> int:
+    """
+    Write the rounds; the stream's first offset once retention removed
+    a thousand offsets or more.
+    """
+    for i in range(1, ROUNDS + 1):
+        await publish(client, stream, i * 50, 50)
+    async with asyncio.timeout(60):
+        while (first := await first_offset(client, stream)) < 1000:  # noqa: ASYNC110
+            await asyncio.sleep(0.2)  # wall time: retention runs in a process of its own
+    return first
+
+@pytest.fixture
+async def small(url4: str) -> AsyncIterator[tuple[StreamsClient, str]]:
+    """A client, and a stream of small segments and length retention."""
+    client = streams_client(url4)
+    stream = 'rbfly-overtaken-{}'.format(uuid.uuid4().hex[:8])
+    try:
+        await client.create_stream(stream, max_length_bytes=20_000, max_segment_size_bytes=2_000)
+        yield client, stream
+    finally:
+        await client.delete_stream(stream)
+        await client.disconnect()
+
+def told_lost(records: list[logging.LogRecord]) -> list[int]:
+    """The offsets lost each warning of retention overtaking a reader names."""
+    return [
+        int(r.getMessage().split('removed up to ')[1].split()[0])
+        for r in records if 'before the subscription read them' in r.getMessage()
+    ]
+
+@pytest.mark.parametrize('on_gap', ['warn', 'raise', 'call'])
+async def test_overtaken(
+        small: tuple[StreamsClient, str], on_gap: str, caplog: pytest.LogCaptureFixture,
+) -> None:
+    """
+    The reader holds its first chunk (a credit of 1, a buffer of a byte:
+    the broker sends one more chunk at most) while retention removes the
+    segments past it; the broker's reader then jumps to the first segment
+    left, and the subscription is told of the offsets it skipped.
+    """
+    client, stream = small
+    await publish(client, stream, 0, 50)
+    told: list[OffsetOutOfRange] = []
+    action: GapAction = told.append if on_gap == 'call' \
+        else 'raise' if on_gap == 'raise' else 'warn'
+    chunks = client.subscribe_chunks(
+        stream, offset=Offset.FIRST, credit=1, buffer_bytes=1, timeout=30, on_gap=action,
+    )
+    try:
+        with caplog.at_level(logging.WARNING, logger='rbfly.streams.client'):
+            async with asyncio.timeout(120):
+                chunk = await anext(chunks)
+                position = chunk[-1].stream_offset + 1  # the reader holds here
+                await write_past(client, stream)
+                if on_gap == 'raise':
+                    with pytest.raises(OffsetOutOfRange) as info:
+                        while True:  # (until the check after the gap ends the read)
+                            await anext(chunks)
+                    told.append(info.value)
+                else:
+                    while chunk[-1].body != LAST:
+                        chunk = await anext(chunks)
+                    # (the check runs after the chunk past the gap is handed out)
+                    while not client.metrics().messages_lost:  # noqa: ASYNC110 - a counter
+                        await asyncio.sleep(0.01)
+    finally:
+        await chunks.aclose()
+    lost = client.metrics().messages_lost
+    # counted, and no more than retention removed past the reader
+    assert 0 < lost <= await first_offset(client, stream) - position
+    if on_gap == 'warn':
+        told_ = told_lost(caplog.records)
+        assert told_ and sum(told_) == lost
+    else:
+        assert told and all(g.when == 'read' and g.offset >= position for g in told)
+        assert sum(g.lost for g in told) == lost
+
+async def test_resume_removed(small: tuple[StreamsClient, str], url4: str) -> None:
+    """
+    The connection lost, and retention past the offset to resume at
+    before the subscription is made again (its ``resume`` callback holds
+    it meanwhile): told as at the start, and read on from the first chunk
+    left.
+    """
+    client, stream = small
+    p = urlsplit(url4)
+    proxy = Proxy(p.hostname or 'localhost', p.port or 5553)
+    await proxy.start()
+    proxied = streams_client(
+        'rabbitmq-stream://guest:guest@127.0.0.1:{}/'.format(proxy.port), reconnect=FAST,
+    )
+    asked = asyncio.Event()
+    go = asyncio.Event()
+
+    async def resume(s: str, offset: Offset) -> None:
+        asked.set()
+        await go.wait()
+
+    told: list[OffsetOutOfRange] = []
+    try:
+        await publish(client, stream, 0, 50)
+        chunks = proxied.subscribe_chunks(
+            stream, offset=Offset.FIRST, credit=1, buffer_bytes=1, timeout=60, resume=resume,
+            on_gap=told.append,
+        )
+        try:
+            async with asyncio.timeout(120):
+                chunk = await anext(chunks)
+                position = chunk[-1].stream_offset + 1
+                assert proxy.cut()
+                await asked.wait()
+                removed = await write_past(client, stream)
+                go.set()
+                while (chunk := await anext(chunks))[0].stream_offset < 50:
+                    pass  # (received before the cut)
+        finally:
+            await chunks.aclose()
+    finally:
+        await proxied.disconnect()
+        await proxy.close()
+    gap = told[0]
+    assert gap.when == 'resume' and position <= gap.offset <= 50 and gap.first >= removed
+    assert chunk[0].stream_offset >= gap.first  # (the broker's first chunk left)
+    assert proxied.metrics().messages_lost == sum(g.lost for g in told) >= gap.lost
+
+async def test_stored_offsets_not_lost(
+        client4: StreamsClient, stream: str, caplog: pytest.LogCaptureFixture,
+) -> None:
+    """
+    A consumer storing its offset after every 5 messages, on a stream
+    nobody writes to meanwhile: each store is a chunk of its own, which
+    takes an offset and is not sent to subscriptions, so the reader sees a
+    gap after each; the gaps are checked, at most once a second, and
+    nothing is lost.
+    """
+    client = client4
+    rounds = 20
+    offsets: list[int] = []
+    messages = client.subscribe(stream, offset=Offset.FIRST, on_gap='raise', timeout=30)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+
+    def checks() -> int:
+        return sum('gaps checked against its first offset' in r.getMessage()
+                   for r in caplog.records)
+
+    try:
+        with caplog.at_level(logging.DEBUG, logger='rbfly.streams.subscriber'):
+            async with asyncio.timeout(120):
+                for i in range(rounds):
+                    await publish(client, stream, i * 5, 5)
+                    for _ in range(5):
+                        await anext(messages)
+                        offsets.append(get_message_ctx().stream_offset)
+                    await client.commit_offset(stream, 'app', offsets[-1])
+                while not checks():  # noqa: ASYNC110 - (the last one may be under way)
+                    await asyncio.sleep(0.01)
+            elapsed = loop.time() - started
+            made = checks()
+    finally:
+        await messages.aclose()
+    # the gaps: an offset after each store but the last
+    assert [b - a for a, b in itertools.pairwise(offsets) if b - a != 1] == \
+        [2] * (rounds - 1)
+    assert client.metrics().messages_lost == 0
+    # the rate limit's bound (not a speed: a slower run only raises it)
+    assert 1 <= made <= 1 + elapsed / CHECK_INTERVAL
