@@ -211,6 +211,8 @@ class GapWatch:
         self._clock = clock
         self._due = -math.inf  # when the next question may be asked
         self._task: asyncio.Task[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None  # the next question, when due
+        self._closed = False
 
     @property
     def checking(self) -> asyncio.Task[None] | None:
@@ -224,9 +226,34 @@ class GapWatch:
         gap is pending and the last question is old enough.
         """
         gaps = self.gaps
+        expected = gaps.expected
+        if first <= expected or expected < 0:  # no gap: the common case, kept cheap
+            if end > expected:
+                gaps.expected = end
+            return
         gaps.taken(first, end)
-        if gaps.pending and self._task is None and self._clock() >= self._due:
-            self._task = asyncio.get_running_loop().create_task(self._check())
+        self._ask()
+
+    def _ask(self) -> None:
+        """
+        Ask for the stream's first offset now, or when the last question
+        is old enough (a timer: a gap pending is checked even when no
+        chunk is taken after it), unless a question is under way or the
+        watch is closed.
+        """
+        if self._closed or self._task is not None or self._timer is not None \
+                or not self.gaps.pending:
+            return
+        loop = asyncio.get_running_loop()
+        wait = self._due - self._clock()
+        if wait > 0:
+            self._timer = loop.call_later(wait, self._when_due)
+        else:
+            self._task = loop.create_task(self._check())
+
+    def _when_due(self) -> None:
+        self._timer = None
+        self._ask()
 
     async def _check(self) -> None:
         gaps = self.gaps
@@ -254,6 +281,7 @@ class GapWatch:
         finally:
             if self._task is asyncio.current_task():  # (not one after a close)
                 self._task = None
+                self._ask()  # gaps put back, or found meanwhile: at the next due time
 
     async def check_start(
             self, start: int, when: tp.Literal['start', 'resume'] = 'start',
@@ -282,11 +310,30 @@ class GapWatch:
             return ex
         return None
 
+    def restart(self, start: int = -1) -> None:
+        """
+        The subscription goes on elsewhere (its offset reset, or a single
+        active consumer activated again): a question under way is
+        cancelled, as its answer is about gaps of the old place, and the
+        gaps start again (see :py:meth:`Gaps.restart`).
+        """
+        self._cancel()
+        self.gaps.restart(start)
+
     def close(self) -> None:
-        """The subscription ended: a question under way is cancelled."""
-        task = self._task
+        """
+        The subscription ended: a question under way is cancelled, and none
+        is asked any more (the chunks it still holds may be taken).
+        """
+        self._closed = True
+        self._cancel()
+
+    def _cancel(self) -> None:
+        task, timer = self._task, self._timer
+        self._task = self._timer = None
+        if timer is not None:
+            timer.cancel()
         if task is not None:
-            self._task = None
             task.cancel()
 
 def _unbound(error: Exception) -> None:

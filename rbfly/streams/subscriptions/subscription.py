@@ -301,7 +301,7 @@ class Subscription:
         self._chunks.clear()
         self._buffered = 0
         if self.gaps is not None:
-            self.gaps.gaps.restart(start if spec.type == OffsetSpecType.OFFSET else -1)
+            self.gaps.restart(start if spec.type == OffsetSpecType.OFFSET else -1)
 
     def attached(self) -> None:
         """
@@ -570,7 +570,7 @@ class Subscription:
         self.next_offset = start
         self.received_offset = None
         if self.gaps is not None:  # (no gap before the first chunk: its start is the broker's)
-            self.gaps.gaps.restart()
+            self.gaps.restart()
 
     def update_failed(self, error: Exception) -> None:
         """

@@ -13,7 +13,7 @@ import typing as tp
 import pytest
 
 from rbfly.streams import Offset
-from rbfly.streams.error import OffsetOutOfRange, error_for_code
+from rbfly.streams.error import ConnectionLost, OffsetOutOfRange, RequestTimeout, error_for_code
 from rbfly.streams.parts.offsets import Offsets
 from rbfly.streams.protocol import OffsetSpec, QueryOffset, QueryOffsetResponse, ResponseCode
 from rbfly.streams.subscriptions.gaps import GapWatch
@@ -81,9 +81,16 @@ async def test_invalid_offset() -> None:
 # resuming at an offset retention removed (rbfly/streams/subscriptions/gaps.py)
 #
 
-def resumable(first: int, told: list[OffsetOutOfRange], raises: bool = False) -> Subscription:
-    """A subscription that received offsets 0 to 9; its stream starts at ``first`` now."""
+def resumable(
+        first: int | Exception, told: list[OffsetOutOfRange], raises: bool = False,
+) -> Subscription:
+    """
+    A subscription that received offsets 0 to 9; its stream starts at
+    ``first`` now (or asking for it raises ``first``).
+    """
     async def stats(stream: str) -> int:
+        if isinstance(first, Exception):
+            raise first
         return first
 
     async def report(gap: OffsetOutOfRange) -> None:
@@ -131,3 +138,23 @@ async def test_resume_kept() -> None:
     parts, _ = offsets()
     assert await parts.resume_spec(sub) == OffsetSpec.offset(10)
     assert told == []
+
+async def test_resume_first_not_known() -> None:
+    """
+    The stream's first offset cannot be asked for at the resume (the
+    statistics timed out on a busy broker): the subscription resumes
+    unchecked, not failed (its read's check tells a gap after it).
+    """
+    told: list[OffsetOutOfRange] = []
+    sub = resumable(RequestTimeout('no response to StreamStats in 10s'), told)
+    parts, _ = offsets()
+    assert await parts.resume_spec(sub) == OffsetSpec.offset(10)
+    assert told == [] and sub.error is None
+
+async def test_resume_connection_lost() -> None:
+    """The connection lost again while asking: the recovery's to retry."""
+    told: list[OffsetOutOfRange] = []
+    sub = resumable(ConnectionLost('lost again'), told)
+    parts, _ = offsets()
+    with pytest.raises(ConnectionLost):
+        await parts.resume_spec(sub)

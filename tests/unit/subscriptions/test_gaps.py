@@ -201,6 +201,13 @@ def take(sub: Subscription) -> list[int]:
     assert taken is not None
     return [m.stream_offset for m in taken]
 
+def fire(watch: GapWatch) -> None:
+    """The watch's timer is due (the fake clock moved): run what the loop would run."""
+    timer = watch._timer
+    assert timer is not None
+    timer.cancel()  # (the loop's own clock: not due yet)
+    watch._when_due()
+
 async def checked(watch: GapWatch) -> None:
     """Wait for the check under way (one must be)."""
     task = watch.checking
@@ -244,8 +251,9 @@ async def test_records_without_messages() -> None:
 
 async def test_one_check_a_second() -> None:
     """
-    Gaps found within the interval wait for the next check; the clock is
-    read only while a gap is pending.
+    Gaps found within the interval wait for the next check, which a timer
+    starts when it is due, whether or not a chunk is taken then; the
+    clock is read only while a gap is pending.
     """
     sub, watch, stats, clock, told = watched(first=0)
     sub.on_chunk(chunk(0, 5), None)
@@ -259,20 +267,48 @@ async def test_one_check_a_second() -> None:
     sub.on_chunk(chunk(12, 5), None)
     take(sub)
     assert watch.checking is None and watch.gaps.pending  # (due at 1.0)
+    assert watch._timer is not None  # (the check when due)
     reads = clock.reads
+    sub.on_chunk(chunk(17, 5), None)
+    take(sub)  # no gap, a check pending: no clock, no second timer
+    assert clock.reads == reads and watch.checking is None
     clock.now = 1.0
     stats.first = 13  # retention removed the offset of the second gap
-    sub.on_chunk(chunk(17, 5), None)
-    take(sub)
-    assert clock.reads == reads + 1
+    fire(watch)  # (as the loop runs the timer at 1.0)
     await checked(watch)
     assert stats.asked == 2
     [gap] = told.gaps
     assert (gap.offset, gap.end, gap.lost) == (11, 12, 1)  # (16 is after the first)
+    assert watch._timer is None and not watch.gaps.pending
     sub.on_chunk(chunk(22, 5), None)
     reads = clock.reads
     take(sub)
     assert clock.reads == reads and watch.checking is None
+
+
+async def test_pending_gap_checked_without_a_take() -> None:
+    """
+    A gap put back by a failed check is asked for again when due, with
+    no chunk taken after it (a quiet stream); a closed watch asks nothing.
+    """
+    sub, watch, stats, clock, told = watched(first=40)
+    stats.error = ConnectionLost('lost')
+    sub.on_chunk(chunk(0, 5), None)
+    sub.on_chunk(chunk(40, 5), None)
+    take(sub)
+    take(sub)
+    await checked(watch)
+    assert watch.gaps.pending and watch._timer is not None
+    stats.error = None
+    clock.now = 1.0
+    fire(watch)
+    await checked(watch)
+    [gap] = told.gaps
+    assert gap.lost == 35
+    sub.on_chunk(chunk(50, 5), None)
+    watch.close()
+    take(sub)  # a gap after the close: not asked for
+    assert watch.checking is None and watch._timer is None
 
 async def test_raise() -> None:
     """
@@ -323,6 +359,7 @@ async def test_check_fails() -> None:
     clock.now = 1.0
     sub.on_chunk(chunk(45, 5), None)
     take(sub)
+    fire(watch)  # (the gap put back: asked for when due, chunk or not)
     await checked(watch)
     assert [g.lost for g in told.gaps] == [35]
     assert stats.asked == watch.checks == 2
@@ -409,3 +446,21 @@ async def test_check_start_cannot_ask() -> None:
     stats.error = ConnectionLost('lost')
     with pytest.raises(ConnectionLost):
         await watch.check_start(10, 'resume')
+
+async def test_restart_cancels_the_check() -> None:
+    """
+    The subscription goes on elsewhere while a check is under way: the
+    check, about the old place's gaps, is cancelled; nothing is told.
+    """
+    sub, watch, _, _, told = watched(first=40)
+    sub.on_chunk(chunk(0, 5), None)
+    sub.on_chunk(chunk(40, 5), None)
+    take(sub)
+    take(sub)
+    task = watch.checking
+    assert task is not None
+    watch.restart(100)
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert told.gaps == [] and not watch.gaps.pending and watch.checking is None
+    assert watch.gaps.expected == 100
