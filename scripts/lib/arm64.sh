@@ -118,6 +118,9 @@ arm64_wheel() {
   # the C files newer than the Cython includes of the rootfs' venv (its
   # install time), else cythonize makes them again there (~5 min emulated)
   find "$dir/src/rbfly" -name '*.c' -exec touch {} +
+  if [ ! -f "$ext/.done" ] && [ "${RBFLY_ARM64_CROSS:-1}" = 1 ]; then
+    arm64_cross "$v" "$key" "$dir"
+  fi
   if [ -f "$ext/.done" ]; then
     # the cached modules where setuptools' build_ext puts them, newer than
     # their C files: it takes them as up to date and compiles nothing
@@ -174,6 +177,55 @@ print("lib.{}-{}".format(sysconfig.get_platform(), sys.implementation.cache_tag)
   cp "$wheel" "$out/"
   log "python $v (aarch64): $(basename "$wheel") in $(elapsed "$t")s"
   echo "$out/$(basename "$wheel")"
+}
+
+# arm64_cross VERSION KEY DIR: the extension modules of CPython VERSION
+# compiled here by Debian's cross-compiler (gcc-aarch64-linux-gnu, native:
+# seconds, where the rootfs' gcc under emulation took 20 minutes) into the
+# cache (ext/KEY/cpVV), from the sources of DIR (py_tree). setuptools runs
+# in the rootfs as for an emulated build, so that it decides every flag,
+# with a compiler that writes its calls down instead (DIR/rec/cc; the
+# outputs made empty, so that it goes on to the links); arm64_cross.py makes
+# those calls here with --sysroot the rootfs: the CPython and glibc headers
+# and the libraries linked are the rootfs'. RBFLY_ARM64_CROSS=0 compiles
+# under emulation instead.
+arm64_cross() {
+  local v=$1 key=$2 dir=$3 t=$EPOCHREALTIME root ext rec so
+  root=$(py_root "$v")
+  ext=$(arm64_ext "$key" "$v")
+  host_apt_install gcc-aarch64-linux-gnu
+  rec=$dir/rec
+  mkdir -p "$rec/calls"
+  cat > "$rec/cc" <<'EOF'
+#!/bin/sh
+# a compiler that writes its call down (its directory, then its arguments,
+# NUL-separated, a file a call) and makes its output, empty
+printf '%s\0' "$PWD" "$@" > "$RBFLY_CALLS/$(date +%s%N).$$"
+prev=
+for a; do
+  [ "$prev" != -o ] || : > "$a"
+  prev=$a
+done
+EOF
+  chmod +x "$rec/cc"
+  py_in "$v" "$dir/src" env CC="${rec#"$root"}/cc" RBFLY_CALLS="${rec#"$root"}/calls" \
+    "$(py_venv "$v")/bin/python" setup.py build_ext > "$dir/record.log" 2>&1 ||
+    { tail -n 40 "$dir/record.log" >&2; die "python $v (aarch64): setuptools' build in the rootfs failed"; }
+  python3 scripts/lib/arm64_cross.py "$root" "$rec/calls" aarch64-linux-gnu-gcc >&2 ||
+    die "python $v (aarch64): the cross-compilation failed"
+  rm -rf "$ext.partial"
+  mkdir -p "$ext.partial"
+  for so in "$dir"/src/build/lib.*/rbfly; do
+    (cd "$(dirname "$so")" && find rbfly -name '*.so' -exec cp --parents -t "$ext.partial" {} +)
+  done
+  [ -n "$(find "$ext.partial" -name '*.so')" ] ||
+    die "python $v (aarch64): no extension module came out of the cross-compilation"
+  printf 'built %s by %s against %s (cross-compiled, --sysroot %s); %ss\n' \
+    "$(date -u +%FT%TZ)" "$(aarch64-linux-gnu-gcc --version | head -n 1)" \
+    "$(py_run "$v" "python$v" -VV | head -n 1)" "$root" "$(elapsed "$t")" > "$ext.partial/.done"
+  rm -rf "$ext"
+  mv "$ext.partial" "$ext"
+  log "python $v (aarch64): extension modules cross-compiled in $(elapsed "$t")s (cached as $ext)"
 }
 
 # arm64_so_files WHEEL DIR: the extension modules of WHEEL, under DIR
