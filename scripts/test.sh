@@ -47,7 +47,7 @@ scripts/pythons.sh --wheels dist
 # and from its cache only (the root filesystems and the extension modules of
 # these Cython sources, made by scripts/wheel.sh --arch aarch64): the unit
 # tests of the compiled modules and the smoke test on each CPython, within
-# RBFLY_ARM64_TIMEOUT seconds (600). Requested and not cached, it fails
+# RBFLY_ARM64_TIMEOUT seconds (600 a CPython). Requested and not cached, it fails
 # under CI=true and says so otherwise; not requested, it takes no time.
 scripts/arm64.sh --ci
 # two minutes of publishing and consuming under faults (connection cuts, a
