@@ -1,7 +1,8 @@
 """
 Lists kept by hand beside the modules they name stay in step with them:
-the benchmarks the docstring of ``perf/`` lists, the modules that of
-``soak/consumer_group/`` lists, the three lists of
+the benchmarks the docstring of ``perf/`` lists, the modules those of
+``soak/consumer_group/`` and ``rbfly/streams/publishers/`` list, the
+three lists of
 ``rbfly/streams/__init__.py`` (the names imported for type checkers, the
 lazy exports, ``__all__``), and the files the sources name. A benchmark
 added without a line in the docstring, a name exported at run time that
@@ -34,6 +35,20 @@ def test_consumer_group_lists_its_modules() -> None:
     folder = ROOT / 'soak' / 'consumer_group'
     modules = {p.stem for p in folder.glob('*.py')} - {'__init__', '__main__'}
     listed = set(re.findall(r'^``(\w+)``$', docstring(folder / '__init__.py'), re.MULTILINE))
+    assert modules and listed == modules, 'not listed: {}; listed, not a module: {}'.format(
+        sorted(modules - listed), sorted(listed - modules))
+
+def test_publishers_lists_its_modules() -> None:
+    """
+    Each Python module of ``rbfly/streams/publishers/`` is named in its
+    package's docstring (its ``_``-prefixed C modules are not counted).
+    """
+    folder = ROOT / 'rbfly' / 'streams' / 'publishers'
+    modules = {p.stem for p in folder.glob('[!_]*.py')}
+    text = docstring(folder / '__init__.py')
+    listed = set(re.findall(
+        r'^- :py:mod:`~rbfly\.streams\.publishers\.(\w+)`', text, re.MULTILINE,
+    ))
     assert modules and listed == modules, 'not listed: {}; listed, not a module: {}'.format(
         sorted(modules - listed), sorted(listed - modules))
 
