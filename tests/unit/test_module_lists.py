@@ -1,7 +1,8 @@
 """
 Lists kept by hand beside the modules they name stay in step with them:
-the benchmarks the docstring of ``perf/`` lists, the modules that of
-``soak/consumer_group/`` lists, the three lists of
+the benchmarks the docstring of ``perf/`` lists, the modules those of
+``soak/``, ``soak/consumer_group/`` and ``rbfly/streams/publishers/``
+list, the three lists of
 ``rbfly/streams/__init__.py`` (the names imported for type checkers, the
 lazy exports, ``__all__``), and the files the sources name. A benchmark
 added without a line in the docstring, a name exported at run time that
@@ -12,6 +13,8 @@ were), or a comment naming a check that is not there fails here.
 import ast
 import re
 from pathlib import Path
+
+import pytest
 
 import rbfly.streams
 
@@ -29,11 +32,26 @@ def test_perf_lists_every_benchmark() -> None:
     assert listed == benchmarks, 'not listed: {}; listed, not a benchmark: {}'.format(
         sorted(benchmarks - listed), sorted(listed - benchmarks))
 
-def test_consumer_group_lists_its_modules() -> None:
-    """Each module of ``soak/consumer_group/`` is named in its package's docstring."""
-    folder = ROOT / 'soak' / 'consumer_group'
-    modules = {p.stem for p in folder.glob('*.py')} - {'__init__', '__main__'}
-    listed = set(re.findall(r'^``(\w+)``$', docstring(folder / '__init__.py'), re.MULTILINE))
+@pytest.mark.parametrize('folder', ['soak', 'soak/consumer_group'])
+def test_soak_lists_its_modules(folder: str) -> None:
+    """Each module of ``soak/`` (of ``soak/consumer_group/``) is named in its docstring."""
+    package = ROOT / folder
+    modules = {p.stem for p in package.glob('*.py')} - {'__init__', '__main__'}
+    listed = set(re.findall(r'^``(\w+)``$', docstring(package / '__init__.py'), re.MULTILINE))
+    assert modules and listed == modules, 'not listed: {}; listed, not a module: {}'.format(
+        sorted(modules - listed), sorted(listed - modules))
+
+def test_publishers_lists_its_modules() -> None:
+    """
+    Each Python module of ``rbfly/streams/publishers/`` is named in its
+    package's docstring (its ``_``-prefixed C modules are not counted).
+    """
+    folder = ROOT / 'rbfly' / 'streams' / 'publishers'
+    modules = {p.stem for p in folder.glob('[!_]*.py')}
+    text = docstring(folder / '__init__.py')
+    listed = set(re.findall(
+        r'^- :py:mod:`~rbfly\.streams\.publishers\.(\w+)`', text, re.MULTILINE,
+    ))
     assert modules and listed == modules, 'not listed: {}; listed, not a module: {}'.format(
         sorted(modules - listed), sorted(listed - modules))
 

@@ -1,5 +1,5 @@
 """
-The soak's verdict (``soak/soak.py``) on made-up phases: a run where
+The soak's verdict (``soak/verdict.py``) on made-up phases: a run where
 every publish failed lost nothing confirmed, and still fails (a floor on
 the confirmed messages); the line CI prints gives the failed calls.
 """
@@ -7,19 +7,9 @@ the confirmed messages); the line CI prints gives the failed calls.
 import collections
 import math
 
-from soak.soak import (
-    BATCH,
-    CONFIRMED_FLOOR,
-    PUBLISHERS,
-    RATE,
-    SENT_FLOOR,
-    Ledger,
-    Seen,
-    body,
-    failures,
-    report,
-    summary_line,
-)
+from soak.ledger import Ledger, Seen
+from soak.verdict import CONFIRMED_FLOOR, SENT_FLOOR, failures, report, summary_line
+from soak.workers import BATCH, PUBLISHERS, RATE, body
 
 SECONDS = 10.0
 

@@ -2,9 +2,11 @@
 Publishers: the user-API objects that send messages to a stream.
 
 - :py:mod:`~rbfly.streams.publishers.base`: the state every publisher
-  shares (publishing ids, unconfirmed messages, their recovery) and the
-  contract the client's parts drive it through
-  (:py:class:`~rbfly.streams.publishers.base.PublisherControl`);
+  shares (publishing ids, unconfirmed messages, their recovery);
+- :py:mod:`~rbfly.streams.publishers.contracts`: what others call on a
+  publisher, the contract the client's parts drive it through
+  (:py:class:`~rbfly.streams.publishers.contracts.PublisherControl`) and
+  the entry points a super stream's or a serializing publisher calls;
 - :py:mod:`~rbfly.streams.publishers.deadlines`: the confirmation timeouts
   of a publisher's messages, a part each publisher holds;
 - :py:mod:`~rbfly.streams.publishers.listeners`: what a publisher tells

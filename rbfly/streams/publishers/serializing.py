@@ -25,7 +25,8 @@ from __future__ import annotations
 import typing as tp
 from collections.abc import Iterable
 
-from .base import EntryPoints, PublisherTrait
+from .base import PublisherTrait
+from .contracts import EntryPoints
 from .options import PublisherOptions
 
 if tp.TYPE_CHECKING:

@@ -37,7 +37,8 @@ from collections.abc import Callable, Coroutine, Sequence
 
 from ..error import NoRoute
 from ._hash import hash_index, murmur3_32
-from .base import EntryPoints, PublisherTrait
+from .base import PublisherTrait
+from .contracts import EntryPoints
 
 HASH_SEED = 104729
 """Seed of the MurmurHash3 of hash routing (the one of the other clients)."""
