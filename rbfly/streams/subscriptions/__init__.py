@@ -3,6 +3,10 @@ Subscriptions: the user-API objects that receive a stream's messages.
 
 - :py:mod:`~rbfly.streams.subscriptions.subscription`: a subscription's
   buffer of chunks, waiting for them, the end of a bounded read;
+- :py:mod:`~rbfly.streams.subscriptions.waiting`: waiting on
+  subscriptions for a chunk (polling first while chunks come quickly);
+- ``undecodable``: chunks that do not decode at the first try (a CRC
+  skipped, a message that is not AMQP), off the fast path;
 - :py:mod:`~rbfly.streams.subscriptions.options`: how a subscription
   reads, one frozen record (``ReadOptions``);
 - ``chunk``: a chunk's messages as the application gets them;
