@@ -3,6 +3,10 @@ Subscriptions: the user-API objects that receive a stream's messages.
 
 - :py:mod:`~rbfly.streams.subscriptions.subscription`: a subscription's
   buffer of chunks, waiting for them, the end of a bounded read;
+- :py:mod:`~rbfly.streams.subscriptions.waiting`: waiting on
+  subscriptions for a chunk (polling first while chunks come quickly);
+- ``undecodable``: chunks that do not decode at the first try (a CRC
+  skipped, a message that is not AMQP), off the fast path;
 - :py:mod:`~rbfly.streams.subscriptions.options`: how a subscription
   reads, one frozen record (``ReadOptions``);
 - ``chunk``: a chunk's messages as the application gets them;
@@ -14,10 +18,14 @@ Subscriptions: the user-API objects that receive a stream's messages.
   read, taken from in turn;
 - :py:mod:`~rbfly.streams.subscriptions.progress`: the one owner of a
   read's progress (taken, handed out, processed, cut, committed);
+- ``arguments``: the arguments of pause, resume and seek, checked;
 - ``_cursor``: the progress's chunk at hand, in C, for the message
   iterator;
 - :py:mod:`~rbfly.streams.subscriptions.queued`: the chunks the progress
   took for windows or handlers and did not hand out yet;
+- :py:mod:`~rbfly.streams.subscriptions.handed`: the windows and chunks
+  it handed out and the application has not processed yet, and the
+  credit a chunk gives back;
 - :py:mod:`~rbfly.streams.subscriptions.pausing`: paused streams, and
   what the progress holds back of them;
 - :py:mod:`~rbfly.streams.subscriptions.stuck`: the watchdog of a stuck

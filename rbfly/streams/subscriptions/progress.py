@@ -54,7 +54,9 @@ from ...error import MessageDecodeError
 from ..error import ProcessingStuck, StreamsError
 from ..offset import Offset
 from ._cursor import Cursor
+from .arguments import check_streams, seek_offset
 from .flight import Flight
+from .handed import Handed, release_cut
 from .handoff import HANDOFF_TIMEOUT, HandOff
 from .pausing import Paused
 from .queued import Queued, Segment
@@ -106,7 +108,7 @@ class Progress:
         # taken and not handed out by a window iterator or handlers
         self._queue = Queued()
         # handed out as windows or chunks, not processed yet
-        self._out: list[Segment] = []
+        self._handed = Handed()
         # handed out to concurrent handlers, not done yet
         self._flight = Flight()
         # a hand-off waiting for the application to move on
@@ -115,7 +117,7 @@ class Progress:
         # starts with the first wait after a chunk was taken)
         self._idle_at: float | None = None
         # streams the application paused, and what is held back of them
-        self.paused = Paused(_release_cut)
+        self.paused = Paused(release_cut)
         self.group = None if group is None else HandOff(group, self, tracker, handoff_timeout)
         self._opened = False
         self.closed = False
@@ -204,7 +206,7 @@ class Progress:
 
     def hand_out(self, chunk: Chunk) -> None:
         """A chunk is handed out whole (the chunk iterator)."""
-        self._out.append((chunk, 0, len(chunk)))
+        self._handed.add(chunk)
 
     def queue(self, chunk: Chunk) -> None:
         """A chunk taken by a window iterator or handlers, to hand out from."""
@@ -221,7 +223,7 @@ class Progress:
         chunks queued (small chunks merged, a big one split).
         """
         window, segments = self._queue.window(max_messages)
-        self._out.extend(segments)
+        self._handed.extend(segments)
         return window
 
     def next_message(self) -> tuple[MessageCtx, MessageDecodeError | None] | None:
@@ -237,7 +239,7 @@ class Progress:
         msg, chunk, whole = item
         self._flight.add(chunk.stream, msg.stream_offset)
         if whole:
-            _release_cut(chunk)  # (taken whole: its credit back)
+            release_cut(chunk)  # (taken whole: its credit back)
         bad = chunk.undecodable
         return msg, None if bad is None else bad.get(msg.stream_offset)
 
@@ -276,17 +278,9 @@ class Progress:
         """
         self._moves += 1
         self.cursor.finish()
-        out = self._out
-        if out:
-            self._out = []
-            tracker = self.tracker
-            for chunk, start, stop in out:
-                end = min(stop, len(chunk))  # (a chunk the application emptied)
-                if start >= end:
-                    continue
-                if tracker is not None:
-                    tracker.processed(chunk.stream, chunk[end - 1].stream_offset, end - start)
-                _release(chunk, start, end)
+        handed = self._handed
+        if handed.segments:
+            handed.processed(self.tracker)
         self._wake()
 
     def drop(self) -> None:
@@ -295,9 +289,7 @@ class Progress:
         reported; its credit goes back, and a hand-off waits no more.
         """
         self.cursor.clear()
-        out, self._out = self._out, []
-        for chunk, start, end in out:
-            _release(chunk, start, end, cut=True)
+        self._handed.drop()
         self._wake()
 
     def _report(self, stream: str, offset: int, count: int) -> int:
@@ -325,7 +317,7 @@ class Progress:
             return True
         if self.in_flight(stream):
             return True
-        return any(chunk.stream == stream for chunk, _, _ in self._out)
+        return self._handed.holds(stream)
 
     def cut(self, stream: str) -> None:
         """
@@ -336,7 +328,7 @@ class Progress:
         self.cursor.cut(stream)
         self.paused.drop(stream)
         for chunk in self._queue.take(stream):
-            _release_cut(chunk)
+            release_cut(chunk)
 
     async def released(self, stream: str, timeout: float) -> bool:
         """
@@ -402,23 +394,16 @@ class Progress:
             raise ValueError('seek() a subscription that started (the first message asked'
                              ' for); to start elsewhere, subscribe with offset=')
         self._check_streams((stream,))
-        if not isinstance(offset, Offset):
-            if isinstance(offset, bool) or not isinstance(offset, int):
-                raise TypeError('offset must be an Offset or an int, got {!r}'.format(offset))
-            offset = Offset.offset(offset)  # (ValueError out of range)
+        offset = seek_offset(offset)
         if self.in_flight(stream):
             raise ValueError('stream {!r} has messages in flight to handlers: seek once they'
                              ' are done'.format(stream))
 
         def moved(start: int | None) -> None:
             self.cursor.forget(stream)
-            out = self._out
-            self._out = [seg for seg in out if seg[0].stream != stream]
-            for chunk, start_, end in out:
-                if chunk.stream == stream:
-                    _release(chunk, start_, end, cut=True)
+            self._handed.drop(stream)
             for chunk in self._queue.take(stream):
-                _release_cut(chunk)
+                release_cut(chunk)
             self.paused.drop(stream)
             if self.tracker is not None:
                 self.tracker.seek(stream, start)
@@ -427,13 +412,7 @@ class Progress:
         await self._source.seek(stream, offset, moved)
 
     def _check_streams(self, streams: tp.Sequence[str]) -> None:
-        if not streams or not all(isinstance(s, str) for s in streams):
-            raise TypeError('name the streams (str): the stream, or the partitions of a'
-                            ' super stream, got {!r}'.format(streams))
-        known = self._source.streams
-        if unknown := [s for s in streams if self._opened and s not in known]:
-            raise ValueError('not read here: {}; the streams read: {}'.format(
-                ', '.join(map(repr, unknown)), ', '.join(map(repr, known))))
+        check_streams(streams, self._source.streams if self._opened else None)
 
     #
     # a stuck application
@@ -441,7 +420,7 @@ class Progress:
 
     def _held(self) -> list[str]:
         """The streams the application holds something of."""
-        streams = {chunk.stream for chunk, _, _ in self._out}
+        streams = self._handed.streams()
         streams.update(self._flight.streams())
         cursor = self.cursor
         if cursor.holding and cursor.stream is not None:
@@ -500,10 +479,7 @@ class Progress:
         # (counted again when the application moves on)
         if (mark := self.cursor.mark()) is not None:
             tracker.processed(mark[0], mark[1], 0)
-        for chunk, start, stop in self._out:
-            end = min(stop, len(chunk))
-            if start < end:
-                tracker.processed(chunk.stream, chunk[end - 1].stream_offset, 0)
+        self._handed.mark(tracker)
         await tracker.commit()
 
     async def close(self) -> None:
@@ -566,37 +542,10 @@ class Progress:
             self._watch.stop()
         self.cursor.clear()
         self._queue.clear()
-        self._out = []
+        self._handed.clear()
         self.paused.clear()
         self._wake()
         if self._opened:
             self._source.end()
-
-def _release_cut(chunk: Chunk) -> None:
-    """Give back the credit of a chunk none of whose messages is handed out."""
-    _release(chunk, 0, len(chunk), cut=True)
-
-def _release(chunk: Chunk, start: int, end: int, cut: bool = False) -> None:
-    """
-    Give back the credit a chunk holds under a flow strategy, when its
-    messages ``start:end`` cover the one it waits for (the message
-    iterator gives it back as message ``release_at`` is asked for, i.e.
-    ``release_at`` messages are processed); a cut gives it back at once,
-    also a chunk the application was to release itself (``ManualCredit``)
-    when none of its messages was handed out (it never sees the chunk).
-    A chunk releases once.
-    """
-    release = chunk.release
-    if release is None:
-        return
-    release_at = chunk.release_at
-    if release_at < 0:
-        if not (cut and start == 0):
-            return
-    elif not cut and not start < release_at <= end:
-        return
-    chunk.release = None
-    chunk.release_at = -1
-    release()
 
 __all__ = ['Progress', 'Segment']

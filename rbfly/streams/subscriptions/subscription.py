@@ -12,16 +12,10 @@ sends the Credit commands it asks for.
 Chunks are decoded when the application takes them, in the application's
 task, not in the connection's callback.
 
-Waiting: when chunks arrive in quick succession (reading a stream's
-history) and the buffer runs empty, the application's task keeps polling
-the connection for up to ``spin`` seconds before it sleeps. A sleeping
-task on an idle CPU is slow to wake, and the broker's send that wakes it
-is slow too: measured here (2 vCPUs, RabbitMQ 3.10, 50-message chunks), a
-chunk arrived every 270-330 us with the task sleeping between chunks, and
-every 90-110 us with it polling (180k vs 340-480k msg/s; RbFly 0.10 is
-fast there only because its per-message work keeps its CPU busy). A
-subscription spins only while its average gap between chunks is below
-``spin``: a consumer at the live end of a quiet stream sleeps at once.
+Waiting: a task with nothing to take waits without taking a chunk,
+polling the connection first while chunks come in quick succession
+(:py:mod:`rbfly.streams.subscriptions.waiting`, where the choice is
+measured).
 
 A single active consumer's answers to the broker's consumer updates are
 a part of its own, ``ConsumerUpdates`` (``subscriptions/single_active.py``).
@@ -41,14 +35,13 @@ in the application's task; the check runs in a task of its own.
 from __future__ import annotations
 
 import asyncio
-import logging
 import math
 import typing as tp
 from collections import deque
 from collections.abc import Awaitable, Callable
 from time import monotonic
 
-from ...error import AMQPDecodeError, ChunkCrcError, ChunkError, MessageDecodeError
+from ...error import AMQPDecodeError, ChunkCrcError, ChunkError
 from ..aio.records import detach
 from ..lifecycle import Lifecycle, ResourceState
 from ..metrics import Counters
@@ -63,14 +56,13 @@ from .gaps import GapWatch
 from .options import DEFAULT_READ, ReadOptions
 from .single_active import Activation, ConsumerUpdates
 from .state import SubscriptionState
+from .undecodable import decode_each, skipped
+from .waiting import spin_wait, wait_any
 
 if tp.TYPE_CHECKING:
     from ..aio.connection import StreamsProtocol
     from ..aio.records import Owner
     from .handoff import HandOff
-
-# the subscriptions' logger, as documented (doc/logging.rst): the module's former name
-logger = logging.getLogger('rbfly.streams.subscriber')
 
 QUIET = 1.0
 """
@@ -434,20 +426,16 @@ class Subscription:
         except ChunkCrcError as ex:
             if not self.skip_bad_crc:
                 raise
-            return self._skipped(data, ex)
+            # none of its messages; the subscription goes on after it
+            info = skipped(data, ex, self.stream, self._counters)
+            self._advance(info)
+            return Chunk((), self.stream, info.first_offset)
         except AMQPDecodeError:
-            # a message that is not AMQP: decoded again, each message
-            # under try, to raise an error naming it, skip it or keep its
-            # bytes (the fast path has no try per message)
-            try:
-                info, messages = decode_chunk(
-                    data, self.next_offset, self.amqp, self.crc_check, self.stream,
-                    self.max_uncompressed,
-                    'raw' if self.on_decode_error == 'policy' else self.on_decode_error,
-                )
-            except MessageDecodeError:
-                self._counters.undecodable += 1
-                raise
+            # a message that is not AMQP (the fast path has no try per message)
+            info, messages = decode_each(
+                data, self.next_offset, self.amqp, self.crc_check, self.stream,
+                self.max_uncompressed, self.on_decode_error, self._counters,
+            )
         counters = self._counters
         counters.chunks += 1
         counters.chunk_bytes += len(data)
@@ -469,20 +457,6 @@ class Subscription:
         if grant := policy.handed(len(chunks)):
             self._grant(grant)
         return chunk
-
-    def _skipped(self, data: bytes | bytearray | memoryview, error: ChunkCrcError) -> Chunk:
-        """
-        A chunk failed its CRC and the client skips such chunks: none of
-        its messages, a warning, a count; the subscription goes on after
-        it (its header's offsets are the only part used, and only to move
-        past it).
-        """
-        info = read_header(data)  # valid: decoding checks the header before the CRC
-        logger.warning('stream %r: chunk at offset %d skipped (%d records): %s',
-                       self.stream, info.first_offset, info.num_records, error)
-        self._counters.chunks_skipped += 1
-        self._advance(info)
-        return Chunk((), self.stream, info.first_offset)
 
     def _advance(self, info: ChunkInfo) -> None:
         """
@@ -586,46 +560,6 @@ class Subscription:
         self.active = False
         self._chunks.clear()
         self._buffered = 0
-
-async def spin_wait(subs: tp.Sequence[Subscription]) -> bool:
-    """
-    Poll the connection (yield to the event loop without sleeping) until
-    one of the subscriptions has a chunk or an error, or until ``spin``
-    seconds passed since a chunk last arrived.
-
-    Return true when a subscription has something to take.
-    """
-    deadline = max(s._arrived + s.spin for s in subs)
-    while monotonic() < deadline:
-        await asyncio.sleep(0)
-        for s in subs:
-            if s._chunks or s._error is not None or s._stop is not None:
-                return True
-    return False
-
-async def wait_any(subs: tp.Sequence[Subscription], timeout: float | None) -> None:
-    """
-    Wait until one of the subscriptions has a chunk to take, or ended
-    (polling first when chunks come in quick succession).
-
-    :raises TimeoutError: When nothing came in ``timeout`` seconds.
-    """
-    if any(s._gap < s.spin for s in subs) and await spin_wait(subs):
-        return
-    waiter = asyncio.get_running_loop().create_future()
-
-    def wake() -> None:
-        if not waiter.done():
-            waiter.set_result(None)
-
-    for s in subs:
-        s.notify = wake
-    try:
-        async with asyncio.timeout(timeout):
-            await waiter
-    finally:
-        for s in subs:
-            s.notify = None
 
 __all__ = [
     'Activation', 'Chunk', 'Resume', 'Subscription', 'spin_wait', 'wait_any',

@@ -20,7 +20,7 @@ from rbfly.streams.subscriptions.gaps import GapWatch
 from rbfly.streams.subscriptions.options import ReadOptions
 from rbfly.streams.subscriptions.subscription import Subscription
 
-from ..subscriptions.test_gaps import chunk
+from ..subscriptions._chunks import chunk
 
 class Connections:
     """Answers QueryOffset with the offsets stored (none: "no offset")."""

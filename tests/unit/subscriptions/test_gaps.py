@@ -11,8 +11,6 @@ subscription.
 from __future__ import annotations
 
 import asyncio
-import struct
-import zlib
 
 import pytest
 
@@ -23,13 +21,7 @@ from rbfly.streams.subscriptions.gaps import Gap, Gaps, GapWatch
 from rbfly.streams.subscriptions.options import ReadOptions
 from rbfly.streams.subscriptions.subscription import Subscription
 
-def chunk(first: int, records: int) -> bytes:
-    """A chunk of ``records`` one-byte messages from offset ``first`` (not AMQP)."""
-    data = b''.join(struct.pack('>I', 1) + b'x' for _ in range(records))
-    return struct.pack(
-        '>BBHIqQQIIIB3x', 0x50, 0, records, records, 1_700_000_000_000, 1, first,
-        zlib.crc32(data), len(data), 0, 0,
-    ) + data
+from ._chunks import chunk
 
 #
 # the bookkeeping
@@ -201,6 +193,13 @@ def take(sub: Subscription) -> list[int]:
     assert taken is not None
     return [m.stream_offset for m in taken]
 
+def take_over_gap(sub: Subscription) -> None:
+    """Take the chunks at 0 and at 40: offsets 5 to 39 between them (a gap of 35)."""
+    sub.on_chunk(chunk(0, 5), None)
+    sub.on_chunk(chunk(40, 5), None)
+    take(sub)
+    take(sub)
+
 def fire(watch: GapWatch) -> None:
     """The watch's timer is due (the fake clock moved): run what the loop would run."""
     timer = watch._timer
@@ -293,10 +292,7 @@ async def test_pending_gap_checked_without_a_take() -> None:
     """
     sub, watch, stats, clock, told = watched(first=40)
     stats.error = ConnectionLost('lost')
-    sub.on_chunk(chunk(0, 5), None)
-    sub.on_chunk(chunk(40, 5), None)
-    take(sub)
-    take(sub)
+    take_over_gap(sub)
     await checked(watch)
     assert watch.gaps.pending and watch._timer is not None
     stats.error = None
@@ -317,10 +313,7 @@ async def test_raise() -> None:
     """
     sub, watch, _, _, told = watched(first=40)
     told.error = OffsetOutOfRange('s', 5, 40, lost=35, end=40, when='read')
-    sub.on_chunk(chunk(0, 5), None)
-    sub.on_chunk(chunk(40, 5), None)
-    take(sub)
-    take(sub)
+    take_over_gap(sub)
     sub.on_chunk(chunk(45, 5), None)
     await checked(watch)
     with pytest.raises(OffsetOutOfRange) as info:
@@ -335,10 +328,7 @@ async def test_callback_wakes_a_waiting_take() -> None:
     """A report raising while the application waits for a chunk: the wait ends, the take raises."""
     sub, watch, _, _, told = watched(first=40)
     told.error = ValueError('stop')
-    sub.on_chunk(chunk(0, 5), None)
-    sub.on_chunk(chunk(40, 5), None)
-    take(sub)
-    take(sub)
+    take_over_gap(sub)
     waiting = asyncio.ensure_future(sub.wait())
     await checked(watch)
     await waiting
@@ -349,10 +339,7 @@ async def test_check_fails() -> None:
     """The first offset not known (a lost connection): the gaps wait for the next check."""
     sub, watch, stats, clock, told = watched(first=40)
     stats.error = ConnectionLost('lost')
-    sub.on_chunk(chunk(0, 5), None)
-    sub.on_chunk(chunk(40, 5), None)
-    take(sub)
-    take(sub)
+    take_over_gap(sub)
     await checked(watch)
     assert watch.gaps.records == (Gap(5, 40, 35),) and told.gaps == []
     stats.error = None
@@ -367,10 +354,7 @@ async def test_check_fails() -> None:
 async def test_first_not_known() -> None:
     """A stream without chunks now (``None``): the gaps taken say nothing."""
     sub, watch, _, _, told = watched(first=None)
-    sub.on_chunk(chunk(0, 5), None)
-    sub.on_chunk(chunk(40, 5), None)
-    take(sub)
-    take(sub)
+    take_over_gap(sub)
     await checked(watch)
     assert told.gaps == [] and not watch.gaps.pending
 
@@ -378,10 +362,7 @@ async def test_cancelled_with_subscription() -> None:
     """The subscription ends during a check: the check is cancelled, and stays so."""
     sub, watch, stats, _, told = watched(first=40)
     stats.hold = asyncio.get_running_loop().create_future()
-    sub.on_chunk(chunk(0, 5), None)
-    sub.on_chunk(chunk(40, 5), None)
-    take(sub)
-    take(sub)
+    take_over_gap(sub)
     task = watch.checking
     assert task is not None
     await asyncio.sleep(0)  # (the check asks)
@@ -453,10 +434,7 @@ async def test_restart_cancels_the_check() -> None:
     check, about the old place's gaps, is cancelled; nothing is told.
     """
     sub, watch, _, _, told = watched(first=40)
-    sub.on_chunk(chunk(0, 5), None)
-    sub.on_chunk(chunk(40, 5), None)
-    take(sub)
-    take(sub)
+    take_over_gap(sub)
     task = watch.checking
     assert task is not None
     watch.restart(100)

@@ -6,9 +6,7 @@ its connection is open, and marks the chunks whose credit is held
 
 from __future__ import annotations
 
-import struct
 import typing as tp
-import zlib
 
 from rbfly.streams.offset import Offset
 from rbfly.streams.protocol.commands import Credit, OffsetSpec
@@ -16,12 +14,7 @@ from rbfly.streams.subscriptions.flow import CreditWhenProcessed, FlowStrategy, 
 from rbfly.streams.subscriptions.options import ReadOptions
 from rbfly.streams.subscriptions.subscription import Subscription
 
-def chunk(first: int, records: int) -> bytes:
-    data = b''.join(struct.pack('>I', 1) + b'x' for _ in range(records))
-    return struct.pack(
-        '>BBHIqQQIIIB3x', 0x50, 0, records, records, 1_700_000_000_000, 1, first,
-        zlib.crc32(data), len(data), 0, 0,
-    ) + data
+from ._chunks import chunk
 
 class Connection:
     """Records the commands sent; open until closed."""

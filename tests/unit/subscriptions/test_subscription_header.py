@@ -4,9 +4,6 @@ core's header reader): where the next chunk starts, for subscribing again
 after a lost connection.
 """
 
-import struct
-import zlib
-
 import pytest
 
 from rbfly.error import ChunkError
@@ -15,12 +12,7 @@ from rbfly.streams.protocol.commands import OffsetSpec
 from rbfly.streams.subscriptions.options import ReadOptions
 from rbfly.streams.subscriptions.subscription import Subscription
 
-def chunk(first: int, records: int, chunk_type: int = 0) -> bytes:
-    data = b''.join(struct.pack('>I', 1) + b'x' for _ in range(records))
-    return struct.pack(
-        '>BBHIqQQIIIB3x', 0x50, chunk_type, records, records, 1_700_000_000_000, 1, first,
-        zlib.crc32(data), len(data), 0, 0,
-    ) + data
+from ._chunks import chunk
 
 def subscription() -> Subscription:
     return Subscription(

@@ -16,7 +16,8 @@ from rbfly.streams.subscriptions.options import ReadOptions
 from rbfly.streams.subscriptions.state import SubscriptionState
 from rbfly.streams.subscriptions.subscription import Subscription
 
-from .test_subscription_credit import Connection, chunk, subscribed
+from ._chunks import chunk
+from .test_subscription_credit import Connection, subscribed
 
 class Answering(Connection):
     """Records the answers to consumer updates too."""
