@@ -1,0 +1,10 @@
+"""
+The methods of the facade, :py:class:`~rbfly.streams.StreamsClient`, by
+concern: each class here receives the parts it uses in its constructor
+and holds the signature, docstring and code of its methods, which the
+client exposes as its own (:py:mod:`.forward`):
+
+- :py:mod:`.forward`: a method of the facade that is a section's method.
+
+Nothing here is public API but the methods as the client exposes them.
+"""
