@@ -17,17 +17,17 @@ and wires the parts of :py:mod:`rbfly.streams.parts`; its methods hand over.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import ssl as _ssl
 import typing as tp
-from time import monotonic
 
 from .backoff import Backoff
 from .consuming import Consuming, SubscribeArgs
 from .decorator import connection
-from .health import Health, HealthLimits
-from .metrics import Counters, LatencyListener, Metrics, StreamMetrics
+from .facade.administration import Administration
+from .facade.forward import Forwarded
+from .facade.observing import Observing
+from .metrics import Counters
 from .names import check_name
 from .oauth2 import DEFAULT_REFRESH_RATIO, TokenProvider
 from .offset import Offset
@@ -69,9 +69,8 @@ from .subscriptions.chunks import Chunks
 from .subscriptions.decoded import Decoded
 from .subscriptions.errors import STOP, OnError
 from .subscriptions.handlers import DRAIN_TIMEOUT, Handler, Handlers, Key
-from .subscriptions.state import SubscriptionState
 from .subscriptions.windows import Windows
-from .types import MessageFilter, PartitionReset, PartitionStatus, StreamInfo
+from .types import PartitionReset, PartitionStatus, StreamInfo
 from .url import ConnectionInfo, parse_uri
 
 T = tp.TypeVar('T', bound=PublisherTrait)
@@ -159,6 +158,9 @@ class StreamsClient:
         self._super_streams = SuperStreams(connections, self._publishing, self._subscribing)
         self._groups = Groups(connections, offsets, self._streams, self._super_streams, ends)
         self._consuming = Consuming(offsets, self._subscribing, self._super_streams, counters)
+        # the sections of the facade: their methods are the client's (Forwarded)
+        self._observing = Observing(connections, counters)
+        self._administration = Administration(self._streams, ends, self._super_streams)
 
     def __repr__(self) -> str:
         return '{}({})'.format(type(self).__name__, ', '.join(map(str, self._credentials.infos)))
@@ -208,178 +210,23 @@ class StreamsClient:
         """
         await self._credentials.update_secret(secret, self._connections.get)
 
-    def metrics(self) -> Metrics:
-        """
-        Counters of the client since it was created, and its connections,
-        publishers and subscriptions now (see :py:mod:`rbfly.streams.metrics`).
-        """
-        return self._connections.metrics(self._counters)
+    # -- what the client tells of itself --
 
-    def stream_metrics(self) -> StreamMetrics:
-        """
-        The client's metrics per stream (a partition, for a super stream):
-        of each consumer (a stream and a subscription name, if any) its
-        lag, messages consumed, rate and end-to-end latency; of each
-        stream published to, its entries published, confirmed and
-        rejected, and the confirmation latency (see
-        :py:mod:`rbfly.streams.metrics`).
-        """
-        return self._connections.stream_metrics(self._counters)
-
-    def subscription_states(self) -> list[SubscriptionState]:
-        """
-        The client's subscriptions as they are now, for debugging a
-        consumer that stopped making progress: of each, whether the broker
-        sends to it (a single active consumer: whether it is active), its
-        next and received offsets, the chunks it buffers, the credits the
-        broker holds for it, its consumer updates under way (see
-        :py:mod:`rbfly.streams.subscriptions.state`). Those its connections
-        hold: subscribed, or to be subscribed again after a loss; its own
-        connection's first.
-        """
-        return self._connections.subscription_states()
-
-    def health(self, limits: HealthLimits | None = None) -> Health:
-        """
-        The client's health now, for a service's liveness and readiness
-        probes: its connections (open or not, the broker, since when), its
-        publishers (messages unconfirmed, seconds since the last
-        confirmation), its subscriptions (seconds since the last message,
-        lag), and a verdict, healthy, degraded or unhealthy, with the
-        reasons (see :py:mod:`rbfly.streams.health`). It reads what the
-        client holds, sends nothing.
-
-        :param limits: When a publisher or subscription counts as stalled
-            (default: :py:class:`~rbfly.streams.health.HealthLimits`).
-        """
-        try:  # the connections' times are the event loop's
-            now = asyncio.get_running_loop().time()
-        except RuntimeError:  # not in the loop (the blocking facade's thread): the same clock
-            now = monotonic()
-        return self._connections.health(HealthLimits() if limits is None else limits, now)
-
-    def add_latency_listener(self, listener: LatencyListener) -> None:
-        """
-        Call ``listener(kind, stream, name, seconds)`` with each latency
-        sample from now on: its kind, ``'confirm'`` or ``'end_to_end'``,
-        the stream, the consumer's name (``None`` for a confirmation, or a
-        subscription without a name) and the latency (see
-        :py:mod:`rbfly.streams.metrics`), e.g. to record it in a histogram
-        of a monitoring system with buckets of its own
-        (:py:func:`rbfly.streams.otel.instrument` does). It runs as a
-        confirmation is read, or as the application takes a chunk: it
-        should return quickly; an error it raises is logged, not raised.
-        Samples are rare (at most ten a second for each publisher
-        and each consumer), so it costs the publishing and
-        consuming paths nothing measurable.
-
-        :raises TypeError: When ``listener`` is not callable.
-        """
-        if not callable(listener):
-            raise TypeError('a listener must be callable, got {!r}'.format(listener))
-        self._counters.listeners.append(listener)
+    metrics = Forwarded('_observing', Observing.metrics)
+    stream_metrics = Forwarded('_observing', Observing.stream_metrics)
+    subscription_states = Forwarded('_observing', Observing.subscription_states)
+    health = Forwarded('_observing', Observing.health)
+    add_latency_listener = Forwarded('_observing', Observing.add_latency_listener)
 
     # -- streams --
 
-    async def create_stream(
-            self, stream: str, *, max_length_bytes: int | None = None,
-            max_age: str | None = None, max_segment_size_bytes: int | None = None,
-            filter_size: int | None = None, leader_locator: str | None = None,
-            initial_cluster_size: int | None = None, initial_offset: int | None = None,
-            arguments: tp.Mapping[str, str] | None = None, exist_ok: bool = True,
-    ) -> None:
-        """
-        Create a stream.
-
-        :param max_length_bytes: Retention: maximum size of the stream.
-        :param max_age: Retention: maximum age of messages (``'7D'``, ``'12h'``).
-        :param max_segment_size_bytes: Size of the stream's segment files.
-        :param filter_size: Bloom filter size in bytes (16-255, 3.13+).
-        :param leader_locator: ``client-local``, ``balanced`` or
-            ``least-leaders``.
-        :param initial_cluster_size: Number of stream replicas.
-        :param initial_offset: The offset of the stream's first message
-            (0 to 2**62 - 1; ``stream-initial-offset``, a broker newer than
-            RabbitMQ 4.3: rabbitmq-server PR 17300; 3.10, 4.0 and 4.3 take
-            it without an error and drop it, and the stream starts at 0),
-            e.g. to continue the offsets of a stream it replaces.
-        :param arguments: Any other stream arguments.
-        :param exist_ok: Do not fail when the stream exists (with the same
-            arguments), as RbFly 0.10 did.
-        """
-        await self._streams.create(stream, {
-            'max_length_bytes': max_length_bytes, 'max_age': max_age,
-            'max_segment_size_bytes': max_segment_size_bytes, 'filter_size': filter_size,
-            'leader_locator': leader_locator, 'initial_cluster_size': initial_cluster_size,
-            'initial_offset': initial_offset,
-        }, arguments, exist_ok)
-
-    async def delete_stream(self, stream: str, *, missing_ok: bool = True) -> None:
-        """
-        Delete a stream.
-
-        :param missing_ok: Do not fail when the stream does not exist.
-        """
-        await self._streams.delete(stream, missing_ok)
-
-    async def stream_exists(self, stream: str) -> bool:
-        """Whether a stream exists (also while it elects a leader)."""
-        return await self._streams.exists(stream)
-
-    async def stream_metadata(self, stream: str) -> StreamInfo:
-        """
-        Where a stream lives: its leader and replicas.
-
-        :raises rbfly.streams.error.StreamDoesNotExist: When there is no
-            such stream.
-        """
-        return await self._streams.info(stream)
-
-    async def stream_stats(self, stream: str) -> dict[str, int]:
-        """
-        Statistics of a stream (RabbitMQ 3.11+): ``first_chunk_id``,
-        ``committed_chunk_id``; newer brokers: ``last_chunk_id``, ``committed_offset``.
-
-        :raises rbfly.streams.FeatureNotSupported: On older brokers.
-        """
-        return await self._streams.stats(stream)
-
-    async def resolve_offset(
-            self, stream: str, offset: Offset = Offset.NEXT, *,
-            filter: MessageFilter | None = None,
-    ) -> int:
-        """
-        The offset of the first message a subscription to a stream with
-        this offset (and filter) receives (RabbitMQ 4.3+): e.g. the first
-        message stored at or after a time, or the end of the stream now
-        (``Offset.NEXT``). The broker resolves to the first offset of a
-        chunk; for ``Offset.offset(n)`` and references the result is ``n``
-        (or later, when the stream no longer holds ``n``).
-        :py:meth:`Offset.from_end <rbfly.streams.Offset.from_end>` is
-        resolved by the client first, as a subscription does (see
-        :py:meth:`end_offset`).
-
-        :raises rbfly.streams.FeatureNotSupported: On older brokers.
-        :raises rbfly.streams.error.StreamDoesNotExist: When there is no
-            such stream.
-        """
-        return await self._streams.resolve(stream, offset, filter)
-
-    async def end_offset(self, stream: str) -> int | None:
-        """
-        The offset after the stream's last message (where the next one
-        goes; ``None``: the stream has no messages), as
-        :py:meth:`Offset.from_end <rbfly.streams.Offset.from_end>` finds
-        it, on every broker: read from the stream's last chunk (on
-        RabbitMQ 3.10, an empty stream costs
-        ``PROBE_TIMEOUT`` seconds, 2, of waiting for a chunk that does not
-        come).
-
-        :raises rbfly.streams.error.StreamDoesNotExist: When there is no
-            such stream.
-        """
-        last = await self._ends.last_chunk(stream)
-        return None if last is None else last[1]
+    create_stream = Forwarded('_administration', Administration.create_stream)
+    delete_stream = Forwarded('_administration', Administration.delete_stream)
+    stream_exists = Forwarded('_administration', Administration.stream_exists)
+    stream_metadata = Forwarded('_administration', Administration.stream_metadata)
+    stream_stats = Forwarded('_administration', Administration.stream_stats)
+    resolve_offset = Forwarded('_administration', Administration.resolve_offset)
+    end_offset = Forwarded('_administration', Administration.end_offset)
 
     # -- publishers --
 
@@ -780,55 +627,11 @@ class StreamsClient:
 
     # -- super streams --
 
-    async def create_super_stream(
-            self, super_stream: str, partitions: int | None = None, *,
-            binding_keys: tp.Sequence[str] | None = None,
-            arguments: tp.Mapping[str, str] | None = None, exist_ok: bool = True,
-    ) -> list[str]:
-        """
-        Create a super stream (RabbitMQ 3.13+): its partition streams, an
-        exchange of its name and the bindings between them. Return the
-        names of the partitions.
-
-        :param partitions: Number of partitions, named
-            ``<super stream>-0`` ... and bound with keys ``0`` ...
-        :param binding_keys: Or binding keys, one partition each, named
-            ``<super stream>-<key>``. With both, the partitions are named
-            ``<super stream>-0`` ... and bound with the keys in turn (a key
-            given twice binds two partitions: key routing sends its
-            messages to both).
-        :param arguments: Stream arguments of the partitions (e.g.
-            ``max-age``, ``max-length-bytes``).
-        :param exist_ok: Do not fail when the super stream exists.
-        """
-        return await self._super_streams.create(
-            super_stream, partitions, binding_keys, arguments, exist_ok,
-        )
-
-    async def delete_super_stream(self, super_stream: str, *, missing_ok: bool = True) -> None:
-        """
-        Delete a super stream and its partitions (RabbitMQ 3.13+).
-
-        :param missing_ok: Do not fail when it does not exist.
-        """
-        await self._super_streams.delete(super_stream, missing_ok)
-
-    async def super_stream_exists(self, super_stream: str) -> bool:
-        """Whether a super stream exists (RabbitMQ 3.11+)."""
-        return await self._super_streams.exists(super_stream)
-
-    async def super_stream_partitions(self, super_stream: str) -> list[str]:
-        """
-        The partitions of a super stream (RabbitMQ 3.11+), in order.
-
-        :raises rbfly.streams.error.StreamDoesNotExist: When there is no
-            such super stream.
-        """
-        return await self._super_streams.partitions(super_stream)
-
-    async def route(self, super_stream: str, routing_key: str) -> list[str]:
-        """The partitions the broker binds a routing key to (RabbitMQ 3.11+)."""
-        return await self._super_streams.route(super_stream, routing_key)
+    create_super_stream = Forwarded('_administration', Administration.create_super_stream)
+    delete_super_stream = Forwarded('_administration', Administration.delete_super_stream)
+    super_stream_exists = Forwarded('_administration', Administration.super_stream_exists)
+    super_stream_partitions = Forwarded('_administration', Administration.super_stream_partitions)
+    route = Forwarded('_administration', Administration.route)
 
     def super_stream_publisher(
             self, super_stream: str, routing_key: RoutingKey, *,

@@ -4,7 +4,11 @@ concern: each class here receives the parts it uses in its constructor
 and holds the signature, docstring and code of its methods, which the
 client exposes as its own (:py:mod:`.forward`):
 
-- :py:mod:`.forward`: a method of the facade that is a section's method.
+- :py:mod:`.forward`: a method of the facade that is a section's method;
+- :py:mod:`.observing`: metrics, subscriptions' state, health, latency
+  samples;
+- :py:mod:`.administration`: streams and super streams created, deleted
+  and looked up.
 
 Nothing here is public API but the methods as the client exposes them.
 """

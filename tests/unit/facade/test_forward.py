@@ -1,20 +1,62 @@
 """
-A facade's methods that are its sections' (``rbfly.streams.facade``):
-each is a plain function of the facade's class, named, documented and
-typed as the section's method, and a call reaches the section.
+The facade's methods that are its sections' (``rbfly.streams.facade``):
+each is a plain function of :py:class:`~rbfly.streams.StreamsClient`,
+named, documented and typed as the section's method, and a call reaches
+the section; every public method of a section is the client's.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 import inspect
+import pkgutil
+import types
 from pathlib import Path
 
 import pytest
 
+import rbfly.streams.facade
+from rbfly.streams import StreamsClient
 from rbfly.streams.facade.forward import Forwarded
 
 from .._mypy import mypy_errors
+
+def sections() -> list[type]:
+    """The section classes: the classes each module of the package defines."""
+    found: list[type] = []
+    for info in pkgutil.iter_modules(rbfly.streams.facade.__path__):
+        module = importlib.import_module('rbfly.streams.facade.' + info.name)
+        found.extend(
+            cls for cls in vars(module).values()
+            if isinstance(cls, type) and cls.__module__ == module.__name__
+            and cls is not Forwarded
+        )
+    return found
+
+def section_methods() -> dict[str, types.FunctionType]:
+    """The public methods of the sections, by name."""
+    methods: dict[str, types.FunctionType] = {}
+    for cls in sections():
+        for name, member in vars(cls).items():
+            if not name.startswith('_') and isinstance(member, types.FunctionType):
+                assert name not in methods, 'two sections have {}'.format(name)
+                methods[name] = member
+    return methods
+
+def test_every_section_method_forwarded() -> None:
+    """A method of a section is the client's, a function of its class named as its own."""
+    methods = section_methods()
+    assert 'create_stream' in methods  # (the sections were found)
+    for name, method in methods.items():
+        function = vars(StreamsClient).get(name)
+        assert isinstance(function, types.FunctionType), name
+        assert function.__wrapped__ is method  # type: ignore[attr-defined]
+        assert function.__qualname__ == 'StreamsClient.' + name
+        assert function.__module__ == 'rbfly.streams.client'
+        assert function.__doc__ == method.__doc__ and method.__doc__
+        assert inspect.signature(function) == inspect.signature(method)
+        assert inspect.iscoroutinefunction(function) == inspect.iscoroutinefunction(method)
 
 class Section:
     """A section of a facade: its methods see the section as ``self``."""
@@ -62,22 +104,25 @@ def test_other_name_refused() -> None:
     assert str(error).endswith('Wrong.query forwards to Section.ask, of another name')
 
 SNIPPET = '''
-import asyncio
 import typing as tp
-from tests.unit.facade.test_forward import Facade
+from rbfly.streams import Offset, streams_client
 
 async def main() -> None:
-    facade = Facade()
-    tp.assert_type(await facade.ask(1, twice=True), tuple[object, int])
-    tp.assert_type(facade.tell(1), tuple[object, int])
-    tp.assert_type(Facade.tell(facade, 1), tuple[object, int])
-    await facade.ask('1')
-    await facade.ask(1, twise=True)
-    facade.tell()
+    client = streams_client('rabbitmq-stream://localhost')
+    tp.assert_type(await client.stream_exists('s'), bool)
+    tp.assert_type(await client.end_offset('s'), int | None)
+    await client.create_stream('s', max_age='7D', exist_ok=False)
+    await client.commit_offset('s', 'r', 10, timeout=1.0)
+    tp.assert_type(client.metrics().connections, int)
+    await client.create_stream('s', max_age=7)
+    await client.stream_exists(1)
+    await client.commit_offset('s', 'r', timout=1.0)
+    client.subscribe_chunks('s', offset=1)
+    await client.process('s', 1)
 '''
 
 def test_mypy_checks_forwarded(tmp_path: Path) -> None:
     """mypy --strict checks the arguments and result of a forwarded method, as if spelt out."""
     errors = mypy_errors(tmp_path, SNIPPET)
     lines = sorted({int(e.split(':')[1]) for e in errors})
-    assert lines == [11, 12, 13], errors
+    assert lines == [12, 13, 14, 15, 16], errors
