@@ -8,7 +8,9 @@ client exposes as its own (:py:mod:`.forward`):
 - :py:mod:`.observing`: metrics, subscriptions' state, health, latency
   samples;
 - :py:mod:`.administration`: streams and super streams created, deleted
-  and looked up.
+  and looked up;
+- :py:mod:`.offsets`: offsets stored under a name, a consumer group's
+  status and reset.
 
 Nothing here is public API but the methods as the client exposes them.
 """
