@@ -10,7 +10,15 @@ client exposes as its own (:py:mod:`.forward`):
 - :py:mod:`.administration`: streams and super streams created, deleted
   and looked up;
 - :py:mod:`.offsets`: offsets stored under a name, a consumer group's
-  status and reset.
+  status and reset;
+- :py:mod:`.reading`: subscriptions by windows and by chunks (the
+  description of every subscription option);
+- :py:mod:`.processing`: concurrent handlers over a stream or a super
+  stream.
 
-Nothing here is public API but the methods as the client exposes them.
+The client keeps what it owns itself (its construction, connection,
+publishers) and the methods typed by overloads (``publisher``,
+``subscribe``, ``subscribe_super_stream``), which a forwarded method
+cannot carry. Nothing here is public API but the methods as the client
+exposes them.
 """
