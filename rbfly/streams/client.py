@@ -13,31 +13,39 @@ that connects lazily, on its first call::
 
 :py:class:`StreamsClient` is a facade: its constructor checks the options
 and wires the parts of :py:mod:`rbfly.streams.parts`; its methods hand over.
+Most of them are methods of its sections, by concern
+(:py:mod:`rbfly.streams.facade`: observing, administration, stored offsets,
+reading, processing), each given the parts it uses; the client exposes
+them as its own (:py:class:`~rbfly.streams.facade.forward.Forwarded`). It
+keeps its construction, its connection, its publishers and the methods
+typed by overloads (``publisher``, ``subscribe``, ``subscribe_super_stream``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import ssl as _ssl
 import typing as tp
-from time import monotonic
 
 from .backoff import Backoff
 from .consuming import Consuming, SubscribeArgs
 from .decorator import connection
-from .health import Health, HealthLimits
-from .metrics import Counters, LatencyListener, Metrics, StreamMetrics
+from .facade.administration import Administration
+from .facade.forward import Forwarded
+from .facade.observing import Observing
+from .facade.offsets import StoredOffsets
+from .facade.processing import Processing
+from .facade.reading import Reading
+from .metrics import Counters
 from .names import check_name
 from .oauth2 import DEFAULT_REFRESH_RATIO, TokenProvider
-from .offset import Offset
 from .parts.connections import Connections
 from .parts.connector import Connector
 from .parts.credentials import Credentials
 from .parts.declare import Declarer
 from .parts.ends import Ends
-from .parts.groups import ACTIVITY_WATCH, Groups
-from .parts.offsets import COMMIT_TIMEOUT, Offsets
+from .parts.groups import Groups
+from .parts.offsets import Offsets
 from .parts.options import (
     DEFAULT_BACKOFF,
     DEFAULT_BUFFER_BYTES,
@@ -65,13 +73,8 @@ from .publishers.options import PUBLISHER_NAMES, BasicPublisherArgs, PublisherAr
 from .publishers.superstream import RoutingKey, RoutingStrategy, SuperStreamPublisher
 from .serializers import Codec, OnMismatch, Serializer
 from .subscriptions._bodies import Bodies
-from .subscriptions.chunks import Chunks
 from .subscriptions.decoded import Decoded
-from .subscriptions.errors import STOP, OnError
-from .subscriptions.handlers import DRAIN_TIMEOUT, Handler, Handlers, Key
-from .subscriptions.state import SubscriptionState
-from .subscriptions.windows import Windows
-from .types import MessageFilter, PartitionReset, PartitionStatus, StreamInfo
+from .types import StreamInfo
 from .url import ConnectionInfo, parse_uri
 
 T = tp.TypeVar('T', bound=PublisherTrait)
@@ -149,16 +152,23 @@ class StreamsClient:
         self._connections = connections = Connections(options, connector, counters, tasks)
         declarer = Declarer(tasks)
         placer = Placer(options, connections, declarer)
-        self._ends = ends = Ends(options, connections, placer, counters)
-        self._offsets = offsets = Offsets(connections, ends)
+        ends = Ends(options, connections, placer, counters)
+        offsets = Offsets(connections, ends)
         recovery = Recovery(options, connections, placer, declarer, offsets, tasks)
         connections.bind(recovery)
-        self._streams = Streams(connections, offsets)
-        self._publishing = Publishing(options, connections, placer, declarer, recovery, counters)
-        self._subscribing = Subscribing(options, connections, placer, offsets, ends, counters)
-        self._super_streams = SuperStreams(connections, self._publishing, self._subscribing)
-        self._groups = Groups(connections, offsets, self._streams, self._super_streams, ends)
-        self._consuming = Consuming(offsets, self._subscribing, self._super_streams, counters)
+        streams = Streams(connections, offsets)
+        self._publishing = publishing = Publishing(
+            options, connections, placer, declarer, recovery, counters)
+        subscribing = Subscribing(options, connections, placer, offsets, ends, counters)
+        self._super_streams = super_streams = SuperStreams(connections, publishing, subscribing)
+        groups = Groups(connections, offsets, streams, super_streams, ends)
+        self._consuming = consuming = Consuming(offsets, subscribing, super_streams, counters)
+        # the sections of the facade: their methods are the client's (Forwarded)
+        self._observing = Observing(connections, counters)
+        self._administration = Administration(streams, ends, super_streams)
+        self._stored_offsets = StoredOffsets(offsets, groups)
+        self._reading = Reading(consuming)
+        self._processing = Processing(consuming, self._dead_letter_publisher)
 
     def __repr__(self) -> str:
         return '{}({})'.format(type(self).__name__, ', '.join(map(str, self._credentials.infos)))
@@ -208,178 +218,23 @@ class StreamsClient:
         """
         await self._credentials.update_secret(secret, self._connections.get)
 
-    def metrics(self) -> Metrics:
-        """
-        Counters of the client since it was created, and its connections,
-        publishers and subscriptions now (see :py:mod:`rbfly.streams.metrics`).
-        """
-        return self._connections.metrics(self._counters)
+    # -- what the client tells of itself --
 
-    def stream_metrics(self) -> StreamMetrics:
-        """
-        The client's metrics per stream (a partition, for a super stream):
-        of each consumer (a stream and a subscription name, if any) its
-        lag, messages consumed, rate and end-to-end latency; of each
-        stream published to, its entries published, confirmed and
-        rejected, and the confirmation latency (see
-        :py:mod:`rbfly.streams.metrics`).
-        """
-        return self._connections.stream_metrics(self._counters)
-
-    def subscription_states(self) -> list[SubscriptionState]:
-        """
-        The client's subscriptions as they are now, for debugging a
-        consumer that stopped making progress: of each, whether the broker
-        sends to it (a single active consumer: whether it is active), its
-        next and received offsets, the chunks it buffers, the credits the
-        broker holds for it, its consumer updates under way (see
-        :py:mod:`rbfly.streams.subscriptions.state`). Those its connections
-        hold: subscribed, or to be subscribed again after a loss; its own
-        connection's first.
-        """
-        return self._connections.subscription_states()
-
-    def health(self, limits: HealthLimits | None = None) -> Health:
-        """
-        The client's health now, for a service's liveness and readiness
-        probes: its connections (open or not, the broker, since when), its
-        publishers (messages unconfirmed, seconds since the last
-        confirmation), its subscriptions (seconds since the last message,
-        lag), and a verdict, healthy, degraded or unhealthy, with the
-        reasons (see :py:mod:`rbfly.streams.health`). It reads what the
-        client holds, sends nothing.
-
-        :param limits: When a publisher or subscription counts as stalled
-            (default: :py:class:`~rbfly.streams.health.HealthLimits`).
-        """
-        try:  # the connections' times are the event loop's
-            now = asyncio.get_running_loop().time()
-        except RuntimeError:  # not in the loop (the blocking facade's thread): the same clock
-            now = monotonic()
-        return self._connections.health(HealthLimits() if limits is None else limits, now)
-
-    def add_latency_listener(self, listener: LatencyListener) -> None:
-        """
-        Call ``listener(kind, stream, name, seconds)`` with each latency
-        sample from now on: its kind, ``'confirm'`` or ``'end_to_end'``,
-        the stream, the consumer's name (``None`` for a confirmation, or a
-        subscription without a name) and the latency (see
-        :py:mod:`rbfly.streams.metrics`), e.g. to record it in a histogram
-        of a monitoring system with buckets of its own
-        (:py:func:`rbfly.streams.otel.instrument` does). It runs as a
-        confirmation is read, or as the application takes a chunk: it
-        should return quickly; an error it raises is logged, not raised.
-        Samples are rare (at most ten a second for each publisher
-        and each consumer), so it costs the publishing and
-        consuming paths nothing measurable.
-
-        :raises TypeError: When ``listener`` is not callable.
-        """
-        if not callable(listener):
-            raise TypeError('a listener must be callable, got {!r}'.format(listener))
-        self._counters.listeners.append(listener)
+    metrics = Forwarded('_observing', Observing.metrics)
+    stream_metrics = Forwarded('_observing', Observing.stream_metrics)
+    subscription_states = Forwarded('_observing', Observing.subscription_states)
+    health = Forwarded('_observing', Observing.health)
+    add_latency_listener = Forwarded('_observing', Observing.add_latency_listener)
 
     # -- streams --
 
-    async def create_stream(
-            self, stream: str, *, max_length_bytes: int | None = None,
-            max_age: str | None = None, max_segment_size_bytes: int | None = None,
-            filter_size: int | None = None, leader_locator: str | None = None,
-            initial_cluster_size: int | None = None, initial_offset: int | None = None,
-            arguments: tp.Mapping[str, str] | None = None, exist_ok: bool = True,
-    ) -> None:
-        """
-        Create a stream.
-
-        :param max_length_bytes: Retention: maximum size of the stream.
-        :param max_age: Retention: maximum age of messages (``'7D'``, ``'12h'``).
-        :param max_segment_size_bytes: Size of the stream's segment files.
-        :param filter_size: Bloom filter size in bytes (16-255, 3.13+).
-        :param leader_locator: ``client-local``, ``balanced`` or
-            ``least-leaders``.
-        :param initial_cluster_size: Number of stream replicas.
-        :param initial_offset: The offset of the stream's first message
-            (0 to 2**62 - 1; ``stream-initial-offset``, a broker newer than
-            RabbitMQ 4.3: rabbitmq-server PR 17300; 3.10, 4.0 and 4.3 take
-            it without an error and drop it, and the stream starts at 0),
-            e.g. to continue the offsets of a stream it replaces.
-        :param arguments: Any other stream arguments.
-        :param exist_ok: Do not fail when the stream exists (with the same
-            arguments), as RbFly 0.10 did.
-        """
-        await self._streams.create(stream, {
-            'max_length_bytes': max_length_bytes, 'max_age': max_age,
-            'max_segment_size_bytes': max_segment_size_bytes, 'filter_size': filter_size,
-            'leader_locator': leader_locator, 'initial_cluster_size': initial_cluster_size,
-            'initial_offset': initial_offset,
-        }, arguments, exist_ok)
-
-    async def delete_stream(self, stream: str, *, missing_ok: bool = True) -> None:
-        """
-        Delete a stream.
-
-        :param missing_ok: Do not fail when the stream does not exist.
-        """
-        await self._streams.delete(stream, missing_ok)
-
-    async def stream_exists(self, stream: str) -> bool:
-        """Whether a stream exists (also while it elects a leader)."""
-        return await self._streams.exists(stream)
-
-    async def stream_metadata(self, stream: str) -> StreamInfo:
-        """
-        Where a stream lives: its leader and replicas.
-
-        :raises rbfly.streams.error.StreamDoesNotExist: When there is no
-            such stream.
-        """
-        return await self._streams.info(stream)
-
-    async def stream_stats(self, stream: str) -> dict[str, int]:
-        """
-        Statistics of a stream (RabbitMQ 3.11+): ``first_chunk_id``,
-        ``committed_chunk_id``; newer brokers: ``last_chunk_id``, ``committed_offset``.
-
-        :raises rbfly.streams.FeatureNotSupported: On older brokers.
-        """
-        return await self._streams.stats(stream)
-
-    async def resolve_offset(
-            self, stream: str, offset: Offset = Offset.NEXT, *,
-            filter: MessageFilter | None = None,
-    ) -> int:
-        """
-        The offset of the first message a subscription to a stream with
-        this offset (and filter) receives (RabbitMQ 4.3+): e.g. the first
-        message stored at or after a time, or the end of the stream now
-        (``Offset.NEXT``). The broker resolves to the first offset of a
-        chunk; for ``Offset.offset(n)`` and references the result is ``n``
-        (or later, when the stream no longer holds ``n``).
-        :py:meth:`Offset.from_end <rbfly.streams.Offset.from_end>` is
-        resolved by the client first, as a subscription does (see
-        :py:meth:`end_offset`).
-
-        :raises rbfly.streams.FeatureNotSupported: On older brokers.
-        :raises rbfly.streams.error.StreamDoesNotExist: When there is no
-            such stream.
-        """
-        return await self._streams.resolve(stream, offset, filter)
-
-    async def end_offset(self, stream: str) -> int | None:
-        """
-        The offset after the stream's last message (where the next one
-        goes; ``None``: the stream has no messages), as
-        :py:meth:`Offset.from_end <rbfly.streams.Offset.from_end>` finds
-        it, on every broker: read from the stream's last chunk (on
-        RabbitMQ 3.10, an empty stream costs
-        ``PROBE_TIMEOUT`` seconds, 2, of waiting for a chunk that does not
-        come).
-
-        :raises rbfly.streams.error.StreamDoesNotExist: When there is no
-            such stream.
-        """
-        last = await self._ends.last_chunk(stream)
-        return None if last is None else last[1]
+    create_stream = Forwarded('_administration', Administration.create_stream)
+    delete_stream = Forwarded('_administration', Administration.delete_stream)
+    stream_exists = Forwarded('_administration', Administration.stream_exists)
+    stream_metadata = Forwarded('_administration', Administration.stream_metadata)
+    stream_stats = Forwarded('_administration', Administration.stream_stats)
+    resolve_offset = Forwarded('_administration', Administration.resolve_offset)
+    end_offset = Forwarded('_administration', Administration.end_offset)
 
     # -- publishers --
 
@@ -515,320 +370,27 @@ class StreamsClient:
         return self._consuming.bodies(
             'subscribe', stream, False, serializer, on_mismatch, options)
 
-    def subscribe_windows(
-            self, stream: str, *, max_messages: int = 1000, max_wait: float | None = 0.1,
-            serializer: Serializer | Codec | None = None, on_mismatch: OnMismatch = 'raise',
-            **options: tp.Unpack[SubscribeArgs],
-    ) -> Windows:
-        """
-        Subscribe to a stream and iterate over windows of its messages,
-        for bulk sinks: lists of at most ``max_messages`` messages
-        (:py:class:`~rbfly.amqp.MessageCtx`, with offsets), each as soon as
-        it is full, or with what arrived within ``max_wait`` seconds
-        (``None``: until full); small chunks are merged, big ones split.
-        ``await windows.getmany(max_messages, max_wait)`` takes a window
-        of other bounds (possibly empty, as Kafka's ``getmany``).
-
-        A window counts as processed when the next one is asked for, or
-        the iteration ends: automatic offset tracking (``store_every``)
-        stores, and a single active consumer hands a stream over, after
-        the last window processed (see
-        :py:mod:`rbfly.streams.subscriptions.windows`). A window whose
-        processing raises out of ``async with`` is not processed.
-
-        :param serializer: Windows of objects: each message's body is
-            replaced by its deserialized object, once its content type is
-            checked (as :py:meth:`subscribe` with a serializer; see
-            :doc:`/serializers`); the messages keep their offsets.
-        :param on_mismatch: With a serializer: ``'raise'``
-            :py:class:`~rbfly.streams.serializers.ContentTypeMismatch` for
-            a message of another content type (from ``getmany``, with the
-            window: not processed when it leaves ``async with``), or keep
-            its ``'raw'`` body.
-
-        The other parameters (``on_decode_error`` too) are those of
-        :py:meth:`subscribe_chunks`.
-        """
-        return self._consuming.windows(
-            'subscribe_windows', stream, False, max_messages, max_wait, serializer,
-            on_mismatch, options)
-
-    def subscribe_chunks(
-            self, stream: str, **options: tp.Unpack[SubscribeArgs],
-    ) -> Chunks:
-        """
-        Subscribe to a stream and receive its messages a chunk at a time:
-        each item is a :py:class:`~rbfly.streams.subscriptions.subscription.Chunk`, a list
-        of messages with their offset and timestamp set (the cheapest way
-        to consume a stream).
-
-        The options (keyword arguments, typed as
-        :py:class:`~rbfly.streams.consuming.SubscribeArgs`) are those of
-        every subscribe method; one not given has the default said here
-        (none, for a callback or a flow strategy).
-
-        :param offset: Where to start reading (default ``Offset.NEXT``).
-        :param filter: Filter values (RabbitMQ 3.13+); only messages with
-            these values are returned (default: every message).
-        :param amqp: Decode AMQP 1.0 messages (the default); otherwise
-            bodies are bytes.
-        :param on_decode_error: With ``amqp``, what to do with a message
-            that is not AMQP 1.0 (published as raw bytes, or by a client
-            of another format): ``'raise'``
-            :py:class:`~rbfly.error.MessageDecodeError` (naming the stream
-            and the message's offset) and end the subscription (the
-            default), ``'skip'``
-            it, or hand out its bytes as the body (``'raw'``); skipped and
-            raw messages are logged (a warning per chunk), and count as
-            processed for offset tracking as any other.
-        :param on_gap: When retention removed offsets the subscription
-            was to read (RabbitMQ 3.11+): it was to start at an offset
-            older than the stream's first (a stored offset, or an offset
-            given, of messages retention removed since), to resume at one
-            after a lost connection, or retention overtook it while it
-            read: ``'warn'`` and go on (the default; counted in the
-            ``messages_lost`` metric), ``'raise'``
-            :py:class:`~rbfly.streams.error.OffsetOutOfRange` (at the
-            next message or chunk asked for, when overtaken), or a
-            function called with that error (it goes on unless the
-            function raises).
-        :param timeout: Raise ``TimeoutError`` when no chunk arrives for
-            this many seconds (0, the default: wait forever).
-        :param processing_timeout: Seconds the application may hold a
-            message (a window, a chunk, handlers in flight) without moving
-            on (default ``None``: no limit; Kafka's
-            ``max.poll.interval.ms``): after them the subscription commits
-            what was processed and ends, so that another member of its group
-            takes over, and the iteration raises
-            :py:class:`~rbfly.streams.error.ProcessingStuck` at its next step.
-        :param name: Consumer name, the group of a single active consumer
-            (default: none).
-        :param single_active: Single active consumer (RabbitMQ 3.11+; off
-            by default): of
-            the subscriptions named ``name`` (a consumer group), the broker
-            sends to one at a time; the one it activates starts after the
-            offset stored under ``name``, or at ``offset`` when none is
-            stored. With automatic tracking, a hand-off is exact: the
-            consumer stepping down commits the offset of the last message
-            processed before the next one starts (see
-            :py:mod:`rbfly.streams.subscriptions.handoff`).
-        :param consumer_update: Called with a
-            :py:class:`~rbfly.streams.subscriptions.handoff.ConsumerUpdateContext`
-            (the stream or partition, the name, whether active, the stored
-            offset; true when active) when the broker makes this single
-            active consumer active or inactive; may return (or be a
-            coroutine returning) the :py:class:`Offset` to start at
-            instead of the context's ``offset``.
-        :param store_every: Automatic offset tracking: store the offset of
-            the last processed chunk under ``name`` once this many messages
-            are processed (0, the default: off), ``store_interval`` seconds after the
-            last chunk, and at the end (see :py:mod:`rbfly.streams.subscriptions.tracking`).
-        :param store_interval: Seconds after which a processed chunk's
-            offset is stored anyway (default 5).
-        :param credit: Chunks the broker may send ahead (default: the client's).
-        :param buffer_bytes: Bytes of chunks it may hold (default: the client's).
-        :param resume: Called with the stream and the :py:class:`Offset`
-            the subscription would resume from (after the last chunk
-            received; chunks received are handed out meanwhile) before it
-            subscribes again after a lost connection or a moved member; may
-            return (or be a coroutine returning) another one (chunks not
-            handed out are then dropped). Its exception ends it.
-        :param on_state: Called with a
-            :py:class:`~rbfly.streams.StateChange` at each change of the
-            subscription's state (opening, open, recovering, closed, each
-            with its reason; see :py:mod:`rbfly.streams.lifecycle`).
-        :param flow: A flow strategy counting chunks instead of bytes:
-            :py:class:`~rbfly.streams.CreditOnTake`,
-            :py:class:`~rbfly.streams.CreditWhenProcessed` or
-            :py:class:`~rbfly.streams.ManualCredit` (see
-            :py:mod:`rbfly.streams.subscriptions.flow`); it replaces ``credit`` and
-            ``buffer_bytes``.
-        :param stop_at_end: Read up to the end of the stream as it is at
-            the call (its last chunk of messages; RabbitMQ 4.3+, which
-            resolves offset specifications) and stop: a bounded replay.
-            Nothing to read (an empty stream, ``Offset.NEXT``) ends the
-            iteration at once. Not with a ``filter`` (the broker may skip
-            the last chunk). Off by default.
-        """
-        return self._consuming.chunks('subscribe_chunks', stream, False, options)
+    subscribe_windows = Forwarded('_reading', Reading.subscribe_windows)
+    subscribe_chunks = Forwarded('_reading', Reading.subscribe_chunks)
 
     # -- offsets --
 
-    async def query_offset(self, stream: str, reference: str) -> int:
-        """
-        Read the offset stored under a reference name.
-
-        :raises rbfly.streams.error.NoOffset: When nothing is stored.
-        """
-        check_name('stream', stream)
-        check_name('offset reference', reference)
-        return await self._offsets.query(stream, reference)
-
-    async def write_offset(
-            self, stream: str, reference: str, value: int | None = None, *,
-            wait: bool = False,
-    ) -> None:
-        """
-        Store an offset under a reference name, to resume from it later
-        with ``Offset.reference(reference)``.
-
-        StoreOffset has no answer: without ``wait``, this returns once the
-        command is sent, and a query right after may still return the
-        previous offset. A consumer handing a partition over, or a
-        service stopping, wants :py:meth:`commit_offset` (or ``wait``).
-
-        :param value: Offset to store; by default the offset of the message
-            being processed (:py:func:`get_message_ctx`; nothing is stored
-            when no message was processed in the task yet).
-        :param wait: Return once the broker reports the offset stored (see
-            :py:meth:`commit_offset`).
-        """
-        check_name('stream', stream)
-        check_name('offset reference', reference)
-        await self._offsets.write(stream, reference, value, wait)
-
-    async def commit_offset(
-            self, stream: str, reference: str, value: int | None = None, *,
-            timeout: float = COMMIT_TIMEOUT,
-    ) -> None:
-        """
-        Store an offset under a reference name and return once the broker
-        reports it stored (an acknowledged commit, as Kafka's
-        ``commit()``): the offset is queried until it comes back.
-
-        :param value: Offset to store; by default the offset of the message
-            being processed (nothing is stored when no message was
-            processed in the task yet).
-        :param timeout: Seconds to wait for the broker to report it.
-        :raises rbfly.streams.error.OffsetCommitTimeout: When it does not
-            (e.g. another consumer stores under the same name meanwhile).
-        """
-        check_name('stream', stream)
-        check_name('offset reference', reference)
-        await self._offsets.write(stream, reference, value, True, timeout)
+    query_offset = Forwarded('_stored_offsets', StoredOffsets.query_offset)
+    write_offset = Forwarded('_stored_offsets', StoredOffsets.write_offset)
+    commit_offset = Forwarded('_stored_offsets', StoredOffsets.commit_offset)
 
     # -- consumer groups --
 
-    async def group_status(
-            self, name: str, *, stream: str | None = None, super_stream: str | None = None,
-    ) -> list[PartitionStatus]:
-        """
-        Where a consumer group (the subscriptions named ``name``, storing
-        their offsets under it) stands on a stream, or on each partition
-        of a super stream, in order: the offset stored under the name, the
-        stream's first and last offsets, and the lag between them (RabbitMQ
-        3.11+; on 3.10, the offset stored only). See
-        :py:class:`~rbfly.streams.types.PartitionStatus` and
-        :doc:`/group-tooling`.
-
-        Which consumer of the group is active the stream protocol does not
-        tell; RabbitMQ does, through ``rabbitmq-streams
-        list_stream_group_consumers`` and its management API.
-
-        :param name: The group's name, its offset reference.
-        :param stream: The stream; or
-        :param super_stream: the super stream (RabbitMQ 3.11+).
-        :raises ValueError: Unless exactly one of ``stream`` and
-            ``super_stream`` is given.
-        :raises rbfly.streams.error.StreamDoesNotExist: When there is no
-            such stream, or super stream.
-        """
-        return await self._groups.status(name, stream, super_stream)
-
-    async def reset_group(
-            self, name: str, to: Offset, *, stream: str | None = None,
-            super_stream: str | None = None, force: bool = False, dry_run: bool = False,
-            watch: float = ACTIVITY_WATCH,
-    ) -> list[PartitionReset]:
-        """
-        Move a consumer group: store under its name, on a stream or each
-        partition of a super stream, the offset before the one it is to
-        resume at (acknowledged commits, as :py:meth:`commit_offset`), so
-        that ``Offset.reference(name)`` starts there. Return what was
-        stored, per stream, in order.
-
-        ``to`` is where the group resumes: ``Offset.FIRST``, the stream's
-        first message; ``Offset.LAST`` or ``Offset.NEXT``, the end, after
-        every message there now (RabbitMQ 4.3+; on 3.11-4.2 the first
-        offset of the last committed chunk: its messages come again);
-        ``Offset.offset(n)``, ``n``; ``Offset.timestamp(t)``, the first
-        chunk stored at or after ``t`` (RabbitMQ 4.3+);
-        ``Offset.reference(other)``, where group ``other`` resumes;
-        ``Offset.from_end(n)``, ``n`` messages before the end now (read
-        from each stream's last chunk, as a subscription does).
-
-        Stop the group's consumers first: a running consumer neither reads
-        the stored offset again nor stops storing its own. The stream
-        protocol cannot tell whether one runs; without ``force`` the reset
-        watches the offsets stored under the name for ``watch`` seconds
-        and refuses when one changes (a quiet group passes).
-
-        :param force: Do not watch.
-        :param dry_run: Return what would be stored, and store nothing.
-        :raises rbfly.streams.error.GroupActive: When an offset changed
-            while watched (nothing is stored).
-        :raises rbfly.streams.FeatureNotSupported: For the end on
-            RabbitMQ 3.10, or for a time before RabbitMQ 4.3.
-        :raises rbfly.streams.error.OffsetCommitTimeout: When the broker
-            does not report an offset stored (a consumer storing over it).
-        :raises ValueError: Unless exactly one of ``stream`` and
-            ``super_stream`` is given.
-        :raises rbfly.streams.error.StreamDoesNotExist: When there is no
-            such stream, or super stream.
-        """
-        return await self._groups.reset(name, to, stream, super_stream, force, dry_run, watch)
+    group_status = Forwarded('_stored_offsets', StoredOffsets.group_status)
+    reset_group = Forwarded('_stored_offsets', StoredOffsets.reset_group)
 
     # -- super streams --
 
-    async def create_super_stream(
-            self, super_stream: str, partitions: int | None = None, *,
-            binding_keys: tp.Sequence[str] | None = None,
-            arguments: tp.Mapping[str, str] | None = None, exist_ok: bool = True,
-    ) -> list[str]:
-        """
-        Create a super stream (RabbitMQ 3.13+): its partition streams, an
-        exchange of its name and the bindings between them. Return the
-        names of the partitions.
-
-        :param partitions: Number of partitions, named
-            ``<super stream>-0`` ... and bound with keys ``0`` ...
-        :param binding_keys: Or binding keys, one partition each, named
-            ``<super stream>-<key>``. With both, the partitions are named
-            ``<super stream>-0`` ... and bound with the keys in turn (a key
-            given twice binds two partitions: key routing sends its
-            messages to both).
-        :param arguments: Stream arguments of the partitions (e.g.
-            ``max-age``, ``max-length-bytes``).
-        :param exist_ok: Do not fail when the super stream exists.
-        """
-        return await self._super_streams.create(
-            super_stream, partitions, binding_keys, arguments, exist_ok,
-        )
-
-    async def delete_super_stream(self, super_stream: str, *, missing_ok: bool = True) -> None:
-        """
-        Delete a super stream and its partitions (RabbitMQ 3.13+).
-
-        :param missing_ok: Do not fail when it does not exist.
-        """
-        await self._super_streams.delete(super_stream, missing_ok)
-
-    async def super_stream_exists(self, super_stream: str) -> bool:
-        """Whether a super stream exists (RabbitMQ 3.11+)."""
-        return await self._super_streams.exists(super_stream)
-
-    async def super_stream_partitions(self, super_stream: str) -> list[str]:
-        """
-        The partitions of a super stream (RabbitMQ 3.11+), in order.
-
-        :raises rbfly.streams.error.StreamDoesNotExist: When there is no
-            such super stream.
-        """
-        return await self._super_streams.partitions(super_stream)
-
-    async def route(self, super_stream: str, routing_key: str) -> list[str]:
-        """The partitions the broker binds a routing key to (RabbitMQ 3.11+)."""
-        return await self._super_streams.route(super_stream, routing_key)
+    create_super_stream = Forwarded('_administration', Administration.create_super_stream)
+    delete_super_stream = Forwarded('_administration', Administration.delete_super_stream)
+    super_stream_exists = Forwarded('_administration', Administration.super_stream_exists)
+    super_stream_partitions = Forwarded('_administration', Administration.super_stream_partitions)
+    route = Forwarded('_administration', Administration.route)
 
     def super_stream_publisher(
             self, super_stream: str, routing_key: RoutingKey, *,
@@ -880,130 +442,15 @@ class StreamsClient:
         return self._consuming.bodies(
             'subscribe_super_stream', super_stream, True, serializer, on_mismatch, options)
 
-    def subscribe_super_stream_windows(
-            self, super_stream: str, *, max_messages: int = 1000, max_wait: float | None = 0.1,
-            serializer: Serializer | Codec | None = None, on_mismatch: OnMismatch = 'raise',
-            **options: tp.Unpack[SubscribeArgs],
-    ) -> Windows:
-        """
-        Subscribe to every partition of a super stream and iterate over
-        windows of their messages (see :py:meth:`subscribe_windows`; a
-        window may hold messages of several partitions, those of one
-        partition in order; ``serializer``, ``on_mismatch`` and
-        ``on_decode_error`` as there).
-        """
-        return self._consuming.windows(
-            'subscribe_super_stream_windows', super_stream, True, max_messages, max_wait,
-            serializer, on_mismatch, options)
+    subscribe_super_stream_windows = Forwarded('_reading', Reading.subscribe_super_stream_windows)
+    subscribe_super_stream_chunks = Forwarded('_reading', Reading.subscribe_super_stream_chunks)
 
-    def subscribe_super_stream_chunks(
-            self, super_stream: str, **options: tp.Unpack[SubscribeArgs],
-    ) -> Chunks:
-        """
-        Subscribe to every partition of a super stream and receive their
-        chunks as they come (``chunk.stream`` is the partition).
+    # -- processing --
 
-        With ``single_active`` (RabbitMQ 3.11+), the subscriptions named
-        ``name`` in all clients share the partitions, one active per
-        partition (a consumer group): a member activated on a partition
-        starts after the offset stored under ``name`` for it; automatic
-        tracking stores per partition, and commits on each hand-off (store
-        offsets yourself with ``commit_offset(chunk.stream, name, ...)``).
-
-        The other parameters are those of :py:meth:`subscribe_chunks`
-        (``resume`` is called with the partition).
-        """
-        return self._consuming.chunks(
-            'subscribe_super_stream_chunks', super_stream, True, options)
-
-    async def process(
-            self, stream: str, handler: Handler, *, concurrency: int = 32,
-            key: Key | None = None, drain_timeout: float = DRAIN_TIMEOUT,
-            on_error: OnError = STOP, **options: tp.Unpack[SubscribeArgs],
-    ) -> int:
-        """
-        Run an async handler over the messages of a stream, with up to
-        ``concurrency`` messages in flight, and return the count handled
-        when the subscription ends (``stop_at_end``), or raise the first
-        error of a handler once those in flight are done. Cancelled, it
-        drains the handlers in flight (``drain_timeout`` seconds), commits
-        and unsubscribes.
-
-        With automatic tracking (``name``, ``store_every``), the offset
-        stored is the one before the lowest message of the stream not
-        done yet: nothing is committed before it is handled, whatever the
-        order handlers finish in (see
-        :py:mod:`rbfly.streams.subscriptions.handlers`).
-
-        :param handler: An async function of a
-            :py:class:`~rbfly.amqp.MessageCtx` (body, sections, stream,
-            offset).
-        :param concurrency: Messages in flight at most (1..65535).
-        :param key: A function of a message: messages of a key are
-            handled one after the other, in stream order (``None``: any
-            order).
-        :param drain_timeout: Seconds the end waits for the handlers in
-            flight.
-        :param on_error: What a handler's error does: retries with a
-            backoff, then stop (the default), skip the message, or publish
-            it to a dead-letter stream exactly once (needs ``name``; see
-            :py:class:`~rbfly.streams.subscriptions.errors.OnError`).
-
-        The other parameters are those of :py:meth:`subscribe_chunks`.
-        """
-        return await self._consuming.handlers(
-            'process', stream, False, handler, concurrency, key, drain_timeout, on_error,
-            self._dead_letter_publisher, options,
-        ).run()
-
-    async def process_super_stream(
-            self, super_stream: str, handler: Handler, *, concurrency: int = 32,
-            key: Key | None = None, drain_timeout: float = DRAIN_TIMEOUT,
-            on_error: OnError = STOP, **options: tp.Unpack[SubscribeArgs],
-    ) -> int:
-        """
-        Run an async handler over the messages of every partition of a
-        super stream (see :py:meth:`process`); with ``single_active``, as
-        a member of a consumer group: a hand-off waits for the messages in
-        flight of the partition it moves.
-        """
-        return await self._consuming.handlers(
-            'process_super_stream', super_stream, True, handler, concurrency, key,
-            drain_timeout, on_error, self._dead_letter_publisher, options,
-        ).run()
-
-    def processor(
-            self, stream: str, handler: Handler, *, concurrency: int = 32,
-            key: Key | None = None, drain_timeout: float = DRAIN_TIMEOUT,
-            on_error: OnError = STOP, **options: tp.Unpack[SubscribeArgs],
-    ) -> Handlers:
-        """
-        A run of concurrent handlers over a stream, as :py:meth:`process`
-        runs it, not started: ``await processor.run()`` runs it; meanwhile
-        its ``pause(*streams)``, ``resume(*streams)``, ``paused()`` and
-        ``await seek(stream, offset)`` pause the stream or move it (see
-        :py:class:`~rbfly.streams.subscriptions.handlers.Handlers`).
-        """
-        return self._consuming.handlers(
-            'processor', stream, False, handler, concurrency, key, drain_timeout, on_error,
-            self._dead_letter_publisher, options,
-        )
-
-    def super_stream_processor(
-            self, super_stream: str, handler: Handler, *, concurrency: int = 32,
-            key: Key | None = None, drain_timeout: float = DRAIN_TIMEOUT,
-            on_error: OnError = STOP, **options: tp.Unpack[SubscribeArgs],
-    ) -> Handlers:
-        """
-        A run of concurrent handlers over every partition of a super
-        stream, as :py:meth:`process_super_stream` runs it, not started
-        (see :py:meth:`processor`): a partition can be paused or moved
-        while the others go on.
-        """
-        return self._consuming.handlers(
-            'super_stream_processor', super_stream, True, handler, concurrency, key,
-            drain_timeout, on_error, self._dead_letter_publisher, options,
-        )
+    process = Forwarded('_processing', Processing.process)
+    process_super_stream = Forwarded('_processing', Processing.process_super_stream)
+    processor = Forwarded('_processing', Processing.processor)
+    super_stream_processor = Forwarded('_processing', Processing.super_stream_processor)
 
     def _dead_letter_publisher(self, stream: str, name: str) -> tp.AsyncContextManager[Publisher]:
         """A named publisher of dead letters, awaiting each confirmation."""

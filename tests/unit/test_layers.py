@@ -8,6 +8,8 @@ modules import each other, directly or around a circle.
     rbfly.streams.client, extras       the facade (and its reading side,
                                        consuming); public extras (pipe, tracing,
                                        otel, compression)
+      rbfly.streams.facade             the facade's methods, by concern (the
+                                       client exposes them as its own)
       rbfly.streams.parts              the client's parts
         rbfly.streams.publishers       user-API objects: publishers,
         rbfly.streams.subscriptions      and subscriptions (two rooms)
@@ -66,7 +68,9 @@ EXTRAS = ('rbfly.streams.pipe', 'rbfly.streams.tracing', 'rbfly.streams.otel',
 HTTPD = 'rbfly.streams.httpd'
 # the facade's reading side: the subscribe methods' options and iterators
 CONSUMING = 'rbfly.streams.consuming'
-FACADE = ('rbfly.streams.client', CONSUMING, *PARTS)
+# the facade's methods by concern, each class over the parts it uses
+SECTIONS = 'rbfly.streams.facade'
+FACADE = ('rbfly.streams.client', SECTIONS, CONSUMING, *PARTS)
 # what the extras may import: the facade, the objects below the parts
 ABOVE_PARTS = ('rbfly.streams.client', 'rbfly.streams.publishers',
                'rbfly.streams.subscriptions', *ADAPTER)
@@ -83,6 +87,7 @@ RULES: dict[str, tuple[str, ...]] = {
     'rbfly.streams.parts': PARTS,
     'rbfly.streams.client': FACADE,
     CONSUMING: PARTS,
+    SECTIONS: (SECTIONS, CONSUMING, *PARTS),
     OAUTH2: VOCABULARY,
     **{name: (name, HTTPD, *ABOVE_PARTS) for name in EXTRAS},
     HTTPD: (),

@@ -1,8 +1,8 @@
 """
 Lists kept by hand beside the modules they name stay in step with them:
 the benchmarks the docstring of ``perf/`` lists, the modules those of
-``soak/``, ``soak/consumer_group/`` and ``rbfly/streams/publishers/``
-list, the three lists of
+``soak/``, ``soak/consumer_group/``, ``rbfly/streams/publishers/`` and
+``rbfly/streams/facade/`` list, the three lists of
 ``rbfly/streams/__init__.py`` (the names imported for type checkers, the
 lazy exports, ``__all__``), and the files the sources name. A benchmark
 added without a line in the docstring, a name exported at run time that
@@ -52,6 +52,15 @@ def test_publishers_lists_its_modules() -> None:
     listed = set(re.findall(
         r'^- :py:mod:`~rbfly\.streams\.publishers\.(\w+)`', text, re.MULTILINE,
     ))
+    assert modules and listed == modules, 'not listed: {}; listed, not a module: {}'.format(
+        sorted(modules - listed), sorted(listed - modules))
+
+def test_facade_lists_its_modules() -> None:
+    """Each module of ``rbfly/streams/facade/`` is named in its package's docstring."""
+    folder = ROOT / 'rbfly' / 'streams' / 'facade'
+    modules = {p.stem for p in folder.glob('*.py')} - {'__init__'}
+    listed = set(re.findall(r'^- :py:mod:`\.(\w+)`', docstring(folder / '__init__.py'),
+                            re.MULTILINE))
     assert modules and listed == modules, 'not listed: {}; listed, not a module: {}'.format(
         sorted(modules - listed), sorted(listed - modules))
 
