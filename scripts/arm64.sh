@@ -61,7 +61,8 @@ done
 # read rbfly's sources, which the copy of the tests lacks, or need git):
 # they run on the host
 ARM64_TREE_TESTS=(tests/unit/test_doc_messages.py tests/unit/test_module_lists.py
-                  tests/unit/test_arm64_script.py tests/unit/test_layers.py::test_imports_point_down
+                  tests/unit/test_arm64_script.py tests/unit/test_typing_debt.py
+                  tests/unit/test_layers.py::test_imports_point_down
                   tests/unit/subscriptions/test_credit.py::test_policies_import_only_leaves)
 # --quick: the tests of the packages with Cython modules (the code compiled
 # for aarch64), the byte order and alignment of the wire codecs above all
