@@ -15,7 +15,7 @@
 #     read back, a super stream, compression.
 # Where zstandard and lz4 have no aarch64 wheel, their codecs' tests are
 # left out (-k), as scripts/pythons.sh does. The times measured are in
-# doc/versions.rst.
+# doc/platforms.rst.
 #
 # Usage: scripts/arm64.sh [--cached] [--quick] | --ci
 #   --cached  run only what the cache holds (the root filesystems, their

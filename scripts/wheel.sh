@@ -21,12 +21,14 @@
 #
 # With --arch aarch64, instead: an aarch64 wheel for each CPython of Debian's
 # arm64 packages (RBFLY_ARM64_PYTHONS, default "3.11 3.13 3.14 3.15"), each
-# built in an arm64 root filesystem under emulation (qemu-user-static),
-# repaired here, installed into a fresh venv there and smoke-tested there;
+# built in an arm64 root filesystem under emulation (qemu-user-static), its
+# extension modules compiled here by Debian's cross-compiler against that
+# root filesystem (RBFLY_ARM64_CROSS=0: by its own gcc, emulated, 20 times
+# slower), repaired here, installed into a fresh venv there and smoke-tested there;
 # the root filesystems and the compiled extension modules are cached in
 # ~/.cache/rbfly-arm64, keyed by the Cython sources' hash, so that a second
 # run compiles nothing (scripts/lib/arm64.sh; as root). The times measured
-# are in doc/versions.rst. scripts/arm64.sh runs the tests on them.
+# are in doc/platforms.rst. scripts/arm64.sh runs the tests on them.
 #
 # Usage: scripts/wheel.sh [--all | --arch aarch64] [OUTDIR]   (default dist/;
 # prints the wheels' paths; without either option only this Python's,

@@ -26,6 +26,8 @@
 # Environment (defaults in brackets):
 #   RBFLY_ARM64_DIR [~/.cache/rbfly-arm64]  the cache
 #   RBFLY_ARM64_PYTHONS [3.11 3.13 3.14 3.15]  the versions
+#   RBFLY_ARM64_CROSS [1]  compile the extension modules here with Debian's
+#                          cross-compiler (arm64_cross); 0: under emulation
 
 ARM64_DIR=${RBFLY_ARM64_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/rbfly-arm64}
 ARM64_PYTHONS=${RBFLY_ARM64_PYTHONS-3.11 3.13 3.14 3.15}
