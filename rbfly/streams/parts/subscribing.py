@@ -69,7 +69,9 @@ than its stream's first, or retention overtook it while it read (see
 :py:mod:`rbfly.streams.subscriptions.gaps`): ``'warn'`` and go on (the
 default; counted in the ``messages_lost`` metric), ``'raise'``
 :py:class:`~rbfly.streams.error.OffsetOutOfRange`, or call a function with
-that error (which goes on unless the function raises).
+that error (which goes on unless the function raises). A read that stops
+at the end, and a seek, wait for the gap check they owe: a loss is told
+before the read ends or leaves its place.
 """
 
 DecodeErrorAction: tp.TypeAlias = tp.Literal['raise', 'skip', 'raw']

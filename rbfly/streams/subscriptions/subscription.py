@@ -381,6 +381,21 @@ class Subscription:
         self._stop = error
         self._wake()
 
+    async def settle(self) -> None:
+        """
+        The read leaves this subscription (its last chunk taken, or a
+        seek replaces it): the gap check it owes, if any, answers first
+        (see :py:meth:`GapWatch.settle
+        <rbfly.streams.subscriptions.gaps.GapWatch.settle>`).
+
+        :raises rbfly.streams.error.OffsetOutOfRange: When a report of
+            its gaps said so (as :py:meth:`poll`).
+        """
+        if self.gaps is not None:
+            await self.gaps.settle()
+        if self._stop is not None:
+            raise self._stop
+
     def interrupt(self) -> None:
         """Wake a task waiting for a chunk (the reading ended): it looks again."""
         self._wake()
