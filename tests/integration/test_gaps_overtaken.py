@@ -281,3 +281,37 @@ async def test_seek_after_the_gap(small: tuple[StreamsClient, str]) -> None:
     gap = info.value
     assert gap.when == 'read' and gap.offset >= position and gap.lost > 0
     assert client.metrics().messages_lost == gap.lost
+
+@pytest.mark.parametrize('on_gap', ['raise', 'call'])
+async def test_activated_after_removed(small: tuple[StreamsClient, str], on_gap: str) -> None:
+    """
+    A single active consumer made active after an offset stored that
+    retention removed: told as at a resume (``when='resume'``), and read
+    from the first offset, counted once; with ``on_gap='raise'`` the read
+    raises.
+    """
+    client, stream = small
+    await publish(client, stream, 0, 50)
+    first = await write_past(client, stream)
+    # (stored before the retention, the broker forgets it: stored after, as
+    # by a consumer of the group that read slowly)
+    await client.commit_offset(stream, 'app', 10)
+    told: list[OffsetOutOfRange] = []
+    action: GapAction = 'raise' if on_gap == 'raise' else told.append
+    messages = client.subscribe(
+        stream, name='app', single_active=True, timeout=30, on_gap=action,
+    )
+    try:
+        async with asyncio.timeout(60):
+            if on_gap == 'raise':
+                with pytest.raises(OffsetOutOfRange) as info:
+                    await anext(messages)
+                told.append(info.value)
+            else:
+                await anext(messages)
+                assert get_message_ctx().stream_offset >= told[0].first
+    finally:
+        await messages.aclose()
+    [gap] = told
+    assert (gap.when, gap.offset) == ('resume', 11) and gap.first >= first
+    assert gap.lost == gap.first - 11 == client.metrics().messages_lost

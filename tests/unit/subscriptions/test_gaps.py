@@ -625,3 +625,51 @@ async def test_seek_counts_the_old_place() -> None:
     new.on_chunk(chunk(100, 5), None)
     taken = await progress.take()
     assert taken is not None and taken[0].stream_offset == 100
+
+#
+# a single active consumer made active
+#
+
+class Answering:
+    """A connection answering consumer updates (recorded)."""
+    def __init__(self) -> None:
+        self.is_open = True
+        self.answered = asyncio.Event()
+
+    def send(self, command: object) -> None:
+        pass
+
+    def answer_consumer_update(self, correlation_id: int, spec: OffsetSpec) -> None:
+        self.answered.set()
+
+@pytest.mark.parametrize(('spec', 'lost'), [
+    (OffsetSpec.offset(10), [30]),  # after the offset stored: 10 to 39 removed
+    (OffsetSpec.first(), []),  # the broker's start: no gap before its first chunk
+])
+async def test_activated(spec: OffsetSpec, lost: list[int]) -> None:
+    """
+    Made active at an offset (after the one stored), the first chunk past
+    it leaves a gap, checked as any: retention removed the offsets since
+    the store.
+    """
+    async def activation(active: bool, on: tp.Callable[[], bool]) -> OffsetSpec:
+        return spec
+
+    stats, told = Stats(40), Told()
+    watch = GapWatch('s', stats, told, -1, clock=Clock())
+    sub = Subscription(
+        's', OffsetSpec.first(), 0, {'name': 'g', 'single-active-consumer': 'true'},
+        ReadOptions(amqp=False), activation=activation, resume_offset=Offset.FIRST,
+        gaps=watch,
+    )
+    connection = Answering()
+    sub.protocol = tp.cast(tp.Any, connection)
+    sub.on_consumer_update(tp.cast(tp.Any, connection), 7, True)
+    await connection.answered.wait()
+    assert sub.active
+    sub.on_chunk(chunk(40, 5), None)
+    take(sub)
+    if lost:
+        await checked(watch)
+    assert [g.lost for g in told.gaps] == lost
+    assert watch.checking is None and not watch.gaps.pending
