@@ -6,9 +6,11 @@ delete the segments past it, then reading on, is told of the offsets
 removed (warned, raised, called back, as ``on_gap`` says), counted in
 ``messages_lost``, and no more than retention removed past it; a
 subscription resumed after a lost connection at an offset retention
-removed meanwhile is told so; and a consumer storing its offset after every
-few messages, whose stores leave gaps the broker does not send, is told
-of nothing, with at most one question a second.
+removed meanwhile is told so; a read to the end whose last chunk leaves
+the gap, and a seek right after the gap, are told before they end or
+move; and a consumer storing its offset after every few messages, whose
+stores leave gaps the broker does not send, is told of nothing, with at
+most one question a second.
 """
 
 import asyncio
@@ -212,3 +214,104 @@ async def test_stored_offsets_not_lost(
     assert client.metrics().messages_lost == 0
     # the rate limit's bound (not a speed: a slower run only raises it)
     assert 1 <= made <= 1 + elapsed / CHECK_INTERVAL
+
+@pytest.mark.parametrize('on_gap', ['raise', 'call'])
+async def test_bounded_read_ends_told(small: tuple[StreamsClient, str], on_gap: str) -> None:
+    """
+    A read to the end (``stop_at_end``) held at its first chunk while
+    retention removes the segments up to past its end: the chunk after
+    the jump is past the end, the last the read takes; the read does not
+    end before the check of its gap answered, and tells it (raises
+    instead of ending, or calls back before it ends).
+    """
+    client, stream = small
+    for i in range(10):  # the end: at offset 500
+        await publish(client, stream, i * 50, 50)
+    told: list[OffsetOutOfRange] = []
+    action: GapAction = 'raise' if on_gap == 'raise' else told.append
+    chunks = client.subscribe_chunks(
+        stream, offset=Offset.FIRST, credit=1, buffer_bytes=1, timeout=30, stop_at_end=True,
+        on_gap=action,
+    )
+    try:
+        async with asyncio.timeout(120):
+            chunk = await anext(chunks)
+            position = chunk[-1].stream_offset + 1
+            assert await write_past(client, stream) > 500  # (past the end)
+            if on_gap == 'raise':
+                with pytest.raises(OffsetOutOfRange) as info:
+                    async for chunk in chunks:
+                        assert chunk[-1].stream_offset < 500
+                told.append(info.value)
+            else:
+                async for chunk in chunks:
+                    assert chunk[-1].stream_offset < 500
+    finally:
+        await chunks.aclose()
+    lost = client.metrics().messages_lost  # (counted as the read ended: no wait)
+    assert 0 < lost <= await first_offset(client, stream) - position
+    assert told and all(g.when == 'read' and g.offset >= position for g in told)
+    assert sum(g.lost for g in told) == lost
+
+async def test_seek_after_the_gap(small: tuple[StreamsClient, str]) -> None:
+    """
+    A seek right after the chunk past the gap is taken (its check asked
+    for, not answered): the seek waits for the check of the place it
+    leaves, and the loss is raised at the next chunk asked for
+    (``on_gap='raise'``), from the new place's subscription.
+    """
+    client, stream = small
+    await publish(client, stream, 0, 50)
+    chunks = client.subscribe_chunks(
+        stream, offset=Offset.FIRST, credit=1, buffer_bytes=1, timeout=30, on_gap='raise',
+    )
+    try:
+        async with asyncio.timeout(120):
+            chunk = await anext(chunks)
+            position = expected = chunk[-1].stream_offset + 1
+            await write_past(client, stream)
+            # (only messages in the stream: a chunk past the one expected is the gap)
+            while (chunk := await anext(chunks))[0].stream_offset <= expected:
+                expected = chunk[-1].stream_offset + 1
+            await chunks.seek(stream, Offset.LAST)
+            with pytest.raises(OffsetOutOfRange) as info:
+                await anext(chunks)
+    finally:
+        await chunks.aclose()
+    gap = info.value
+    assert gap.when == 'read' and gap.offset >= position and gap.lost > 0
+    assert client.metrics().messages_lost == gap.lost
+
+@pytest.mark.parametrize('on_gap', ['raise', 'call'])
+async def test_activated_after_removed(small: tuple[StreamsClient, str], on_gap: str) -> None:
+    """
+    A single active consumer made active after an offset stored that
+    retention removed: told as at a resume (``when='resume'``), and read
+    from the first offset, counted once; with ``on_gap='raise'`` the read
+    raises.
+    """
+    client, stream = small
+    await publish(client, stream, 0, 50)
+    first = await write_past(client, stream)
+    # (stored before the retention, the broker forgets it: stored after, as
+    # by a consumer of the group that read slowly)
+    await client.commit_offset(stream, 'app', 10)
+    told: list[OffsetOutOfRange] = []
+    action: GapAction = 'raise' if on_gap == 'raise' else told.append
+    messages = client.subscribe(
+        stream, name='app', single_active=True, timeout=30, on_gap=action,
+    )
+    try:
+        async with asyncio.timeout(60):
+            if on_gap == 'raise':
+                with pytest.raises(OffsetOutOfRange) as info:
+                    await anext(messages)
+                told.append(info.value)
+            else:
+                await anext(messages)
+                assert get_message_ctx().stream_offset >= told[0].first
+    finally:
+        await messages.aclose()
+    [gap] = told
+    assert (gap.when, gap.offset) == ('resume', 11) and gap.first >= first
+    assert gap.lost == gap.first - 11 == client.metrics().messages_lost

@@ -69,7 +69,10 @@ than its stream's first, or retention overtook it while it read (see
 :py:mod:`rbfly.streams.subscriptions.gaps`): ``'warn'`` and go on (the
 default; counted in the ``messages_lost`` metric), ``'raise'``
 :py:class:`~rbfly.streams.error.OffsetOutOfRange`, or call a function with
-that error (which goes on unless the function raises).
+that error (which goes on unless the function raises). A read that stops
+at the end, and a seek, wait for the gap check they owe: a loss is told
+before the read ends or leaves its place. A single active consumer is
+checked as it is made active at an offset, as a resume.
 """
 
 DecodeErrorAction: tp.TypeAlias = tp.Literal['raise', 'skip', 'raw']
@@ -295,7 +298,7 @@ class Subscribing:
             raise error
         client = self._options
         activation = functools.partial(
-            self.activate, stream, name, offset, consumer_update,
+            self.activate, stream, name, offset, consumer_update, gaps=gaps,
         ) if single_active and name is not None else None
         read = ReadOptions(
             amqp=options.amqp, credit=flow[0], buffer_bytes=flow[1], spin=client.spin,
@@ -351,12 +354,16 @@ class Subscribing:
     async def activate(
             self, stream: str, name: str, offset: Offset,
             consumer_update: ConsumerUpdateCallback | None, active: bool,
-            current: Callable[[], bool],
+            current: Callable[[], bool], *, gaps: GapWatch | None = None,
     ) -> OffsetSpec:
         """
         Offset a single active consumer starts at when it becomes active:
         after the offset stored under its name, else ``offset``, unless
         its ``consumer_update`` callback chooses another.
+
+        An offset retention removed since (``gaps``: the subscription's
+        watch, RabbitMQ 3.11+) is told as its ``on_gap`` says, as a
+        resume's (see :py:meth:`_check_activation`).
 
         An activation whose subscription left its connection (``current``
         false) while the stored offset was looked up is void: the broker
@@ -399,7 +406,42 @@ class Subscribing:
         await self._connections.get()
         start = await self._ends.resolve(stream, start)
         spec, _ = await self._offsets.spec(stream, start)
+        if gaps is not None and spec.type == OffsetSpecType.OFFSET:
+            spec = await self._check_activation(stream, spec, gaps)
         return spec
+
+    async def _check_activation(
+            self, stream: str, spec: OffsetSpec, gaps: GapWatch,
+    ) -> OffsetSpec:
+        """
+        A single active consumer made active at an offset (``spec``):
+        offsets from there to the stream's first, removed by retention
+        since (the offset stored, then retention past it), are told as
+        its ``on_gap`` says, with ``when='resume'``; with ``'raise'``
+        (or a function raising) the activation fails with that error,
+        which the read raises. Else it starts at the first offset (the
+        offsets told are not counted again by the gap to its first chunk).
+
+        The stream's first offset not known (e.g. its statistics timed
+        out): it starts at ``spec`` unchecked.
+
+        :raises ConnectionLost: As the activation's other questions.
+        """
+        start = tp.cast(int, spec.value)
+        try:
+            error = await gaps.check_start(start, 'resume')
+        except ConnectionLost:
+            raise
+        except StreamsError as ex:
+            logger.info('stream %r: activated at offset %d unchecked, its first offset not'
+                        ' known: %s', stream, start, ex)
+            return spec
+        if error is not None:
+            raise error
+        # (told up to the first offset: the watch expects the first chunk
+        # there, and a gap after it, retention meanwhile, is the read's)
+        reported = gaps.gaps.reported
+        return OffsetSpec.offset(reported) if reported > start else spec
 
 __all__ = [
     'ConsumerUpdateCallback', 'DecodeErrorAction', 'GapAction', 'ResumeCallback',

@@ -36,6 +36,13 @@ waiting for the answer. Pending gaps are kept in at most
 that counts the offsets of both (exact when the first offset is past
 both, "up to" when it falls between).
 
+A read that ends (its last chunk taken: ``stop_at_end``), and a seek
+leaving a place, *settle* the watch first (:py:meth:`GapWatch.settle`):
+the gaps pending are asked for at once, not at their due time, and the
+answer is waited for; what it reports comes before the end, or the move
+(a check cancelled there would leave a loss untold: the read ended
+normally, the gap its last chunk left unchecked).
+
 :py:class:`Gaps` is the bookkeeping alone (no asyncio, no clock: tested
 without sockets); :py:class:`GapWatch` asks and reports.
 """
@@ -213,6 +220,8 @@ class GapWatch:
         self._task: asyncio.Task[None] | None = None
         self._timer: asyncio.TimerHandle | None = None  # the next question, when due
         self._closed = False
+        # the questions begun, and the last of them left without an answer
+        self._begun = self._failed = 0
 
     @property
     def checking(self) -> asyncio.Task[None] | None:
@@ -258,6 +267,8 @@ class GapWatch:
     async def _check(self) -> None:
         gaps = self.gaps
         taken = gaps.take()
+        self._begun += 1
+        begun = self._begun
         try:
             try:
                 first = await self._first(self.stream)
@@ -265,6 +276,7 @@ class GapWatch:
                 logger.debug('stream %r: its first offset not known, %d gaps pending: %s',
                              self.stream, len(taken), ex)
                 gaps.put_back(taken)
+                self._failed = begun
                 return
             finally:
                 self.checks += 1
@@ -282,6 +294,45 @@ class GapWatch:
             if self._task is asyncio.current_task():  # (not one after a close)
                 self._task = None
                 self._ask()  # gaps put back, or found meanwhile: at the next due time
+
+    async def settle(self) -> None:
+        """
+        The read ends, or leaves this place (its last chunk taken, a
+        seek): the gaps pending are checked now, not at their due time,
+        and the answer is waited for (at most the statistics request's
+        timeout), so that what retention removed is reported before the
+        read ends, as ``on_gap`` says (``stop`` called). Gaps whose
+        check failed (no answer) are warned of as unchecked, and dropped.
+        """
+        gaps = self.gaps
+        # the first question that takes every gap pending now: a question
+        # under way that began before the last gaps were seen does not
+        # (its failure, or one before, does not end the wait)
+        owed = self._begun + int(gaps.pending)
+        while not self._closed:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            task = self._task
+            if task is None:
+                if not gaps.pending:
+                    return
+                task = self._task = asyncio.get_running_loop().create_task(self._check())
+            # (a wait cancelled leaves the question to close())
+            await asyncio.wait((task,))
+            if self._failed >= owed:
+                self._cancel()
+                self._unchecked(gaps.take())
+                return
+
+    def _unchecked(self, gaps: tp.Sequence[Gap]) -> None:
+        """Gaps the read leaves with no answer on the stream's first offset."""
+        if gaps:
+            logger.warning(
+                'stream %r: up to %d offsets skipped (%d to %d) and not checked for'
+                ' retention, its first offset not known', self.stream,
+                sum(g.skipped for g in gaps), gaps[0].start, gaps[-1].end - 1,
+            )
 
     async def check_start(
             self, start: int, when: tp.Literal['start', 'resume'] = 'start',

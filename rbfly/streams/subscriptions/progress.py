@@ -158,6 +158,7 @@ class Progress:
                     return chunk
                 continue  # emptied by the end or a filter
             if source.finished and not self.paused.holding:
+                await source.settle()  # (a loss the last chunks left told first)
                 raise StopAsyncIteration  # (what is held of a paused stream waits for its resume)
             now = loop.time()
             wait, by_idle = self._wait(now, deadline)

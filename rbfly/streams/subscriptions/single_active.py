@@ -65,8 +65,12 @@ class Member(tp.Protocol):
         """Hand out no more chunks: those buffered are another consumer's."""
         ...
 
-    def activated(self, start: int) -> None:
-        """The broker made it active: it reads from ``start``."""
+    def activated(self, start: int, at_offset: bool) -> None:
+        """
+        The broker made it active: it reads from ``start`` (``at_offset``:
+        an offset it was made active at, where its first chunk is expected;
+        else ``0``, the broker's offset specification not one).
+        """
         ...
 
     def update_failed(self, error: Exception) -> None:
@@ -136,10 +140,11 @@ class ConsumerUpdates:
             return  # lost (or moved) meanwhile: the broker asks again
         if active and member.error is None:
             value = spec.value
-            start = value if spec.type == OffsetSpecType.OFFSET and isinstance(value, int) else 0
+            at_offset = spec.type == OffsetSpecType.OFFSET and isinstance(value, int)
+            start = tp.cast(int, value) if at_offset else 0
             if group is not None:
                 group.activated(member.stream, start)
-            member.activated(start)
+            member.activated(start, at_offset)
         protocol.answer_consumer_update(correlation_id, spec)
 
     async def _activate(self, protocol: StreamsProtocol, active: bool) -> OffsetSpec:

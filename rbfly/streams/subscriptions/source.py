@@ -11,7 +11,11 @@ taken while waiting, so a wait cancelled loses nothing.
 
 A subscription that stops at the end of its stream (``stop_at_end``)
 leaves the turn once its last chunk is taken; the messages at or after
-the end are dropped. With a filter, the messages the broker's Bloom
+the end are dropped. The read ends once the gap checks its subscriptions
+owe answered (:py:meth:`Subscriptions.settle`): a loss the last chunks
+left is told before the end. A seek waits for the check the subscription
+it replaces owes, and a loss told there ends the read at its next take
+(``on_gap='raise'``). With a filter, the messages the broker's Bloom
 filter let through and the filter does not match are dropped too.
 """
 
@@ -56,6 +60,17 @@ class Source(tp.Protocol):
     @property
     def finished(self) -> bool:
         """Whether every subscription reached its end (``stop_at_end``)."""
+        ...
+
+    async def settle(self) -> None:
+        """
+        Every subscription finished (see :py:attr:`finished`): wait for
+        the gap checks they owe (the read does not end before a loss is
+        told).
+
+        :raises rbfly.streams.error.OffsetOutOfRange: As a subscription's
+            ``on_gap`` says.
+        """
         ...
 
     async def wait(self, timeout: float | None) -> None:
@@ -185,6 +200,10 @@ class Subscriptions:
                 return chunk
         return None
 
+    async def settle(self) -> None:
+        for sub in self.subs:
+            await sub.settle()
+
     async def wait(self, timeout: float | None) -> None:
         polled = self._waiting = list(self._polled)
         try:
@@ -257,6 +276,12 @@ class Subscriptions:
             sub.paused = stream in self._paused
             try:
                 await self._place(sub)
+                # the gaps the old place left, read past before the seek,
+                # told before it ends (raised at the next take)
+                try:
+                    await old.settle()
+                except Exception as ex:  # noqa: BLE001 - told by the successor
+                    sub.stop_with(ex)
             except BaseException:
                 self._end(sub)
                 raise

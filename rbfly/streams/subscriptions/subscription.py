@@ -381,6 +381,21 @@ class Subscription:
         self._stop = error
         self._wake()
 
+    async def settle(self) -> None:
+        """
+        The read leaves this subscription (its last chunk taken, or a
+        seek replaces it): the gap check it owes, if any, answers first
+        (see :py:meth:`GapWatch.settle
+        <rbfly.streams.subscriptions.gaps.GapWatch.settle>`).
+
+        :raises rbfly.streams.error.OffsetOutOfRange: When a report of
+            its gaps said so (as :py:meth:`poll`).
+        """
+        if self.gaps is not None:
+            await self.gaps.settle()
+        if self._stop is not None:
+            raise self._stop
+
     def interrupt(self) -> None:
         """Wake a task waiting for a chunk (the reading ended): it looks again."""
         self._wake()
@@ -538,13 +553,21 @@ class Subscription:
         """
         self.updates.on_update(protocol, correlation_id, active)
 
-    def activated(self, start: int) -> None:
-        """The broker made this single active consumer active: it reads from ``start``."""
+    def activated(self, start: int, at_offset: bool) -> None:
+        """
+        The broker made this single active consumer active: it reads from
+        ``start``. Made active at an offset (``at_offset``: after the
+        one stored, or the one its ``consumer_update`` chose), its first
+        chunk is watched for a gap after it, as after a resume: retention
+        may have removed offsets past the one stored (see
+        :py:mod:`rbfly.streams.subscriptions.gaps`); else its start is
+        the broker's, and no gap is before its first chunk.
+        """
         self.active = True
         self.next_offset = start
         self.received_offset = None
-        if self.gaps is not None:  # (no gap before the first chunk: its start is the broker's)
-            self.gaps.restart()
+        if self.gaps is not None:
+            self.gaps.restart(start if at_offset else -1)
 
     def update_failed(self, error: Exception) -> None:
         """

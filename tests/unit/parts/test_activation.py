@@ -4,6 +4,9 @@ subscription leaves its connection while the stored offset is looked up:
 the activation is void, and the application's ``consumer_update`` callback
 is not told it is active (it was told of the loss already; the subscription
 made again may be an inactive member, which the broker never tells so).
+An activation at an offset retention removed since is told as the
+subscription's ``on_gap`` says, as a resume's, and starts at the first
+offset.
 """
 
 import asyncio
@@ -12,9 +15,10 @@ import typing as tp
 import pytest
 
 from rbfly.streams import ConsumerUpdateContext, Offset
-from rbfly.streams.error import ConnectionLost
+from rbfly.streams.error import ConnectionLost, OffsetOutOfRange, StreamsError
 from rbfly.streams.parts.subscribing import Subscribing
 from rbfly.streams.protocol.base import OffsetSpec
+from rbfly.streams.subscriptions.gaps import GapWatch
 
 class Offsets:
     """Stored offsets, looked up when the test says."""
@@ -56,3 +60,86 @@ async def test_step_down_told_when_lost() -> None:
     )
     assert spec == OffsetSpec.none()
     assert told == [ConsumerUpdateContext('orders-1', 'group', False, 41, Offset.offset(42))]
+
+
+class Stored:
+    """An offset stored; the parts an activation asks, answering at once."""
+    def __init__(self, stored: int) -> None:
+        self.stored = stored
+
+    async def query(self, stream: str, reference: str) -> int:
+        return self.stored
+
+    async def get(self) -> None:
+        pass
+
+    async def resolve(self, stream: str, offset: Offset) -> Offset:
+        return offset
+
+    async def spec(self, stream: str, offset: Offset) -> tuple[OffsetSpec, int]:
+        value = tp.cast(int, offset.value)
+        return OffsetSpec.offset(value), value
+
+def activating(stored: int) -> Subscribing:
+    parts = tp.cast(tp.Any, Stored(stored))
+    none = tp.cast(tp.Any, None)
+    return Subscribing(none, parts, none, parts, parts, none)
+
+class First:
+    """The stream's first offset (or the error asking it raises)."""
+    def __init__(self, first: int | Exception) -> None:
+        self.first = first
+
+    async def __call__(self, stream: str) -> int:
+        if isinstance(self.first, Exception):
+            raise self.first
+        return self.first
+
+def watch(first: int | Exception, told: list[OffsetOutOfRange], raises: bool = False) -> GapWatch:
+    async def report(gap: OffsetOutOfRange) -> None:
+        told.append(gap)
+        if raises:
+            raise gap
+    return GapWatch('orders-1', First(first), report)
+
+@pytest.mark.parametrize(('first', 'spec', 'lost'), [
+    (100, OffsetSpec.offset(100), [89]),  # 11 to 99 removed: told, started at the first
+    (5, OffsetSpec.offset(11), []),  # in the stream: as stored
+])
+async def test_activated_at_removed_offset(first: int, spec: OffsetSpec, lost: list[int]) -> None:
+    """The offset after the one stored (10), retention past it or not."""
+    told: list[OffsetOutOfRange] = []
+    gaps = watch(first, told)
+    got = await activating(10).activate(
+        'orders-1', 'group', Offset.FIRST, None, True, lambda: True, gaps=gaps,
+    )
+    assert got == spec
+    assert [(g.offset, g.first, g.lost, g.when) for g in told] == \
+        [(11, first, n, 'resume') for n in lost]
+
+async def test_activated_at_removed_offset_raises() -> None:
+    """``on_gap='raise'``: the activation fails with the error (the read raises it)."""
+    told: list[OffsetOutOfRange] = []
+    with pytest.raises(OffsetOutOfRange) as info:
+        await activating(10).activate(
+            'orders-1', 'group', Offset.FIRST, None, True, lambda: True,
+            gaps=watch(100, told, raises=True),
+        )
+    assert told == [info.value]
+
+async def test_activated_unchecked() -> None:
+    """The first offset not known: activated at the offset stored, unchecked."""
+    told: list[OffsetOutOfRange] = []
+    got = await activating(10).activate(
+        'orders-1', 'group', Offset.FIRST, None, True, lambda: True,
+        gaps=watch(StreamsError('timed out'), told),
+    )
+    assert got == OffsetSpec.offset(11) and told == []
+
+async def test_activated_connection_lost() -> None:
+    """A lost connection asking the first offset: the activation's (asked again)."""
+    with pytest.raises(ConnectionLost):
+        await activating(10).activate(
+            'orders-1', 'group', Offset.FIRST, None, True, lambda: True,
+            gaps=watch(ConnectionLost('lost'), []),
+        )

@@ -68,6 +68,9 @@ class ListSource:
     def finished(self) -> bool:
         return self.finite and not self.items
 
+    async def settle(self) -> None:
+        """No gaps watched here."""
+
     async def wait(self, timeout: float | None) -> None:
         self.waits += 1
         self._event.clear()

@@ -5,12 +5,15 @@ bookkeeping (gaps found, merged, bounded, counted against the stream's
 first offset), and the watch of a subscription with a fake first offset
 and clock: a check after the chunk is handed out, at most one per
 interval, reported once, raised at the next take, cancelled with the
-subscription.
+subscription; the checks a read owes as it ends (``stop_at_end``) or
+leaves its place (a seek) answered first.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import typing as tp
 
 import pytest
 
@@ -19,6 +22,8 @@ from rbfly.streams.offset import Offset
 from rbfly.streams.protocol.commands import OffsetSpec
 from rbfly.streams.subscriptions.gaps import Gap, Gaps, GapWatch
 from rbfly.streams.subscriptions.options import ReadOptions
+from rbfly.streams.subscriptions.progress import Progress
+from rbfly.streams.subscriptions.source import Subscriptions
 from rbfly.streams.subscriptions.subscription import Subscription
 
 from ._chunks import chunk
@@ -442,3 +447,229 @@ async def test_restart_cancels_the_check() -> None:
         await task
     assert told.gaps == [] and not watch.gaps.pending and watch.checking is None
     assert watch.gaps.expected == 100
+
+#
+# a read that ends, or leaves its place: the checks it owes answered first
+#
+
+async def test_settle_asks_at_once() -> None:
+    """
+    A gap waiting for its second (a timer): settling asks now, waits
+    for the answer, and reports before it returns.
+    """
+    sub, watch, stats, clock, told = watched(first=0)
+    sub.on_chunk(chunk(0, 5), None)
+    sub.on_chunk(chunk(6, 5), None)
+    take(sub)
+    take(sub)
+    await checked(watch)
+    clock.now = 0.5
+    stats.first = 40
+    sub.on_chunk(chunk(40, 5), None)
+    take(sub)
+    assert watch._timer is not None and watch.checking is None  # (due at 1.0)
+    await watch.settle()
+    assert stats.asked == 2 and watch._timer is None and watch.checking is None
+    assert [(g.offset, g.end, g.lost) for g in told.gaps] == [(11, 40, 29)]
+    assert not watch.gaps.pending
+
+async def test_settle_waits_for_the_check() -> None:
+    """
+    A check under way as the read ends: waited for; a gap found after it
+    began is asked for once more.
+    """
+    sub, watch, stats, _, told = watched(first=40)
+    stats.hold = asyncio.get_running_loop().create_future()
+    take_over_gap(sub)
+    await asyncio.sleep(0)  # (the question asks)
+    assert stats.asked == 1
+    sub.on_chunk(chunk(50, 5), None)
+    take(sub)  # (a gap of 45 to 49, after the question)
+    settling = asyncio.ensure_future(watch.settle())
+    stats.first = 50
+    stats.hold.set_result(None)
+    await settling
+    assert [(g.offset, g.end, g.lost) for g in told.gaps] == [(5, 40, 35), (45, 50, 5)]
+    assert stats.asked == watch.checks == 2
+
+async def test_settle_nothing_owed() -> None:
+    """No gap pending: nothing asked."""
+    sub, watch, stats, clock, _ = watched(first=0)
+    sub.on_chunk(chunk(0, 5), None)
+    take(sub)
+    await watch.settle()
+    assert stats.asked == 0 and clock.reads == 0
+
+async def test_settle_without_an_answer(caplog: pytest.LogCaptureFixture) -> None:
+    """
+    The first offset not known as the read ends: one question, then the
+    gaps are warned of as unchecked and dropped (nothing reported).
+    """
+    sub, watch, stats, _, told = watched(first=40)
+    stats.error = ConnectionLost('lost')
+    take_over_gap(sub)
+    with caplog.at_level(logging.WARNING, logger='rbfly.streams.subscriber'):
+        await watch.settle()
+    assert stats.asked == 1 and told.gaps == []
+    assert not watch.gaps.pending and watch._timer is None and watch.checking is None
+    [record] = caplog.records
+    assert record.getMessage() == (
+        "stream 's': up to 35 offsets skipped (5 to 39) and not checked for retention, its"
+        ' first offset not known'
+    )
+
+async def test_settle_after_a_failed_check() -> None:
+    """A check failed during the read (its gaps put back): settling asks again, once."""
+    sub, watch, stats, _, told = watched(first=40)
+    stats.error = ConnectionLost('lost')
+    take_over_gap(sub)
+    await checked(watch)
+    assert watch.gaps.pending and watch._timer is not None
+    stats.error = None
+    await watch.settle()
+    assert [g.lost for g in told.gaps] == [35] and stats.asked == 2
+
+async def test_settle_raises() -> None:
+    """``on_gap='raise'``: the subscription's settle raises what the report raised."""
+    sub, _, _, _, told = watched(first=40)
+    told.error = OffsetOutOfRange('s', 5, 40, lost=35, end=40, when='read')
+    take_over_gap(sub)
+    with pytest.raises(OffsetOutOfRange) as info:
+        await sub.settle()
+    assert info.value is told.error
+
+async def test_settle_closed() -> None:
+    """A watch closed (the subscription ended) asks nothing more."""
+    sub, watch, stats, _, _ = watched(first=40)
+    stats.hold = asyncio.get_running_loop().create_future()
+    take_over_gap(sub)
+    sub.close()
+    await watch.settle()
+    assert watch.checking is None
+
+def reading(*subs: Subscription) -> tuple[Progress, Subscriptions]:
+    """The progress of a read of ``subs`` (placed on no connection), and its source."""
+    async def make() -> list[Subscription]:
+        return list(subs)
+
+    async def place(sub: Subscription) -> None:
+        pass
+
+    async def remake(stream: str, offset: Offset) -> Subscription:
+        value = tp.cast(int, offset.value)
+        sub, *_ = watched(first=0, start=value)
+        return sub
+
+    source = Subscriptions(make, place, Subscription.close, None, remake)
+    return Progress(source), source
+
+@pytest.mark.parametrize('raises', [False, True])
+async def test_bounded_read_last_chunk(raises: bool) -> None:
+    """
+    A read to the end whose last chunk leaves a gap: it ends once the
+    check answered; with a report raising (``on_gap='raise'``) it raises
+    instead of ending.
+    """
+    sub, _, stats, _, told = watched(first=40)
+    sub.stop_at(40, 45, finished=False)  # (the last chunk to read: at 40)
+    if raises:
+        told.error = OffsetOutOfRange('s', 5, 40, lost=35, end=40, when='read')
+    progress, _ = reading(sub)
+    sub.on_chunk(chunk(0, 5), None)
+    sub.on_chunk(chunk(40, 10), None)
+    assert (await progress.take()) is not None
+    last = await progress.take()
+    assert last is not None and [m.stream_offset for m in last] == [40, 41, 42, 43, 44]
+    assert sub.finished
+    if raises:
+        with pytest.raises(OffsetOutOfRange) as info:
+            await progress.take()
+        assert info.value is told.error
+    else:
+        with pytest.raises(StopAsyncIteration):
+            await progress.take()
+    assert [g.lost for g in told.gaps] == [35] and stats.asked == 1
+
+async def test_seek_tells_the_old_place() -> None:
+    """
+    A seek while a gap of the place it leaves is pending: its check
+    answers before the old subscription ends; the error it raised
+    (``on_gap='raise'``) is raised at the read's next take.
+    """
+    sub, watch, stats, _, told = watched(first=40)
+    told.error = OffsetOutOfRange('s', 5, 40, lost=35, end=40, when='read')
+    progress, source = reading(sub)
+    sub.on_chunk(chunk(0, 5), None)
+    sub.on_chunk(chunk(40, 5), None)
+    await progress.take()
+    await progress.take()  # (the gap: a check asked for)
+    assert watch.checking is not None
+    await progress.seek('s', 100)
+    assert stats.asked == 1 and [g.lost for g in told.gaps] == [35]
+    assert source.subs[0] is not sub and sub.closed
+    with pytest.raises(OffsetOutOfRange) as info:
+        await progress.take()
+    assert info.value is told.error
+
+async def test_seek_counts_the_old_place() -> None:
+    """A report that goes on (a warning, a callback): told, and the seek reads on."""
+    sub, _, _, _, told = watched(first=40)
+    progress, source = reading(sub)
+    sub.on_chunk(chunk(0, 5), None)
+    sub.on_chunk(chunk(40, 5), None)
+    await progress.take()
+    await progress.take()
+    await progress.seek('s', 100)
+    assert [g.lost for g in told.gaps] == [35]
+    new = source.subs[0]
+    new.on_chunk(chunk(100, 5), None)
+    taken = await progress.take()
+    assert taken is not None and taken[0].stream_offset == 100
+
+#
+# a single active consumer made active
+#
+
+class Answering:
+    """A connection answering consumer updates (recorded)."""
+    def __init__(self) -> None:
+        self.is_open = True
+        self.answered = asyncio.Event()
+
+    def send(self, command: object) -> None:
+        pass
+
+    def answer_consumer_update(self, correlation_id: int, spec: OffsetSpec) -> None:
+        self.answered.set()
+
+@pytest.mark.parametrize(('spec', 'lost'), [
+    (OffsetSpec.offset(10), [30]),  # after the offset stored: 10 to 39 removed
+    (OffsetSpec.first(), []),  # the broker's start: no gap before its first chunk
+])
+async def test_activated(spec: OffsetSpec, lost: list[int]) -> None:
+    """
+    Made active at an offset (after the one stored), the first chunk past
+    it leaves a gap, checked as any: retention removed the offsets since
+    the store.
+    """
+    async def activation(active: bool, on: tp.Callable[[], bool]) -> OffsetSpec:
+        return spec
+
+    stats, told = Stats(40), Told()
+    watch = GapWatch('s', stats, told, -1, clock=Clock())
+    sub = Subscription(
+        's', OffsetSpec.first(), 0, {'name': 'g', 'single-active-consumer': 'true'},
+        ReadOptions(amqp=False), activation=activation, resume_offset=Offset.FIRST,
+        gaps=watch,
+    )
+    connection = Answering()
+    sub.protocol = tp.cast(tp.Any, connection)
+    sub.on_consumer_update(tp.cast(tp.Any, connection), 7, True)
+    await connection.answered.wait()
+    assert sub.active
+    sub.on_chunk(chunk(40, 5), None)
+    take(sub)
+    if lost:
+        await checked(watch)
+    assert [g.lost for g in told.gaps] == lost
+    assert watch.checking is None and not watch.gaps.pending
