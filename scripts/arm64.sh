@@ -87,7 +87,8 @@ if [ $ci = 1 ]; then
     exit 0
   fi
   # 600 s a CPython: one took 495 s on the loaded machine
-  limit=${RBFLY_ARM64_TIMEOUT:-$((600 * $(wc -w <<< "$ARM64_PYTHONS")))}
+  limit=$((600 * $(wc -w <<< "$ARM64_PYTHONS")))
+  limit=${RBFLY_ARM64_TIMEOUT:-$((limit > 0 ? limit : 600))}
   rc=0
   timeout --kill-after=10 "$limit" "$0" --cached --quick || rc=$?
   case $rc in

@@ -120,6 +120,10 @@ arm64_wheel() {
   # the C files newer than the Cython includes of the rootfs' venv (its
   # install time), else cythonize makes them again there (~5 min emulated)
   find "$dir/src/rbfly" -name '*.c' -exec touch {} +
+  case ${RBFLY_ARM64_CROSS:-1} in
+    0|1) ;;
+    *) die "RBFLY_ARM64_CROSS=$RBFLY_ARM64_CROSS: 1 (cross-compile, the default) or 0 (gcc under emulation)" ;;
+  esac
   if [ ! -f "$ext/.done" ] && [ "${RBFLY_ARM64_CROSS:-1}" = 1 ]; then
     arm64_cross "$v" "$key" "$dir"
   fi
@@ -188,11 +192,15 @@ print("lib.{}-{}".format(sysconfig.get_platform(), sys.implementation.cache_tag)
 # in the rootfs as for an emulated build, so that it decides every flag,
 # with a compiler that writes its calls down instead (DIR/rec/cc; the
 # outputs made empty, so that it goes on to the links); arm64_cross.py makes
-# those calls here with --sysroot the rootfs: the CPython and glibc headers
-# and the libraries linked are the rootfs'. RBFLY_ARM64_CROSS=0 compiles
-# under emulation instead.
+# those calls here with --sysroot the rootfs, which gives the CPython
+# headers (and pyconfig.h) of the rootfs. glibc's headers, crti.o and the
+# libc.so linked are the cross toolchain's own (libc6-dev-arm64-cross, glibc
+# 2.36 of Debian 12: searched before the sysroot), older than those of
+# Debian 13 and unstable: the modules need no newer glibc than the wheel's
+# manylinux tag says, and they run on the newer ones (the tests run there).
+# RBFLY_ARM64_CROSS=0 compiles under emulation instead.
 arm64_cross() {
-  local v=$1 key=$2 dir=$3 t=$EPOCHREALTIME root ext rec so
+  local v=$1 key=$2 dir=$3 t=$EPOCHREALTIME root ext rec libdir links
   root=$(py_root "$v")
   ext=$(arm64_ext "$key" "$v")
   host_apt_install gcc-aarch64-linux-gnu
@@ -200,6 +208,7 @@ arm64_cross() {
   mkdir -p "$rec/calls"
   cat > "$rec/cc" <<'EOF'
 #!/bin/sh
+set -e
 # a compiler that writes its call down (its directory, then its arguments,
 # NUL-separated, a file a call) and makes its output, empty
 printf '%s\0' "$PWD" "$@" > "$RBFLY_CALLS/$(date +%s%N).$$"
@@ -217,13 +226,20 @@ EOF
     die "python $v (aarch64): the cross-compilation failed"
   rm -rf "$ext.partial"
   mkdir -p "$ext.partial"
-  for so in "$dir"/src/build/lib.*/rbfly; do
-    (cd "$(dirname "$so")" && find rbfly -name '*.so' -exec cp --parents -t "$ext.partial" {} +)
-  done
-  [ -n "$(find "$ext.partial" -name '*.so')" ] ||
-    die "python $v (aarch64): no extension module came out of the cross-compilation"
-  printf 'built %s by %s against %s (cross-compiled, --sysroot %s); %ss\n' \
+  libdir=$(find "$dir/src/build" -maxdepth 1 -name 'lib.*' -type d)
+  [ -d "$libdir/rbfly" ] || die "python $v (aarch64): no build/lib.* of setuptools in $dir/src"
+  (cd "$libdir" && find rbfly -name '*.so' -exec cp --parents -t "$ext.partial" {} +) ||
+    die "python $v (aarch64): the cross-compiled modules could not be copied to the cache"
+  # as many modules as links made (a missing one would fail every later
+  # build at the check that the wheel holds the cached modules)
+  links=$(grep -Lz -- '^-c$' "$rec"/calls/* | wc -l)
+  if [ "$links" = 0 ] || [ "$(find "$ext.partial" -name '*.so' | wc -l)" != "$links" ]; then
+    die "python $v (aarch64): $links links made, but $(find "$ext.partial" -name '*.so' | wc -l)" \
+        "extension modules came out of the cross-compilation"
+  fi
+  printf 'built %s by %s, glibc %s of the cross toolchain, against %s (cross-compiled, --sysroot %s); %ss\n' \
     "$(date -u +%FT%TZ)" "$(aarch64-linux-gnu-gcc --version | head -n 1)" \
+    "$(dpkg-query -W -f '${Version}' libc6-dev-arm64-cross)" \
     "$(py_run "$v" "python$v" -VV | head -n 1)" "$root" "$(elapsed "$t")" > "$ext.partial/.done"
   rm -rf "$ext"
   mv "$ext.partial" "$ext"

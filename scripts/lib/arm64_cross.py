@@ -63,9 +63,14 @@ def command(cc: str, root: str, args: list[str]) -> list[str]:
 
 def run(cc: str, root: str, cwd: str, args: list[str]) -> None:
     cmd = command(cc, root, args)
-    proc = subprocess.run(
-        cmd, cwd=root + cwd, capture_output=True, text=True, check=False,
-    )
+    try:
+        proc = subprocess.run(
+            cmd, cwd=root + cwd, capture_output=True, text=True, check=False,
+        )
+    except OSError as ex:  # no such compiler, no such directory
+        raise RuntimeError('{} (in {}) could not run: {}'.format(
+            ' '.join(cmd), root + cwd, ex,
+        )) from ex
     if proc.returncode != 0:
         raise RuntimeError('{} (in {}) failed with {}:\n{}'.format(
             ' '.join(cmd), root + cwd, proc.returncode, proc.stderr[-4000:],
@@ -75,8 +80,14 @@ def main(argv: list[str]) -> int:
     if len(argv) != 4:
         print(__doc__.split('Usage: ')[1].split('\n\n')[0], file=sys.stderr)
         return 2
-    root, calls_dir, cc = argv[1].rstrip('/'), Path(argv[2]), argv[3]
-    calls = [read_call(p) for p in sorted(calls_dir.iterdir())]
+    # absolute: each call runs in a directory of its own
+    root, calls_dir, cc = os.path.abspath(argv[1]), Path(argv[2]), argv[3]
+    try:
+        calls = [read_call(p) for p in sorted(calls_dir.iterdir())]
+    except (OSError, ValueError) as ex:
+        print('arm64_cross.py: cannot read the calls written down: {}'.format(ex),
+              file=sys.stderr)
+        return 1
     compiles = [c for c in calls if '-c' in c[1]]
     links = [c for c in calls if '-c' not in c[1]]
     if not compiles or not links:

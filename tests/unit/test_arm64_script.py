@@ -161,3 +161,18 @@ def test_cross_nothing_written_down(tmp_path: Path) -> None:
          str(tmp_path), 'gcc'], capture_output=True, text=True, timeout=30, check=False)
     assert proc.returncode == 1
     assert '0 compilations and 0 links written down' in proc.stderr
+
+def test_cross_no_compiler(tmp_path: Path) -> None:
+    """A compiler that is not there is named, not a traceback."""
+    (tmp_path / 'root' / 'src').mkdir(parents=True)
+    calls = tmp_path / 'calls'
+    calls.mkdir()
+    write_call(calls, '1', '/src', '-c', 'a.c', '-o', 'a.o')
+    write_call(calls, '2', '/src', '-shared', 'a.o', '-o', 'a.so')
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / 'scripts' / 'lib' / 'arm64_cross.py'), str(tmp_path / 'root'),
+         str(calls), str(tmp_path / 'no-such-gcc')],
+        capture_output=True, text=True, timeout=30, check=False)
+    assert proc.returncode == 1
+    assert 'no-such-gcc' in proc.stderr and 'could not run' in proc.stderr
+    assert 'Traceback' not in proc.stderr
