@@ -159,7 +159,8 @@ def facade_function(
     # to the method's source, whose defaults autodoc shows as spelt there
     # (``timeout=COMMIT_TIMEOUT``)
     function.__dict__.update(method.__dict__, __wrapped__=method)
-    # a traceback through the function shows its line
+    # a traceback through the function, printed by the traceback module (as
+    # logging and pytest print them), shows its line
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     return function
 
