@@ -17,8 +17,11 @@ Most of them are methods of its sections, by concern
 (:py:mod:`rbfly.streams.facade`: observing, administration, stored offsets,
 reading, processing), each given the parts it uses; the client exposes
 them as its own (:py:class:`~rbfly.streams.facade.forward.Forwarded`). It
-keeps its construction, its connection, its publishers and the methods
-typed by overloads (``publisher``, ``subscribe``, ``subscribe_super_stream``).
+spells out the rest: its construction; its connection (``disconnect``,
+``async with``, ``server_properties``, ``update_secret``); its publishers
+(``super_stream_publisher``, ``query_publisher_sequence``); and the
+methods typed by overloads, which a forwarded method cannot carry
+(``publisher``, ``subscribe``, ``subscribe_super_stream``).
 """
 
 from __future__ import annotations
