@@ -41,7 +41,13 @@ leaving a place, *settle* the watch first (:py:meth:`GapWatch.settle`):
 the gaps pending are asked for at once, not at their due time, and the
 answer is waited for; what it reports comes before the end, or the move
 (a check cancelled there would leave a loss untold: the read ended
-normally, the gap its last chunk left unchecked).
+normally, the gap its last chunk left unchecked). The wait is bounded:
+at most the client's ``request_timeout`` (:py:data:`SETTLE_TIMEOUT`
+seconds when it is ``None``) in all, also while the client's own
+connection is lost (its statistics request waits for the connection
+back); past it, the gaps are warned of as unchecked and dropped. One
+question more at most: gaps seen after the question settle waits for
+(another task reading on meanwhile) do not make it ask again.
 
 :py:class:`Gaps` is the bookkeeping alone (no asyncio, no clock: tested
 without sockets); :py:class:`GapWatch` asks and reports.
@@ -66,6 +72,12 @@ CHECK_INTERVAL = 1.0
 MAX_GAPS = 32
 """Pending gap records a subscription keeps (older ones merged beyond)."""
 
+SETTLE_TIMEOUT = 30.0
+"""
+Seconds :py:meth:`GapWatch.settle` waits for an answer in all when the
+client has no request timeout (the default request timeout's).
+"""
+
 class Gap(tp.NamedTuple):
     """
     Offsets ``start`` to ``end - 1``, of which the broker skipped
@@ -86,8 +98,11 @@ class Gaps:
     :param limit: Pending records kept (see :py:data:`MAX_GAPS`).
 
     :ivar expected: The offset the next chunk is expected at (``-1``: not known).
-    :ivar reported: Offsets below it were reported lost by a start check
-        already (:py:meth:`GapWatch.check_start`): not counted again.
+    :ivar reported: Offsets below it were reported lost already (by a
+        start check, :py:meth:`GapWatch.check_start`, or a check of gaps
+        while reading): not counted again. Retention only moves the first
+        offset forward, so they can never be read again: kept by
+        :py:meth:`restart`.
     """
     __slots__ = ('_gaps', '_limit', 'expected', 'reported')
 
@@ -110,9 +125,12 @@ class Gaps:
         return tuple(self._gaps)
 
     def restart(self, start: int = -1) -> None:
-        """The subscription goes on elsewhere (``start`` as for the constructor)."""
+        """
+        The subscription goes on elsewhere (``start`` as for the
+        constructor); the offsets reported lost stay so (a single active
+        consumer made active again does not count them twice).
+        """
         self.expected = start
-        self.reported = 0
         self._gaps.clear()
 
     def taken(self, first: int, end: int) -> bool:
@@ -196,32 +214,44 @@ class GapWatch:
     :param start: The offset the first chunk is expected at, ``-1`` for
         none (see :py:class:`Gaps`).
     :param interval: Least seconds between two questions.
+    :param settle_timeout: Most seconds :py:meth:`settle` waits (the
+        client's request timeout, see :py:data:`SETTLE_TIMEOUT`).
     :param clock: Seconds of a monotonic clock.
 
     :ivar gaps: The pending gaps.
     :ivar checks: The questions asked (the stream's statistics).
+    :ivar active_before: A single active consumer was made active before
+        (its read position, :py:attr:`Gaps.expected`, is where a new
+        activation's check starts, at the earliest).
     :ivar stop: Ends the read with an error (set by the subscription):
         what ``report`` raised, or why the first offset could not be
         asked for.
     """
     def __init__(
             self, stream: str, first: First, report: Report, start: int = -1, *,
-            interval: float = CHECK_INTERVAL, clock: Callable[[], float] = monotonic,
+            interval: float = CHECK_INTERVAL, settle_timeout: float = SETTLE_TIMEOUT,
+            clock: Callable[[], float] = monotonic,
     ) -> None:
         self.stream = stream
         self.gaps = Gaps(start)
         self.checks = 0
+        self.active_before = False
         self.stop: Callable[[Exception], None] = _unbound
         self._first = first
         self._report = report
         self._interval = interval
+        self._settle_timeout = settle_timeout
         self._clock = clock
         self._due = -math.inf  # when the next question may be asked
         self._task: asyncio.Task[None] | None = None
         self._timer: asyncio.TimerHandle | None = None  # the next question, when due
+        self._later: set[asyncio.Task[None]] = set()  # reports made after (see later)
         self._closed = False
-        # the questions begun, and the last of them left without an answer
-        self._begun = self._failed = 0
+        # the questions begun, the last of them left without an answer,
+        # the last one answered (its report made), the last one whose gaps
+        # a settle dropped (its answer reports nothing)
+        self._begun = self._failed = self._answered = self._dropped = 0
+        self._asking: tuple[Gap, ...] = ()  # the gaps of the question under way
 
     @property
     def checking(self) -> asyncio.Task[None] | None:
@@ -266,7 +296,7 @@ class GapWatch:
 
     async def _check(self) -> None:
         gaps = self.gaps
-        taken = gaps.take()
+        taken = self._asking = gaps.take()
         self._begun += 1
         begun = self._begun
         try:
@@ -275,19 +305,31 @@ class GapWatch:
             except StreamsError as ex:  # (a lost connection: asked again later)
                 logger.debug('stream %r: its first offset not known, %d gaps pending: %s',
                              self.stream, len(taken), ex)
-                gaps.put_back(taken)
+                if begun > self._dropped:  # (else warned of as unchecked)
+                    gaps.put_back(taken)
                 self._failed = begun
                 return
             finally:
                 self.checks += 1
                 self._due = self._clock() + self._interval
+                if self._asking is taken:
+                    self._asking = ()
+            if begun <= self._dropped:  # (a settle gave up on it, and told so)
+                return
             lost, low, high = (0, 0, 0) if first is None else gaps.lost(taken, first)
             logger.debug('stream %r: %d gaps checked against its first offset %s: %d'
                          ' offsets lost', self.stream, len(taken), first, lost)
             if lost and first is not None:
-                await self._report(OffsetOutOfRange(
-                    self.stream, low, first, lost=lost, end=high, when='read',
-                ))
+                # (counted now: a later start check does not count them again)
+                gaps.reported = max(gaps.reported, high)
+                try:
+                    await self._report(OffsetOutOfRange(
+                        self.stream, low, first, lost=lost, end=high, when='read',
+                    ))
+                finally:
+                    self._answered = begun
+            else:
+                self._answered = begun
         except Exception as ex:  # noqa: BLE001 - the read raises it
             self.stop(ex)
         finally:
@@ -299,17 +341,33 @@ class GapWatch:
         """
         The read ends, or leaves this place (its last chunk taken, a
         seek): the gaps pending are checked now, not at their due time,
-        and the answer is waited for (at most the statistics request's
-        timeout), so that what retention removed is reported before the
-        read ends, as ``on_gap`` says (``stop`` called). Gaps whose
-        check failed (no answer) are warned of as unchecked, and dropped.
+        and the answer is waited for, so that what retention removed is
+        reported before the read ends, as ``on_gap`` says (``stop``
+        called).
+
+        The wait is bounded: at most the watch's ``settle_timeout``
+        seconds in all (the client's request timeout), the client's own
+        connection lost or not. Gaps whose check failed (no answer), or
+        got none in time, are warned of as unchecked, and dropped; a
+        question still under way is left to :py:meth:`close` (its answer
+        reports nothing). One question more at most: once the question
+        owed as it began answered, settle returns, even when another
+        task reading on meanwhile left new gaps (checked as usual).
+
+        Called from the watch's own check (an ``on_gap`` function seeking
+        the stream), it returns at once: the check is the caller.
         """
+        task = self._task
+        if task is not None and task is asyncio.current_task():
+            return
         gaps = self.gaps
         # the first question that takes every gap pending now: a question
         # under way that began before the last gaps were seen does not
         # (its failure, or one before, does not end the wait)
         owed = self._begun + int(gaps.pending)
-        while not self._closed:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._settle_timeout
+        while not self._closed and self._answered < owed:
             if self._timer is not None:
                 self._timer.cancel()
                 self._timer = None
@@ -317,12 +375,19 @@ class GapWatch:
             if task is None:
                 if not gaps.pending:
                     return
-                task = self._task = asyncio.get_running_loop().create_task(self._check())
+                task = self._task = loop.create_task(self._check())
             # (a wait cancelled leaves the question to close())
-            await asyncio.wait((task,))
+            done, _ = await asyncio.wait((task,), timeout=max(0.0, deadline - loop.time()))
+            if self._answered >= owed:
+                return
             if self._failed >= owed:
                 self._cancel()
                 self._unchecked(gaps.take())
+                return
+            if not done:  # no answer in time: as a question failed
+                self._dropped = self._begun
+                self._unchecked((*self._asking, *gaps.take()))
+                self._asking = ()
                 return
 
     def _unchecked(self, gaps: tp.Sequence[Gap]) -> None:
@@ -349,17 +414,58 @@ class GapWatch:
             could not be asked for (the caller's to handle: the recovery
             asks again).
         """
+        gap = await self.start_gap(start, when)
+        return None if gap is None else await self.report(gap)
+
+    async def report(self, gap: OffsetOutOfRange) -> Exception | None:
+        """
+        Report ``gap`` (as ``on_gap`` says); returns what the read is to
+        end with, else ``None``.
+        """
+        try:
+            await self._report(gap)
+        except Exception as ex:  # noqa: BLE001 - the read raises it
+            return ex
+        return None
+
+    async def start_gap(
+            self, start: int, when: tp.Literal['start', 'resume'] = 'start',
+    ) -> OffsetOutOfRange | None:
+        """
+        The offsets lost from ``start`` to the stream's first (see
+        :py:meth:`check_start`), marked reported, and not reported yet:
+        the caller reports them (``None``: none lost, or not known).
+
+        :raises rbfly.streams.error.StreamsError: When the first offset
+            could not be asked for.
+        """
         gaps = self.gaps
         start = max(start, gaps.reported)
         first = await self._first(self.stream)
         if first is None or start >= first:
             return None
         gaps.reported = first
-        try:
-            await self._report(OffsetOutOfRange(self.stream, start, first, when=when))
-        except Exception as ex:  # noqa: BLE001 - the read raises it
-            return ex
-        return None
+        return OffsetOutOfRange(self.stream, start, first, when=when)
+
+    @property
+    def reporting(self) -> tuple[asyncio.Task[None], ...]:
+        """The reports under way in tasks of their own (see :py:meth:`later`)."""
+        return tuple(self._later)
+
+    def later(self, gap: OffsetOutOfRange) -> None:
+        """
+        Report ``gap`` in a task of its own, once the caller's step is done
+        (a single active consumer's activation: the broker is answered
+        first, not after the application's ``on_gap`` function); what it
+        raises ends the read (``stop``). Cancelled by :py:meth:`close`.
+        """
+        async def tell() -> None:
+            if (error := await self.report(gap)) is not None:
+                self.stop(error)
+
+        task = asyncio.get_running_loop().create_task(tell())
+        self._later.add(task)
+        task.add_done_callback(self._later.discard)
 
     def restart(self, start: int = -1) -> None:
         """
@@ -378,6 +484,8 @@ class GapWatch:
         """
         self._closed = True
         self._cancel()
+        for task in tuple(self._later):
+            task.cancel()
 
     def _cancel(self) -> None:
         task, timer = self._task, self._timer
@@ -390,4 +498,7 @@ class GapWatch:
 def _unbound(error: Exception) -> None:
     raise error
 
-__all__ = ['CHECK_INTERVAL', 'MAX_GAPS', 'First', 'Gap', 'GapWatch', 'Gaps', 'Report']
+__all__ = [
+    'CHECK_INTERVAL', 'MAX_GAPS', 'SETTLE_TIMEOUT', 'First', 'Gap', 'GapWatch', 'Gaps',
+    'Report',
+]

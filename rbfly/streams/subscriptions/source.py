@@ -201,8 +201,17 @@ class Subscriptions:
         return None
 
     async def settle(self) -> None:
-        for sub in self.subs:
-            await sub.settle()
+        # all at once: a partition's error does not leave the losses of
+        # the others untold (nor uncounted); the first error raised after
+        results = await asyncio.gather(
+            *(sub.settle() for sub in self.subs), return_exceptions=True,
+        )
+        for result in results:
+            if isinstance(result, asyncio.CancelledError):
+                raise result
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
 
     async def wait(self, timeout: float | None) -> None:
         polled = self._waiting = list(self._polled)

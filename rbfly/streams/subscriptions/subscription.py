@@ -568,6 +568,7 @@ class Subscription:
         self.received_offset = None
         if self.gaps is not None:
             self.gaps.restart(start if at_offset else -1)
+            self.gaps.active_before = True  # (its next activation checked from its read)
 
     def update_failed(self, error: Exception) -> None:
         """

@@ -14,13 +14,14 @@ from __future__ import annotations
 import asyncio
 import logging
 import typing as tp
+from collections.abc import Awaitable, Callable
 
 import pytest
 
 from rbfly.streams.error import ConnectionLost, OffsetOutOfRange
 from rbfly.streams.offset import Offset
 from rbfly.streams.protocol.commands import OffsetSpec
-from rbfly.streams.subscriptions.gaps import Gap, Gaps, GapWatch
+from rbfly.streams.subscriptions.gaps import SETTLE_TIMEOUT, Gap, Gaps, GapWatch
 from rbfly.streams.subscriptions.options import ReadOptions
 from rbfly.streams.subscriptions.progress import Progress
 from rbfly.streams.subscriptions.source import Subscriptions
@@ -131,11 +132,15 @@ def test_take_and_put_back() -> None:
     assert gaps.records == (Gap(0, 2, 2), Gap(3, 5, 2))
 
 def test_restart() -> None:
+    """
+    Restarted, the gaps pending are forgotten; the offsets reported lost
+    stay so (gone for good: not counted again after an activation).
+    """
     gaps = Gaps(0)
     gaps.taken(2, 3)
     gaps.reported = 7
     gaps.restart(40)
-    assert (gaps.expected, gaps.reported, gaps.pending) == (40, 0, False)
+    assert (gaps.expected, gaps.reported, gaps.pending) == (40, 7, False)
     gaps.restart()
     assert not gaps.taken(50, 60)
 
@@ -171,21 +176,27 @@ class Clock:
         return self.now
 
 class Told:
-    """The reports (``on_gap``'s), raising ``error`` when set."""
+    """
+    The reports (``on_gap``'s), raising ``error`` when set, and awaiting
+    ``during`` first when set (an ``on_gap`` function doing something).
+    """
     def __init__(self) -> None:
         self.gaps: list[OffsetOutOfRange] = []
         self.error: Exception | None = None
+        self.during: Callable[[], Awaitable[None]] | None = None
 
     async def __call__(self, gap: OffsetOutOfRange) -> None:
         self.gaps.append(gap)
+        if self.during is not None:
+            await self.during()
         if self.error is not None:
             raise self.error
 
 def watched(
-        first: int | None, start: int = 0,
+        first: int | None, start: int = 0, settle_timeout: float = SETTLE_TIMEOUT,
 ) -> tuple[Subscription, GapWatch, Stats, Clock, Told]:
     stats, clock, told = Stats(first), Clock(), Told()
-    watch = GapWatch('s', stats, told, start, clock=clock)
+    watch = GapWatch('s', stats, told, start, settle_timeout=settle_timeout, clock=clock)
     sub = Subscription(
         's', OffsetSpec.offset(start), start, {}, ReadOptions(amqp=False),
         resume_offset=Offset.offset(start), gaps=watch,
@@ -539,13 +550,121 @@ async def test_settle_raises() -> None:
     assert info.value is told.error
 
 async def test_settle_closed() -> None:
-    """A watch closed (the subscription ended) asks nothing more."""
-    sub, watch, stats, _, _ = watched(first=40)
+    """
+    A watch closed (the subscription ended) asks nothing more: settle
+    returns with the question asked before unanswered, nothing reported.
+    """
+    sub, watch, stats, _, told = watched(first=40)
     stats.hold = asyncio.get_running_loop().create_future()
     take_over_gap(sub)
+    await asyncio.sleep(0)  # (the question asks)
+    assert stats.asked == 1
     sub.close()
     await watch.settle()
-    assert watch.checking is None
+    assert watch.checking is None and stats.hold.cancelled()  # (no answer: cancelled by close)
+    assert stats.asked == 1 and told.gaps == []
+
+async def test_settle_bounded(caplog: pytest.LogCaptureFixture) -> None:
+    """
+    No answer within the settle timeout (the client's own connection
+    lost, a silent one): the gaps are warned of as unchecked and dropped,
+    as for a failed check; a late answer reports nothing.
+    """
+    sub, watch, stats, _, told = watched(first=40, settle_timeout=0)
+    stats.hold = asyncio.get_running_loop().create_future()
+    take_over_gap(sub)
+    await asyncio.sleep(0)  # (the question asks)
+    question = watch.checking
+    assert question is not None and stats.asked == 1
+    with caplog.at_level(logging.WARNING, logger='rbfly.streams.subscriber'):
+        await watch.settle()
+    [record] = caplog.records
+    assert record.getMessage() == (
+        "stream 's': up to 35 offsets skipped (5 to 39) and not checked for retention, its"
+        ' first offset not known'
+    )
+    assert not watch.gaps.pending and told.gaps == []
+    stats.hold.set_result(None)  # (answered late: 5 to 39 removed)
+    await question
+    assert told.gaps == [] and stats.asked == 1 and not watch.gaps.pending
+
+async def test_settle_one_question_more() -> None:
+    """
+    Another task reads on while settle waits (the old subscription of a
+    seek): its new gap does not make settle ask again; it returns once
+    the question it owes answered, the new gap checked at its due time.
+    """
+    sub, watch, stats, _, told = watched(first=40)
+    stats.hold = asyncio.get_running_loop().create_future()
+    take_over_gap(sub)
+    settling = asyncio.ensure_future(watch.settle())
+    await asyncio.sleep(0)  # (the question asks, settle waits for it)
+    assert stats.asked == 1
+    sub.on_chunk(chunk(50, 5), None)
+    take(sub)  # (read on: a gap of 45 to 49)
+    stats.hold.set_result(None)
+    await settling
+    assert stats.asked == 1 and [g.lost for g in told.gaps] == [35]
+    assert watch.gaps.pending and watch._timer is not None and watch.checking is None
+
+async def test_settle_from_its_check() -> None:
+    """
+    An ``on_gap`` function seeking the stream (settling the watch whose
+    check calls it): settle returns at once, and the seek ends.
+    """
+    sub, watch, _, _, told = watched(first=40)
+    progress, source = reading(sub)
+    told.during = lambda: progress.seek('s', 100)
+    sub.on_chunk(chunk(0, 5), None)
+    sub.on_chunk(chunk(40, 5), None)
+    await progress.take()
+    await progress.take()
+    question = watch.checking
+    assert question is not None
+    await asyncio.wait((question,))  # (cancelled by the seek's end of the old one, or not)
+    assert [g.lost for g in told.gaps] == [35]
+    assert source.subs[0] is not sub and sub.closed
+
+async def test_read_report_counted_once() -> None:
+    """A gap reported while reading is not told again by a start check (an activation)."""
+    sub, watch, _, _, told = watched(first=40)
+    take_over_gap(sub)
+    await checked(watch)
+    assert watch.gaps.reported == 40 and [g.lost for g in told.gaps] == [35]
+    assert await watch.check_start(5, 'resume') is None
+    assert len(told.gaps) == 1
+
+async def test_settle_all_partitions() -> None:
+    """
+    A super stream's read ends: every partition settles, the losses of
+    all told (and counted) before the first error is raised.
+    """
+    sub1, _, _, _, told1 = watched(first=40)
+    sub2, _, _, _, told2 = watched(first=40)
+    told1.error = OffsetOutOfRange('s', 5, 40, lost=35, end=40, when='read')
+    _, source = reading(sub1, sub2)
+    source.subs = [sub1, sub2]
+    take_over_gap(sub1)
+    take_over_gap(sub2)
+    with pytest.raises(OffsetOutOfRange) as info:
+        await source.settle()
+    assert info.value is told1.error
+    assert [g.lost for g in told1.gaps] == [g.lost for g in told2.gaps] == [35]
+
+async def test_settle_all_cancelled() -> None:
+    """A partition's settle cancelled: the cancellation is raised, not an error."""
+    class Cancelled:
+        async def settle(self) -> None:
+            raise asyncio.CancelledError()
+
+    sub, _, _, _, told = watched(first=40)
+    told.error = OffsetOutOfRange('s', 5, 40, lost=35, end=40, when='read')
+    _, source = reading(sub)
+    source.subs = [sub, tp.cast(Subscription, Cancelled())]
+    take_over_gap(sub)
+    with pytest.raises(asyncio.CancelledError):
+        await source.settle()
+    assert [g.lost for g in told.gaps] == [35]
 
 def reading(*subs: Subscription) -> tuple[Progress, Subscriptions]:
     """The progress of a read of ``subs`` (placed on no connection), and its source."""
