@@ -6,6 +6,7 @@ automatic offset tracking, and ending subscriptions.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses as dtc
 import functools
 import inspect
@@ -73,6 +74,13 @@ that error (which goes on unless the function raises). A read that stops
 at the end, and a seek, wait for the gap check they owe: a loss is told
 before the read ends or leaves its place. A single active consumer is
 checked as it is made active at an offset, as a resume.
+"""
+
+ACTIVATION_CHECK_TIMEOUT = 5.0
+"""
+Most seconds a single active consumer's activation waits for its gap
+check (the stream's statistics): the broker waits for the answer to its
+consumer update meanwhile. Past it, the consumer is activated unchecked.
 """
 
 DecodeErrorAction: tp.TypeAlias = tp.Literal['raise', 'skip', 'raw']
@@ -299,6 +307,7 @@ class Subscribing:
         client = self._options
         activation = functools.partial(
             self.activate, stream, name, offset, consumer_update, gaps=gaps,
+            on_gap=options.on_gap,
         ) if single_active and name is not None else None
         read = ReadOptions(
             amqp=options.amqp, credit=flow[0], buffer_bytes=flow[1], spin=client.spin,
@@ -333,6 +342,7 @@ class Subscribing:
         return GapWatch(
             stream, self._ends.first, functools.partial(self._report_gap, on_gap),
             start if spec.type == OffsetSpecType.OFFSET else -1,
+            settle_timeout=self._options.request_deadline,
         )
 
     async def _report_gap(self, on_gap: GapAction, gap: OffsetOutOfRange) -> None:
@@ -355,6 +365,7 @@ class Subscribing:
             self, stream: str, name: str, offset: Offset,
             consumer_update: ConsumerUpdateCallback | None, active: bool,
             current: Callable[[], bool], *, gaps: GapWatch | None = None,
+            on_gap: GapAction = 'warn',
     ) -> OffsetSpec:
         """
         Offset a single active consumer starts at when it becomes active:
@@ -407,41 +418,58 @@ class Subscribing:
         start = await self._ends.resolve(stream, start)
         spec, _ = await self._offsets.spec(stream, start)
         if gaps is not None and spec.type == OffsetSpecType.OFFSET:
-            spec = await self._check_activation(stream, spec, gaps)
+            spec = await self._check_activation(stream, spec, gaps, on_gap)
         return spec
 
     async def _check_activation(
-            self, stream: str, spec: OffsetSpec, gaps: GapWatch,
+            self, stream: str, spec: OffsetSpec, gaps: GapWatch, on_gap: GapAction,
     ) -> OffsetSpec:
         """
         A single active consumer made active at an offset (``spec``):
         offsets from there to the stream's first, removed by retention
         since (the offset stored, then retention past it), are told as
         its ``on_gap`` says, with ``when='resume'``; with ``'raise'``
-        (or a function raising) the activation fails with that error,
-        which the read raises. Else it starts at the first offset (the
-        offsets told are not counted again by the gap to its first chunk).
+        the activation fails with that error, which the read raises. Else
+        it starts at the first offset (the offsets told are not counted
+        again by the gap to its first chunk), and the broker is answered
+        before ``on_gap`` is called (a function raising ends the read).
 
-        The stream's first offset not known (e.g. its statistics timed
-        out): it starts at ``spec`` unchecked.
+        Made active before (``gaps.active_before``), its check starts at
+        its read position at the earliest: the offsets it read, and those
+        told lost while it read, are not told (nor counted) again, neither
+        here nor by the gaps of chunks read again.
+
+        The stream's first offset not known (its statistics failed, or took
+        more than :py:data:`ACTIVATION_CHECK_TIMEOUT` seconds): it starts at
+        ``spec`` unchecked.
 
         :raises ConnectionLost: As the activation's other questions.
         """
         start = tp.cast(int, spec.value)
+        watched = gaps.gaps
+        read = watched.expected if gaps.active_before else -1
         try:
-            error = await gaps.check_start(start, 'resume')
+            gap = await asyncio.wait_for(
+                gaps.start_gap(max(start, read), 'resume'), ACTIVATION_CHECK_TIMEOUT,
+            )
         except ConnectionLost:
             raise
-        except StreamsError as ex:
+        except (TimeoutError, StreamsError) as ex:
             logger.info('stream %r: activated at offset %d unchecked, its first offset not'
-                        ' known: %s', stream, start, ex)
+                        ' known: %r', stream, start, ex)
             return spec
-        if error is not None:
-            raise error
+        # (read already: a gap of chunks read again is no loss)
+        watched.reported = max(watched.reported, read)
+        if gap is None:
+            return spec
+        if on_gap == 'raise':
+            if (error := await gaps.report(gap)) is not None:
+                raise error
+        else:  # (the function called, or the warning, after the broker's answer)
+            gaps.later(gap)
         # (told up to the first offset: the watch expects the first chunk
         # there, and a gap after it, retention meanwhile, is the read's)
-        reported = gaps.gaps.reported
-        return OffsetSpec.offset(reported) if reported > start else spec
+        return OffsetSpec.offset(gap.first)
 
 __all__ = [
     'ConsumerUpdateCallback', 'DecodeErrorAction', 'GapAction', 'ResumeCallback',

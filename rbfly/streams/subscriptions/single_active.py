@@ -19,7 +19,7 @@ import logging
 import typing as tp
 from collections.abc import Awaitable, Callable
 
-from ..error import ConnectionLost
+from ..error import ConnectionLost, OffsetOutOfRange
 from ..protocol.commands import OffsetSpec
 from ..protocol.constants import OffsetSpecType
 from .handoff import HANDOFF_TIMEOUT
@@ -133,7 +133,10 @@ class ConsumerUpdates:
                 'no connection to find where stream {!r} starts'.format(member.stream)))
             spec = OffsetSpec.none()
         except Exception as ex:  # noqa: BLE001 - also the application's callback; the iterator raises it
-            logger.error('consumer update of stream %r failed: %s', member.stream, ex)
+            # (a loss its gap check told, on_gap='raise': raised by the read,
+            # not also logged as an error)
+            level = logging.DEBUG if isinstance(ex, OffsetOutOfRange) else logging.ERROR
+            logger.log(level, 'consumer update of stream %r failed: %s', member.stream, ex)
             member.update_failed(ex)
             spec = OffsetSpec.none()
         if not protocol.is_open or protocol is not member.protocol:

@@ -16,6 +16,7 @@ import pytest
 
 from rbfly.streams import ConsumerUpdateContext, Offset
 from rbfly.streams.error import ConnectionLost, OffsetOutOfRange, StreamsError
+from rbfly.streams.parts import subscribing as subscribing_module
 from rbfly.streams.parts.subscribing import Subscribing
 from rbfly.streams.protocol.base import OffsetSpec
 from rbfly.streams.subscriptions.gaps import GapWatch
@@ -114,6 +115,8 @@ async def test_activated_at_removed_offset(first: int, spec: OffsetSpec, lost: l
         'orders-1', 'group', Offset.FIRST, None, True, lambda: True, gaps=gaps,
     )
     assert got == spec
+    assert told == []  # (told once the broker is answered: in a task of its own)
+    await asyncio.gather(*gaps.reporting)
     assert [(g.offset, g.first, g.lost, g.when) for g in told] == \
         [(11, first, n, 'resume') for n in lost]
 
@@ -123,9 +126,73 @@ async def test_activated_at_removed_offset_raises() -> None:
     with pytest.raises(OffsetOutOfRange) as info:
         await activating(10).activate(
             'orders-1', 'group', Offset.FIRST, None, True, lambda: True,
-            gaps=watch(100, told, raises=True),
+            gaps=watch(100, told, raises=True), on_gap='raise',
         )
     assert told == [info.value]
+
+async def test_activated_function_raises_after() -> None:
+    """
+    ``on_gap`` a function raising: the broker is answered (at the first
+    offset), and the read ends with what the function raised.
+    """
+    told: list[OffsetOutOfRange] = []
+    stopped: list[Exception] = []
+    gaps = watch(100, told, raises=True)
+    gaps.stop = stopped.append
+    got = await activating(10).activate(
+        'orders-1', 'group', Offset.FIRST, None, True, lambda: True, gaps=gaps,
+        on_gap=lambda gap: None,
+    )
+    assert got == OffsetSpec.offset(100) and told == []
+    await asyncio.gather(*gaps.reporting)
+    assert stopped == told and len(told) == 1
+
+@pytest.mark.parametrize(('first', 'spec', 'lost'), [
+    (100, OffsetSpec.offset(100), [(60, 40)]),  # removed past its read: 60 to 99 told
+    (50, OffsetSpec.offset(11), []),  # removed below its read only: nothing told
+])
+async def test_activated_again(
+        first: int, spec: OffsetSpec, lost: list[tuple[int, int]],
+) -> None:
+    """
+    A consumer active before, which read to offset 59 (stored 10): its
+    check starts at its read, and the offsets below it, read or told
+    already, are not counted by the gaps of the chunks read again.
+    """
+    told: list[OffsetOutOfRange] = []
+    gaps = watch(first, told)
+    gaps.active_before = True
+    gaps.gaps.expected = 60
+    got = await activating(10).activate(
+        'orders-1', 'group', Offset.FIRST, None, True, lambda: True, gaps=gaps,
+    )
+    await asyncio.gather(*gaps.reporting)
+    assert got == spec
+    assert [(g.offset, g.lost) for g in told] == lost
+    gaps.restart(tp.cast(int, got.value))  # (activated there)
+    gaps.gaps.taken(first, first + 10)  # (the broker's first chunk: at the first offset)
+    assert gaps.gaps.lost(gaps.gaps.take(), first) == (0, 0, 0)
+
+async def test_activated_check_timed_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """
+    The stream's first offset not answered in time: activated at the
+    offset stored, unchecked (the broker's consumer update waits meanwhile).
+    """
+    monkeypatch.setattr(subscribing_module, 'ACTIVATION_CHECK_TIMEOUT', 0)
+    told: list[OffsetOutOfRange] = []
+    never: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+    async def first(stream: str) -> int:
+        return await never
+
+    async def report(gap: OffsetOutOfRange) -> None:
+        told.append(gap)
+
+    got = await activating(10).activate(
+        'orders-1', 'group', Offset.FIRST, None, True, lambda: True,
+        gaps=GapWatch('orders-1', first, report),
+    )
+    assert got == OffsetSpec.offset(11) and told == []
 
 async def test_activated_unchecked() -> None:
     """The first offset not known: activated at the offset stored, unchecked."""
