@@ -792,3 +792,28 @@ async def test_activated(spec: OffsetSpec, lost: list[int]) -> None:
         await checked(watch)
     assert [g.lost for g in told.gaps] == lost
     assert watch.checking is None and not watch.gaps.pending
+
+async def test_activation_raises_logged_once(caplog: pytest.LogCaptureFixture) -> None:
+    """
+    An activation failing with ``on_gap='raise'``: the read raises the
+    error; it is not also logged as an error.
+    """
+    error = OffsetOutOfRange('s', 11, 40, when='resume')
+
+    async def activation(active: bool, on: tp.Callable[[], bool]) -> OffsetSpec:
+        raise error
+
+    sub = Subscription(
+        's', OffsetSpec.first(), 0, {'name': 'g', 'single-active-consumer': 'true'},
+        ReadOptions(amqp=False), activation=activation, resume_offset=Offset.FIRST,
+    )
+    connection = Answering()
+    sub.protocol = tp.cast(tp.Any, connection)
+    with caplog.at_level(logging.DEBUG, logger='rbfly.streams'):
+        sub.on_consumer_update(tp.cast(tp.Any, connection), 7, True)
+        await connection.answered.wait()
+    assert [r.levelno for r in caplog.records if r.exc_info or 'failed' in r.getMessage()] \
+        == [logging.DEBUG]
+    with pytest.raises(OffsetOutOfRange) as info:
+        sub.poll()
+    assert info.value is error
