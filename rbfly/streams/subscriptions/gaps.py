@@ -221,7 +221,7 @@ class GapWatch:
     :ivar gaps: The pending gaps.
     :ivar checks: The questions asked (the stream's statistics).
     :ivar active_before: A single active consumer was made active before
-        (its read position, :py:attr:`Gaps.expected`, is where a new
+        (its read position, ``gaps.expected``, is where a new
         activation's check starts, at the earliest).
     :ivar stop: Ends the read with an error (set by the subscription):
         what ``report`` raised, or why the first offset could not be
