@@ -492,8 +492,17 @@ class GapWatch:
         self._task = self._timer = None
         if timer is not None:
             timer.cancel()
-        if task is not None:
+        if task is not None and task is not _current():
+            # (not the check calling: an on_gap function that seeks ends
+            # the subscription it is told of, and goes on)
             task.cancel()
+
+def _current() -> asyncio.Task[tp.Any] | None:
+    """The task running, if any (none: called outside the event loop)."""
+    try:
+        return asyncio.current_task()
+    except RuntimeError:
+        return None
 
 def _unbound(error: Exception) -> None:
     raise error

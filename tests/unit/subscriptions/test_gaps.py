@@ -610,19 +610,28 @@ async def test_settle_one_question_more() -> None:
 async def test_settle_from_its_check() -> None:
     """
     An ``on_gap`` function seeking the stream (settling the watch whose
-    check calls it): settle returns at once, and the seek ends.
+    check calls it): settle returns at once, the seek ends, and the
+    function goes on (the check calling it is not cancelled as the old
+    subscription ends).
     """
     sub, watch, _, _, told = watched(first=40)
     progress, source = reading(sub)
-    told.during = lambda: progress.seek('s', 100)
+    after: list[int] = []
+
+    async def seek() -> None:
+        await progress.seek('s', 100)
+        await asyncio.sleep(0)  # (the function awaits something more)
+        after.append(1)
+
+    told.during = seek
     sub.on_chunk(chunk(0, 5), None)
     sub.on_chunk(chunk(40, 5), None)
     await progress.take()
     await progress.take()
     question = watch.checking
     assert question is not None
-    await asyncio.wait((question,))  # (cancelled by the seek's end of the old one, or not)
-    assert [g.lost for g in told.gaps] == [35]
+    await question
+    assert [g.lost for g in told.gaps] == [35] and after == [1]
     assert source.subs[0] is not sub and sub.closed
 
 async def test_read_report_counted_once() -> None:
