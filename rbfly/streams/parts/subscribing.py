@@ -449,9 +449,10 @@ class Subscribing:
         watched = gaps.gaps
         read = watched.expected if gaps.active_before else -1
         try:
-            gap = await asyncio.wait_for(
-                gaps.start_gap(max(start, read), 'resume'), ACTIVATION_CHECK_TIMEOUT,
-            )
+            # (not asyncio.wait_for: on Python 3.11 it can swallow the
+            # activation's cancellation, python/cpython#86296)
+            async with asyncio.timeout(ACTIVATION_CHECK_TIMEOUT):
+                gap = await gaps.start_gap(max(start, read), 'resume')
         except ConnectionLost:
             raise
         except (TimeoutError, StreamsError) as ex:

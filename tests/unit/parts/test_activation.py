@@ -210,3 +210,28 @@ async def test_activated_connection_lost() -> None:
             'orders-1', 'group', Offset.FIRST, None, True, lambda: True,
             gaps=watch(ConnectionLost('lost'), []),
         )
+
+async def test_activation_check_cancelled() -> None:
+    """
+    The activation cancelled while its check waits for the stream's
+    first offset: cancelled (not taken for a timeout, nor swallowed).
+    """
+    never: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+    asked = asyncio.Event()
+
+    async def first(stream: str) -> int:
+        asked.set()
+        return await never
+
+    async def report(gap: OffsetOutOfRange) -> None:
+        raise AssertionError('nothing to report')
+
+    task = asyncio.ensure_future(activating(10).activate(
+        'orders-1', 'group', Offset.FIRST, None, True, lambda: True,
+        gaps=GapWatch('orders-1', first, report),
+    ))
+    await asked.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert never.cancelled()
