@@ -448,6 +448,9 @@ class Subscribing:
         start = tp.cast(int, spec.value)
         watched = gaps.gaps
         read = watched.expected if gaps.active_before else -1
+        # (read already: a gap of chunks read again is no loss, whether
+        # the check below answers or not)
+        watched.reported = max(watched.reported, read)
         try:
             # (not asyncio.wait_for: on Python 3.11 it can swallow the
             # activation's cancellation, python/cpython#86296)
@@ -459,8 +462,6 @@ class Subscribing:
             logger.info('stream %r: activated at offset %d unchecked, its first offset not'
                         ' known: %r', stream, start, ex)
             return spec
-        # (read already: a gap of chunks read again is no loss)
-        watched.reported = max(watched.reported, read)
         if gap is None:
             return spec
         if on_gap == 'raise':

@@ -235,3 +235,30 @@ async def test_activation_check_cancelled() -> None:
     with pytest.raises(asyncio.CancelledError):
         await task
     assert never.cancelled()
+
+async def test_activated_again_check_timed_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """
+    A consumer active before, which read to offset 59, its check not
+    answered in time: activated at the offset stored (11), unchecked, and
+    the offsets it read are not counted lost by the gaps of the chunks
+    read again.
+    """
+    monkeypatch.setattr(subscribing_module, 'ACTIVATION_CHECK_TIMEOUT', 0)
+    never: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+
+    async def first(stream: str) -> int:
+        return await never
+
+    async def report(gap: OffsetOutOfRange) -> None:
+        raise AssertionError('nothing to report')
+
+    gaps = GapWatch('orders-1', first, report)
+    gaps.active_before = True
+    gaps.gaps.expected = 60
+    got = await activating(10).activate(
+        'orders-1', 'group', Offset.FIRST, None, True, lambda: True, gaps=gaps,
+    )
+    assert got == OffsetSpec.offset(11)
+    gaps.restart(11)  # (activated there)
+    gaps.gaps.taken(30, 40)  # (a gap of chunks read already: 11 to 29)
+    assert gaps.gaps.lost(gaps.gaps.take(), 100) == (0, 0, 0)
