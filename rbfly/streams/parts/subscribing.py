@@ -357,9 +357,7 @@ class Subscribing:
         if on_gap == 'warn':
             logger.warning('%s', gap)
             return
-        result = on_gap(gap)
-        if inspect.isawaitable(result):
-            await result
+        await _call_on_gap(on_gap, gap)
 
     async def activate(
             self, stream: str, name: str, offset: Offset,
@@ -431,8 +429,9 @@ class Subscribing:
         its ``on_gap`` says, with ``when='resume'``; with ``'raise'``
         the activation fails with that error, which the read raises. Else
         it starts at the first offset (the offsets told are not counted
-        again by the gap to its first chunk), and the broker is answered
-        before ``on_gap`` is called (a function raising ends the read).
+        again by the gap to its first chunk): counted, and warned of with
+        ``'warn'``, at once; a function is called once the broker is
+        answered, in a task of its own (raising, it ends the read).
 
         Made active before (``gaps.active_before``), its check starts at
         its read position at the earliest: the offsets it read, and those
@@ -464,14 +463,23 @@ class Subscribing:
             return spec
         if gap is None:
             return spec
-        if on_gap == 'raise':
+        if isinstance(on_gap, str):  # (counted, and warned of or raised, now)
             if (error := await gaps.report(gap)) is not None:
                 raise error
-        else:  # (the function called, or the warning, after the broker's answer)
-            gaps.later(gap)
+        else:
+            # counted now (a later task cancelled before it starts would
+            # not); the function called after the broker's answer
+            self._counters.messages_lost += gap.lost
+            gaps.later(gap, functools.partial(_call_on_gap, on_gap))
         # (told up to the first offset: the watch expects the first chunk
         # there, and a gap after it, retention meanwhile, is the read's)
         return OffsetSpec.offset(gap.first)
+
+async def _call_on_gap(on_gap: Callable[[OffsetOutOfRange], object], gap: OffsetOutOfRange) -> None:
+    """Call the application's ``on_gap`` function (awaited when it returns an awaitable)."""
+    result = on_gap(gap)
+    if inspect.isawaitable(result):
+        await result
 
 __all__ = [
     'ConsumerUpdateCallback', 'DecodeErrorAction', 'GapAction', 'ResumeCallback',

@@ -331,7 +331,7 @@ class GapWatch:
             else:
                 self._answered = begun
         except Exception as ex:  # noqa: BLE001 - the read raises it
-            self.stop(ex)
+            self._fail(ex)
         finally:
             if self._task is asyncio.current_task():  # (not one after a close)
                 self._task = None
@@ -354,19 +354,31 @@ class GapWatch:
         owed as it began answered, settle returns, even when another
         task reading on meanwhile left new gaps (checked as usual).
 
+        Reports in tasks of their own (see :py:meth:`later`) are waited
+        for too, within the same bound.
+
         Called from the watch's own check (an ``on_gap`` function seeking
         the stream), it returns at once: the check is the caller.
         """
+        current = asyncio.current_task()
         task = self._task
-        if task is not None and task is asyncio.current_task():
+        if task is not None and task is current:
             return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._settle_timeout
+        await self._settle(deadline)
+        if later := [t for t in self._later if t is not current]:
+            # (a wait cancelled, or timed out, leaves them to their end)
+            await asyncio.wait(later, timeout=max(0.0, deadline - loop.time()))
+
+    async def _settle(self, deadline: float) -> None:
+        """The question owed answered, or given up on at ``deadline`` (see :py:meth:`settle`)."""
         gaps = self.gaps
         # the first question that takes every gap pending now: a question
         # under way that began before the last gaps were seen does not
         # (its failure, or one before, does not end the wait)
         owed = self._begun + int(gaps.pending)
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + self._settle_timeout
         while not self._closed and self._answered < owed:
             if self._timer is not None:
                 self._timer.cancel()
@@ -452,20 +464,41 @@ class GapWatch:
         """The reports under way in tasks of their own (see :py:meth:`later`)."""
         return tuple(self._later)
 
-    def later(self, gap: OffsetOutOfRange) -> None:
+    def later(self, gap: OffsetOutOfRange, report: Report | None = None) -> None:
         """
         Report ``gap`` in a task of its own, once the caller's step is done
         (a single active consumer's activation: the broker is answered
-        first, not after the application's ``on_gap`` function); what it
-        raises ends the read (``stop``). Cancelled by :py:meth:`close`.
-        """
-        async def tell() -> None:
-            if (error := await self.report(gap)) is not None:
-                self.stop(error)
+        first, not after the application's ``on_gap`` function), with
+        ``report`` (the watch's when ``None``; the caller counted the
+        offsets, and warned of them, already); what it raises ends the
+        read (``stop``), or, the watch closed, is logged at ERROR.
 
-        task = asyncio.get_running_loop().create_task(tell())
+        Not cancelled by :py:meth:`close` (the application's function is
+        not ended half-way, nor left untold): the watch keeps the task until
+        it ends, and :py:meth:`settle` waits for it.
+        """
+        tell = self._report if report is None else report
+
+        async def told() -> None:
+            try:
+                await tell(gap)
+            except Exception as ex:  # noqa: BLE001 - the read raises it
+                self._fail(ex)
+
+        task = asyncio.get_running_loop().create_task(told())
         self._later.add(task)
         task.add_done_callback(self._later.discard)
+
+    def _fail(self, error: Exception) -> None:
+        """
+        End the read with ``error`` (``stop``); the watch closed (nothing
+        reads any more), logged at ERROR instead.
+        """
+        if self._closed:
+            logger.error('stream %r: a report of its gaps failed after its read ended',
+                         self.stream, exc_info=error)
+        else:
+            self.stop(error)
 
     def restart(self, start: int = -1) -> None:
         """
@@ -480,12 +513,11 @@ class GapWatch:
     def close(self) -> None:
         """
         The subscription ended: a question under way is cancelled, and none
-        is asked any more (the chunks it still holds may be taken).
+        is asked any more (the chunks it still holds may be taken). Reports
+        in tasks of their own (see :py:meth:`later`) go on to their end.
         """
         self._closed = True
         self._cancel()
-        for task in tuple(self._later):
-            task.cancel()
 
     def _cancel(self) -> None:
         task, timer = self._task, self._timer

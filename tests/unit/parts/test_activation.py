@@ -10,12 +10,14 @@ offset.
 """
 
 import asyncio
+import logging
 import typing as tp
 
 import pytest
 
 from rbfly.streams import ConsumerUpdateContext, Offset
 from rbfly.streams.error import ConnectionLost, OffsetOutOfRange, StreamsError
+from rbfly.streams.metrics import Counters
 from rbfly.streams.parts import subscribing as subscribing_module
 from rbfly.streams.parts.subscribing import Subscribing
 from rbfly.streams.protocol.base import OffsetSpec
@@ -81,10 +83,10 @@ class Stored:
         value = tp.cast(int, offset.value)
         return OffsetSpec.offset(value), value
 
-def activating(stored: int) -> Subscribing:
+def activating(stored: int, counters: Counters | None = None) -> Subscribing:
     parts = tp.cast(tp.Any, Stored(stored))
     none = tp.cast(tp.Any, None)
-    return Subscribing(none, parts, none, parts, parts, none)
+    return Subscribing(none, parts, none, parts, parts, counters or Counters())
 
 class First:
     """The stream's first offset (or the error asking it raises)."""
@@ -115,8 +117,7 @@ async def test_activated_at_removed_offset(first: int, spec: OffsetSpec, lost: l
         'orders-1', 'group', Offset.FIRST, None, True, lambda: True, gaps=gaps,
     )
     assert got == spec
-    assert told == []  # (told once the broker is answered: in a task of its own)
-    await asyncio.gather(*gaps.reporting)
+    assert gaps.reporting == ()  # ('warn': told at once)
     assert [(g.offset, g.first, g.lost, g.when) for g in told] == \
         [(11, first, n, 'resume') for n in lost]
 
@@ -137,14 +138,74 @@ async def test_activated_function_raises_after() -> None:
     """
     told: list[OffsetOutOfRange] = []
     stopped: list[Exception] = []
-    gaps = watch(100, told, raises=True)
+    counters = Counters()
+
+    def on_gap(gap: OffsetOutOfRange) -> None:
+        told.append(gap)
+        raise gap
+
+    gaps = watch(100, [])
     gaps.stop = stopped.append
-    got = await activating(10).activate(
+    got = await activating(10, counters).activate(
         'orders-1', 'group', Offset.FIRST, None, True, lambda: True, gaps=gaps,
-        on_gap=lambda gap: None,
+        on_gap=on_gap,
     )
-    assert got == OffsetSpec.offset(100) and told == []
+    # (counted at once; the function called once the broker is answered)
+    assert got == OffsetSpec.offset(100) and told == [] and counters.messages_lost == 89
     await asyncio.gather(*gaps.reporting)
+    assert stopped == told and len(told) == 1
+
+async def test_activated_function_closed_before_it_starts(
+        caplog: pytest.LogCaptureFixture,
+) -> None:
+    """
+    The subscription ends before its ``on_gap`` function's task starts:
+    the offsets were counted, the function is called all the same (not
+    cancelled), and what it raises, with nothing to read it, is logged
+    at ERROR.
+    """
+    told: list[OffsetOutOfRange] = []
+    stopped: list[Exception] = []
+    counters = Counters()
+
+    def on_gap(gap: OffsetOutOfRange) -> None:
+        told.append(gap)
+        raise gap
+
+    gaps = watch(100, [])
+    gaps.stop = stopped.append
+    await activating(10, counters).activate(
+        'orders-1', 'group', Offset.FIRST, None, True, lambda: True, gaps=gaps,
+        on_gap=on_gap,
+    )
+    reporting = gaps.reporting
+    gaps.close()  # (the subscription ended)
+    assert counters.messages_lost == 89 and len(reporting) == 1
+    with caplog.at_level(logging.ERROR, 'rbfly.streams.subscriber'):
+        await asyncio.gather(*reporting)
+    assert len(told) == 1 and stopped == []
+    assert [r.exc_info[1] for r in caplog.records if r.exc_info] == told
+
+async def test_settle_waits_for_function() -> None:
+    """
+    A read that ends settles its watch: an ``on_gap`` function called
+    after an activation is waited for (its error ends the read).
+    """
+    told: list[OffsetOutOfRange] = []
+    stopped: list[Exception] = []
+
+    async def on_gap(gap: OffsetOutOfRange) -> None:
+        await asyncio.sleep(0)
+        told.append(gap)
+        raise gap
+
+    gaps = watch(100, [])
+    gaps.stop = stopped.append
+    await activating(10).activate(
+        'orders-1', 'group', Offset.FIRST, None, True, lambda: True, gaps=gaps,
+        on_gap=on_gap,
+    )
+    await gaps.settle()
     assert stopped == told and len(told) == 1
 
 @pytest.mark.parametrize(('first', 'spec', 'lost'), [
@@ -262,3 +323,23 @@ async def test_activated_again_check_timed_out(monkeypatch: pytest.MonkeyPatch) 
     gaps.restart(11)  # (activated there)
     gaps.gaps.taken(30, 40)  # (a gap of chunks read already: 11 to 29)
     assert gaps.gaps.lost(gaps.gaps.take(), 100) == (0, 0, 0)
+
+async def test_activated_function_closes_read() -> None:
+    """
+    An ``on_gap`` function called after an activation that ends the read
+    (the watch closed from its own task) is not cancelled: it goes on.
+    """
+    told: list[OffsetOutOfRange] = []
+    gaps = watch(100, [])
+
+    async def on_gap(gap: OffsetOutOfRange) -> None:
+        gaps.close()  # (the read ended by the function)
+        await asyncio.sleep(0)
+        told.append(gap)
+
+    await activating(10).activate(
+        'orders-1', 'group', Offset.FIRST, None, True, lambda: True, gaps=gaps,
+        on_gap=on_gap,
+    )
+    await asyncio.gather(*gaps.reporting)
+    assert len(told) == 1
