@@ -246,6 +246,9 @@ class GapWatch:
         self._task: asyncio.Task[None] | None = None
         self._timer: asyncio.TimerHandle | None = None  # the next question, when due
         self._later: set[asyncio.Task[None]] = set()  # reports made after (see later)
+        # checks answered, reporting (the application's on_gap function):
+        # not cancelled, and settle's bound no longer applies
+        self._reporting: set[asyncio.Task[tp.Any]] = set()
         self._closed = False
         # the questions begun, the last of them left without an answer,
         # the last one answered (its report made), the last one whose gaps
@@ -322,11 +325,15 @@ class GapWatch:
             if lost and first is not None:
                 # (counted now: a later start check does not count them again)
                 gaps.reported = max(gaps.reported, high)
+                current = asyncio.current_task()
+                assert current is not None
+                self._reporting.add(current)
                 try:
                     await self._report(OffsetOutOfRange(
                         self.stream, low, first, lost=lost, end=high, when='read',
                     ))
                 finally:
+                    self._reporting.discard(current)
                     self._answered = begun
             else:
                 self._answered = begun
@@ -345,9 +352,10 @@ class GapWatch:
         reported before the read ends, as ``on_gap`` says (``stop``
         called).
 
-        The wait is bounded: at most the watch's ``settle_timeout``
-        seconds in all (the client's request timeout), the client's own
-        connection lost or not. Gaps whose check failed (no answer), or
+        The wait for the answer is bounded: at most the watch's
+        ``settle_timeout`` seconds in all (the client's request timeout),
+        the client's own connection lost or not; once answered, its report
+        (an ``on_gap`` function) is waited for to its end. Gaps whose check failed (no answer), or
         got none in time, are warned of as unchecked, and dropped; a
         question still under way is left to :py:meth:`close` (its answer
         reports nothing). One question more at most: once the question
@@ -390,6 +398,10 @@ class GapWatch:
                 task = self._task = loop.create_task(self._check())
             # (a wait cancelled leaves the question to close())
             done, _ = await asyncio.wait((task,), timeout=max(0.0, deadline - loop.time()))
+            if not done and task in self._reporting:
+                # answered: its report (the application's function) is
+                # waited for to its end, the bound is the question's only
+                await asyncio.wait((task,))
             if self._answered >= owed:
                 return
             if self._failed >= owed:
@@ -512,8 +524,9 @@ class GapWatch:
 
     def close(self) -> None:
         """
-        The subscription ended: a question under way is cancelled, and none
-        is asked any more (the chunks it still holds may be taken). Reports
+        The subscription ended: a question under way is cancelled (not one
+        answered, whose report goes on to its end), and none is asked any
+        more (the chunks it still holds may be taken). Reports
         in tasks of their own (see :py:meth:`later`) go on to their end.
         """
         self._closed = True
@@ -524,9 +537,10 @@ class GapWatch:
         self._task = self._timer = None
         if timer is not None:
             timer.cancel()
-        if task is not None and task is not _current():
+        if task is not None and task is not _current() and task not in self._reporting:
             # (not the check calling: an on_gap function that seeks ends
-            # the subscription it is told of, and goes on)
+            # the subscription it is told of, and goes on; nor a check
+            # answered, reporting: its function is not ended half-way)
             task.cancel()
 
 def _current() -> asyncio.Task[tp.Any] | None:

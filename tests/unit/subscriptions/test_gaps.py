@@ -588,6 +588,61 @@ async def test_settle_bounded(caplog: pytest.LogCaptureFixture) -> None:
     await question
     assert told.gaps == [] and stats.asked == 1 and not watch.gaps.pending
 
+async def test_settle_waits_for_the_report(caplog: pytest.LogCaptureFixture) -> None:
+    """
+    The question answered within the settle timeout, its report (an
+    ``on_gap`` function) slower: settle waits for the report to its end,
+    the bound is the question's only (nothing warned of as unchecked).
+    """
+    sub, watch, _, _, told = watched(first=40, settle_timeout=0)
+    entered = asyncio.Event()
+    released: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    done: list[str] = []
+
+    async def slow() -> None:
+        entered.set()
+        await released
+        for _ in range(10):  # (the function awaits more, past the timeout)
+            await asyncio.sleep(0)
+        done.append('reported')
+
+    told.during = slow
+    take_over_gap(sub)
+    await entered.wait()  # (answered: the report under way)
+    settling = asyncio.ensure_future(watch.settle())
+    released.set_result(None)
+    with caplog.at_level(logging.WARNING, logger='rbfly.streams.subscriber'):
+        await settling
+    done.append('settled')
+    assert done == ['reported', 'settled'] and caplog.records == []
+    assert [g.lost for g in told.gaps] == [35]
+
+async def test_close_leaves_the_report() -> None:
+    """
+    The subscription ends while a check answered reports (an ``on_gap``
+    function under way): the report is not cancelled, it goes on to its
+    end.
+    """
+    sub, watch, _, _, told = watched(first=40)
+    entered = asyncio.Event()
+    released: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    done: list[int] = []
+
+    async def slow() -> None:
+        entered.set()
+        await released
+        done.append(1)
+
+    told.during = slow
+    take_over_gap(sub)
+    question = watch.checking
+    assert question is not None
+    await entered.wait()
+    sub.close()
+    released.set_result(None)
+    await question
+    assert done == [1] and not question.cancelled() and watch.checking is None
+
 async def test_settle_one_question_more() -> None:
     """
     Another task reads on while settle waits (the old subscription of a
