@@ -250,6 +250,7 @@ class GapWatch:
         # not cancelled, and settle's bound no longer applies
         self._reporting: set[asyncio.Task[tp.Any]] = set()
         self._closed = False
+        self._handed = False  # (stop ends a successor's read: see hand_over)
         # the questions begun, the last of them left without an answer,
         # the last one answered (its report made), the last one whose gaps
         # a settle dropped (its answer reports nothing)
@@ -501,12 +502,22 @@ class GapWatch:
         self._later.add(task)
         task.add_done_callback(self._later.discard)
 
+    def hand_over(self, stop: Callable[[Exception], None]) -> None:
+        """
+        The read goes on in a successor (a seek replaces the subscription):
+        what the reports still under way raise (an ``on_gap`` function
+        that seeks, and raises after) ends it with ``stop``, this watch
+        closed or not.
+        """
+        self.stop = stop
+        self._handed = True
+
     def _fail(self, error: Exception) -> None:
         """
-        End the read with ``error`` (``stop``); the watch closed (nothing
-        reads any more), logged at ERROR instead.
+        End the read with ``error`` (``stop``); the watch closed and not
+        handed over (nothing reads any more), logged at ERROR instead.
         """
-        if self._closed:
+        if self._closed and not self._handed:
             logger.error('stream %r: a report of its gaps failed after its read ended',
                          self.stream, exc_info=error)
         else:

@@ -303,6 +303,8 @@ class Subscriptions:
             self._end(sub)
             return
         moved(sub.next_offset if sub.offset_spec.type == OffsetSpecType.OFFSET else None)
+        if old.gaps is not None:  # (a report still under way raises in the read going on)
+            old.gaps.hand_over(sub.stop_with)
         self._end(old)
         old.interrupt()  # (a take waiting on it waits on its successor)
         self._replace(old, sub)

@@ -689,6 +689,34 @@ async def test_settle_from_its_check() -> None:
     assert [g.lost for g in told.gaps] == [35] and after == [1]
     assert source.subs[0] is not sub and sub.closed
 
+async def test_raises_after_its_seek() -> None:
+    """
+    An ``on_gap`` function seeking the stream, then raising: the read
+    going on at the new place raises it at its next take (not lost with
+    the old subscription).
+    """
+    sub, watch, _, _, told = watched(first=40)
+    progress, source = reading(sub)
+    error = ValueError('the function failed after its seek')
+
+    async def seek() -> None:
+        await progress.seek('s', 100)
+        raise error
+
+    told.during = seek
+    sub.on_chunk(chunk(0, 5), None)
+    sub.on_chunk(chunk(40, 5), None)
+    await progress.take()
+    await progress.take()
+    question = watch.checking
+    assert question is not None
+    await question
+    [successor] = source.subs
+    assert successor is not sub and sub.closed
+    with pytest.raises(ValueError) as info:
+        successor.poll()  # (what the read's next take raises)
+    assert info.value is error
+
 async def test_read_report_counted_once() -> None:
     """A gap reported while reading is not told again by a start check (an activation)."""
     sub, watch, _, _, told = watched(first=40)
