@@ -367,11 +367,14 @@ class GapWatch:
         for too, within the same bound.
 
         Called from the watch's own check (an ``on_gap`` function seeking
-        the stream), it returns at once: the check is the caller.
+        the stream), it returns at once: the check is the caller; the gaps
+        pending (taken meanwhile) are warned of as unchecked, not dropped
+        silently.
         """
         current = asyncio.current_task()
         task = self._task
         if task is not None and task is current:
+            self._unchecked(self.gaps.take())
             return
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._settle_timeout

@@ -717,6 +717,32 @@ async def test_raises_after_its_seek() -> None:
         successor.poll()  # (what the read's next take raises)
     assert info.value is error
 
+async def test_settle_from_its_check_warns(caplog: pytest.LogCaptureFixture) -> None:
+    """
+    Settled from its own check (an ``on_gap`` function seeking), with a
+    gap taken meanwhile: the gap is warned of as unchecked, not dropped
+    silently.
+    """
+    sub, watch, _, _, told = watched(first=40)
+
+    async def settle() -> None:
+        sub.on_chunk(chunk(50, 5), None)
+        take(sub)  # (read on meanwhile: 45 to 49 skipped)
+        await watch.settle()
+
+    told.during = settle
+    take_over_gap(sub)
+    question = watch.checking
+    assert question is not None
+    with caplog.at_level(logging.WARNING, logger='rbfly.streams.subscriber'):
+        await question
+    [record] = caplog.records
+    assert record.getMessage() == (
+        "stream 's': up to 5 offsets skipped (45 to 49) and not checked for retention, its"
+        ' first offset not known'
+    )
+    assert not watch.gaps.pending and [g.lost for g in told.gaps] == [35]
+
 async def test_read_report_counted_once() -> None:
     """A gap reported while reading is not told again by a start check (an activation)."""
     sub, watch, _, _, told = watched(first=40)
