@@ -472,7 +472,7 @@ class GapWatch:
         first = await self._first(self.stream)
         if first is None or start >= first:
             return None
-        gaps.reported = first
+        gaps.reported = max(gaps.reported, first)  # (never lowered)
         return OffsetOutOfRange(self.stream, start, first, when=when)
 
     @property

@@ -431,6 +431,21 @@ async def test_check_start_in_range() -> None:
     assert await watch.check_start(10) is None
     assert told.gaps == [] and watch.gaps.reported == 0
 
+async def test_check_start_keeps_reported() -> None:
+    """
+    Offsets reported lost meanwhile past the stream's first (a check while
+    reading, as the start check waited for its answer): not lowered.
+    """
+    _, watch, stats, _, _ = watched(first=50, start=10)
+    stats.hold = asyncio.get_running_loop().create_future()
+    checking = asyncio.ensure_future(watch.start_gap(10))
+    await asyncio.sleep(0)  # (the start check asks)
+    assert stats.asked == 1
+    watch.gaps.reported = 80  # (reported meanwhile)
+    stats.hold.set_result(None)
+    gap = await checking
+    assert gap is not None and watch.gaps.reported == 80
+
 async def test_check_start_raises() -> None:
     """What the report raised is returned: the caller ends the read with it."""
     _, watch, _, _, told = watched(first=50, start=10)
