@@ -248,7 +248,7 @@ class GapWatch:
         self._later: set[asyncio.Task[None]] = set()  # reports made after (see later)
         # checks answered, reporting (the application's on_gap function):
         # not cancelled, and settle's bound no longer applies
-        self._reporting: set[asyncio.Task[tp.Any]] = set()
+        self._reporting: set[asyncio.Task[object]] = set()
         self._closed = False
         self._handed = False  # (stop ends a successor's read: see hand_over)
         # the questions begun, the last of them left without an answer,
@@ -557,7 +557,7 @@ class GapWatch:
             # answered, reporting: its function is not ended half-way)
             task.cancel()
 
-def _current() -> asyncio.Task[tp.Any] | None:
+def _current() -> asyncio.Task[object] | None:
     """The task running, if any (none: called outside the event loop)."""
     try:
         return asyncio.current_task()
