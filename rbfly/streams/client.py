@@ -162,7 +162,9 @@ class StreamsClient:
         streams = Streams(connections, offsets)
         self._publishing = publishing = Publishing(
             options, connections, placer, declarer, recovery, counters)
-        subscribing = Subscribing(options, connections, placer, offsets, ends, counters)
+        subscribing = Subscribing(
+            options, connections, placer, offsets, ends, counters, recovery.resubscribe,
+        )
         self._super_streams = super_streams = SuperStreams(connections, publishing, subscribing)
         groups = Groups(connections, offsets, streams, super_streams, ends)
         self._consuming = consuming = Consuming(offsets, subscribing, super_streams, counters)

@@ -73,6 +73,20 @@ subscriptions end with an error."""
 STREAM_BACKOFF = Backoff(initial=0.1, maximum=2.0, multiplier=2.0, jitter=0.0)
 """Delays between asking whether a changed stream has a leader again."""
 
+H = tp.TypeVar('H', 'PublisherTrait', 'Subscription')
+
+def _undeclare(item: H, drop: tp.Callable[[StreamsProtocol, H], None]) -> None:
+    """
+    No manager holds ``item`` any more, and it is dropped on its
+    connection (``drop``), or only detached from it when it is closed.
+    """
+    let_go(item)
+    protocol = item.protocol
+    if protocol is not None and protocol.is_open:
+        drop(protocol, item)
+    else:
+        detach(item)
+
 class Recovery:
     """
     Restores publishers and subscriptions (the connections'
@@ -295,6 +309,17 @@ class Recovery:
             sub.fail, lambda: sub.closed, lambda: sub.owner is own,
         ), cancel_at_close=True)
 
+    def resubscribe(self, sub: Subscription, reason: str) -> None:
+        """
+        Unsubscribe a subscription, and subscribe it again after the last
+        chunk received, on a member's node of the moment (its stream
+        moved, or its broker reader stalled: see
+        :py:mod:`rbfly.streams.subscriptions.stalled`).
+        """
+        sub.moved(ConnectionLost(reason))
+        _undeclare(sub, self._declarer.unsubscribe)
+        self.relocate_subscription(sub)
+
     def relocate_publisher(self, publisher: PublisherTrait) -> None:
         """Declare a publisher again on its stream leader's node of the moment."""
         publisher.lifecycle.move(ResourceState.RECOVERING, 'placed anew on its stream leader')
@@ -403,23 +428,11 @@ class Recovery:
             for sub in [s for s in manager.subscriptions
                         if s in held and s.protocol is changed_on]:
                 held.discard(sub)
-                sub.moved(ConnectionLost('stream {!r} moved'.format(stream)))
-                let_go(sub)
-                protocol = sub.protocol
-                if protocol is not None and protocol.is_open:
-                    self._declarer.unsubscribe(protocol, sub)
-                else:
-                    detach(sub)
-                self.relocate_subscription(sub)
+                self.resubscribe(sub, 'stream {!r} moved'.format(stream))
             for publisher in [p for p in manager.publishers
                               if p in held and p.protocol is changed_on]:
                 held.discard(publisher)
-                let_go(publisher)
-                protocol = publisher.protocol
-                if protocol is not None and protocol.is_open:
-                    self._declarer.drop_publisher(protocol, publisher)
-                else:
-                    detach(publisher)
+                _undeclare(publisher, self._declarer.drop_publisher)
                 publisher.on_connection_lost(ConnectionLost('stream {!r} moved'.format(stream)))
                 self.relocate_publisher(publisher)
 

@@ -29,6 +29,7 @@ from ..subscriptions.handoff import ConsumerUpdateContext
 from ..subscriptions.options import ReadOptions
 from ..subscriptions.progress import Progress
 from ..subscriptions.source import Subscriptions
+from ..subscriptions.stalled import Resubscribe, StallCheck
 from ..subscriptions.subscription import Subscription
 from ..subscriptions.tracking import OffsetTracker
 from ..types import MessageFilter
@@ -157,6 +158,9 @@ class Subscribing:
     :param offsets: Where subscriptions start.
     :param ends: Where streams end (``Offset.from_end``, ``stop_at_end``).
     :param counters: The client's metrics, counted by its subscriptions.
+    :param resubscribe: Subscribes a subscription again (the recovery's):
+        one whose broker reader stalled (see
+        :py:mod:`rbfly.streams.subscriptions.stalled`); ``None``: none is.
     """
     def __init__(
             self,
@@ -166,8 +170,10 @@ class Subscribing:
             offsets: Offsets,
             ends: Ends,
             counters: Counters,
+            resubscribe: Resubscribe | None = None,
     ) -> None:
         self._options = options
+        self._resubscribe = resubscribe
         self._connections = connections
         self._placer = placer
         self._offsets = offsets
@@ -245,9 +251,13 @@ class Subscribing:
         """
         # (a single active consumer cannot seek: subscribing again leaves its group)
         remake = None if options.single_active else functools.partial(self._again, options)
+        # (a single active consumer is not subscribed again: see the module stalled)
+        resubscribe = self._resubscribe
+        stalls = None if resubscribe is None or options.single_active \
+            else StallCheck(self._ends.first, resubscribe)
         source = Subscriptions(
             functools.partial(make, options), self._placer.place_new,
-            self._placer.end_subscription, options.filter, remake,
+            self._placer.end_subscription, options.filter, remake, stalls,
         )
         group = options.name if options.single_active else None
         return Progress(

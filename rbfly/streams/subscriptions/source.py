@@ -17,6 +17,10 @@ left is told before the end. A seek waits for the check the subscription
 it replaces owes, and a loss told there ends the read at its next take
 (``on_gap='raise'``). With a filter, the messages the broker's Bloom
 filter let through and the filter does not match are dropped too.
+
+A take that waits looks every :py:data:`~.stalled.STALL_AFTER` seconds
+for a subscription whose broker reader retention stalled, and has it
+subscribed again (see :py:mod:`rbfly.streams.subscriptions.stalled`).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from ..offset import Offset
 from ..protocol.constants import OffsetSpecType
 from ..types import MessageFilter
 from .flow import ManualCredit
+from .stalled import StallCheck
 from .subscription import Chunk, Subscription, wait_any
 
 if tp.TYPE_CHECKING:
@@ -135,17 +140,20 @@ class Subscriptions:
     :param filter: The subscriptions' filter, if any.
     :param remake: Builds a subscription again at another offset (a
         seek); ``None``: a read that cannot seek.
+    :param stalls: Checks the subscriptions waited on for a broker
+        reader stalled; ``None``: not checked.
     """
     def __init__(
             self, make: Make, place: Callable[[Subscription], Awaitable[None]],
             end: Callable[[Subscription], None], filter: MessageFilter | None,
-            remake: Remake | None = None,
+            remake: Remake | None = None, stalls: StallCheck | None = None,
     ) -> None:
         self._make = make
         self._place = place
         self._end = end
         self._filter = filter
         self._remake = remake
+        self._stalls = stalls
         self.subs: list[Subscription] = []
         # not finished, and of those, the ones taken from (not paused)
         self._active: list[Subscription] = []
@@ -214,6 +222,25 @@ class Subscriptions:
                 raise result
 
     async def wait(self, timeout: float | None) -> None:
+        stalls = self._stalls
+        if stalls is None:
+            await self._wait(timeout)
+            return
+        # in steps of the stall check's (see the module)
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while True:
+            left = None if deadline is None else deadline - loop.time()
+            last = left is not None and left <= stalls.after
+            try:
+                await self._wait(left if last else stalls.after)
+                return
+            except TimeoutError:
+                if last:
+                    raise
+            stalls.poke(self._polled)
+
+    async def _wait(self, timeout: float | None) -> None:
         polled = self._waiting = list(self._polled)
         try:
             if len(polled) == 1:
@@ -312,6 +339,8 @@ class Subscriptions:
 
     def _replace(self, old: Subscription, sub: Subscription) -> None:
         """Read ``sub`` in the place of ``old``."""
+        if self._stalls is not None:
+            self._stalls.forget(old)
         sub.paused = old.paused
         self.subs[self.subs.index(old)] = sub
         for subs in (self._active, self._polled):
@@ -324,6 +353,8 @@ class Subscriptions:
 
     def end(self) -> None:
         self._ended = True
+        if self._stalls is not None:
+            self._stalls.close()
         self._active = []
         self._polled = []
         for sub in [*self.subs, *self._waiting]:

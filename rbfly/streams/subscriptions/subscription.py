@@ -193,6 +193,16 @@ class Subscription:
         """Credits the Subscribe command grants (the flow strategy's, with one)."""
         return self._policy.credit
 
+    @property
+    def inflight(self) -> int:
+        """Credits the broker holds: chunks it may send without more."""
+        return self._policy.inflight
+
+    @property
+    def arrived(self) -> float:
+        """When the last chunk arrived (monotonic clock; 0: none yet)."""
+        return self._arrived
+
     def stop_at(self, end_chunk: int | None, end_offset: int, finished: bool) -> None:
         """
         Stop at the end of the stream, as found when the subscription
