@@ -163,7 +163,7 @@ class StreamsClient:
         self._publishing = publishing = Publishing(
             options, connections, placer, declarer, recovery, counters)
         subscribing = Subscribing(
-            options, connections, placer, offsets, ends, counters, recovery.resubscribe,
+            options, connections, placer, offsets, ends, counters, recovery.resubscribe_stalled,
         )
         self._super_streams = super_streams = SuperStreams(connections, publishing, subscribing)
         groups = Groups(connections, offsets, streams, super_streams, ends)

@@ -342,8 +342,15 @@ async def test_activated_after_removed(small: tuple[StreamsClient, str], on_gap:
     client, stream = small
     await publish(client, stream, 0, 50)
     first = await write_past(client, stream)
-    # (stored before the retention, the broker forgets it: stored after, as
-    # by a consumer of the group that read slowly)
+    # stored before the retention, the broker forgets it: stored after, as
+    # by a consumer of the group that read slowly; into a segment with
+    # room: a store that begins a segment is forgotten at once (the
+    # snapshot of the offsets stored there keeps none below the first),
+    # so a segment is filled (one message of more than 2 kB) and the next
+    # begun (one small message)
+    async with client.publisher(stream) as publisher:
+        await publisher.send('x' * 2_500)
+    await publish(client, stream, 5_000, 1)
     await client.commit_offset(stream, 'app', 10)
     told: list[OffsetOutOfRange] = []
     action: GapAction = 'raise' if on_gap == 'raise' else told.append

@@ -149,6 +149,21 @@ def detach(item: Held) -> None:
         release_id(protocol, item, item.ident)
     item.protocol = None
 
+H = tp.TypeVar('H', bound=Held)
+
+def undeclare(item: H, drop: tp.Callable[[StreamsProtocol, H], None]) -> None:
+    """
+    No manager holds ``item`` any more, and it is dropped on its
+    connection (``drop``: the request that deletes it there), or only
+    detached from it when that is closed.
+    """
+    let_go(item)
+    protocol = item.protocol
+    if protocol is not None and protocol.is_open:
+        drop(protocol, item)
+    else:
+        detach(item)
+
 def abandon(
         protocol: StreamsProtocol, kind: Kind, ident: int, delete: Request[CommandBase],
         what: str, spawn: Spawn,
@@ -197,5 +212,5 @@ async def _delete(
 
 __all__ = [
     'MAX_IDS', 'Held', 'Kind', 'Owner', 'abandon', 'abandoned', 'attach', 'delete_stale',
-    'detach', 'free_id', 'hold', 'let_go', 'release_id', 'reserve',
+    'detach', 'free_id', 'hold', 'let_go', 'release_id', 'reserve', 'undeclare',
 ]

@@ -36,7 +36,7 @@ import logging
 import typing as tp
 
 from ..aio.connection import StreamsProtocol
-from ..aio.records import detach, let_go
+from ..aio.records import detach, let_go, undeclare
 from ..backoff import Backoff
 from ..error import (
     ConnectionLost,
@@ -72,20 +72,6 @@ subscriptions end with an error."""
 
 STREAM_BACKOFF = Backoff(initial=0.1, maximum=2.0, multiplier=2.0, jitter=0.0)
 """Delays between asking whether a changed stream has a leader again."""
-
-H = tp.TypeVar('H', 'PublisherTrait', 'Subscription')
-
-def _undeclare(item: H, drop: tp.Callable[[StreamsProtocol, H], None]) -> None:
-    """
-    No manager holds ``item`` any more, and it is dropped on its
-    connection (``drop``), or only detached from it when it is closed.
-    """
-    let_go(item)
-    protocol = item.protocol
-    if protocol is not None and protocol.is_open:
-        drop(protocol, item)
-    else:
-        detach(item)
 
 class Recovery:
     """
@@ -301,8 +287,10 @@ class Recovery:
 
         async def place(protocol: StreamsProtocol) -> None:
             spec = await offsets.resume_spec(sub)
-            if spec is not None:
+            if spec is not None and not sub.closed:  # (ended meanwhile: not placed)
                 await placer.place_subscription(protocol, sub, spec, leader=True)
+                if sub.closed:  # (ended while subscribing: unsubscribed)
+                    placer.end_subscription(sub)
 
         self._tasks.spawn(self._keep_placing(
             'subscription to {!r}'.format(sub.stream), place,
@@ -317,8 +305,21 @@ class Recovery:
         :py:mod:`rbfly.streams.subscriptions.stalled`).
         """
         sub.moved(ConnectionLost(reason))
-        _undeclare(sub, self._declarer.unsubscribe)
+        undeclare(sub, self._declarer.unsubscribe)
         self.relocate_subscription(sub)
+
+    def resubscribe_stalled(self, sub: Subscription, reason: str) -> bool:
+        """
+        :py:meth:`resubscribe`, unless the subscription is being recovered
+        (not on an open connection, being placed, or its stream changed);
+        whether it was.
+        """
+        protocol = sub.protocol
+        if protocol is None or not protocol.is_open or self._placer.placing(sub) \
+                or any(sub in held for held in self._changing.values()):
+            return False
+        self.resubscribe(sub, reason)
+        return True
 
     def relocate_publisher(self, publisher: PublisherTrait) -> None:
         """Declare a publisher again on its stream leader's node of the moment."""
@@ -432,7 +433,7 @@ class Recovery:
             for publisher in [p for p in manager.publishers
                               if p in held and p.protocol is changed_on]:
                 held.discard(publisher)
-                _undeclare(publisher, self._declarer.drop_publisher)
+                undeclare(publisher, self._declarer.drop_publisher)
                 publisher.on_connection_lost(ConnectionLost('stream {!r} moved'.format(stream)))
                 self.relocate_publisher(publisher)
 

@@ -251,10 +251,11 @@ class Subscribing:
         """
         # (a single active consumer cannot seek: subscribing again leaves its group)
         remake = None if options.single_active else functools.partial(self._again, options)
-        # (a single active consumer is not subscribed again: see the module stalled)
+        # (neither a single active consumer nor a read with a filter is
+        # subscribed again: see the module stalled)
         resubscribe = self._resubscribe
         stalls = None if resubscribe is None or options.single_active \
-            else StallCheck(self._ends.first, resubscribe)
+            or options.filter is not None else StallCheck(self._ends.first, resubscribe)
         source = Subscriptions(
             functools.partial(make, options), self._placer.place_new,
             self._placer.end_subscription, options.filter, remake, stalls,

@@ -18,8 +18,9 @@ it replaces owes, and a loss told there ends the read at its next take
 (``on_gap='raise'``). With a filter, the messages the broker's Bloom
 filter let through and the filter does not match are dropped too.
 
-A take that waits looks every :py:data:`~.stalled.STALL_AFTER` seconds
-for a subscription whose broker reader retention stalled, and has it
+A take that waits looks for a subscription whose broker reader retention
+stalled as it begins to wait, at most once a second, and every
+:py:data:`~.stalled.STALL_AFTER` seconds while it waits, and has it
 subscribed again (see :py:mod:`rbfly.streams.subscriptions.stalled`).
 """
 
@@ -230,6 +231,7 @@ class Subscriptions:
         loop = asyncio.get_running_loop()
         deadline = None if timeout is None else loop.time() + timeout
         while True:
+            stalls.poke(self._polled)  # (at most once a second)
             left = None if deadline is None else deadline - loop.time()
             last = left is not None and left <= stalls.after
             try:
@@ -238,7 +240,6 @@ class Subscriptions:
             except TimeoutError:
                 if last:
                     raise
-            stalls.poke(self._polled)
 
     async def _wait(self, timeout: float | None) -> None:
         polled = self._waiting = list(self._polled)

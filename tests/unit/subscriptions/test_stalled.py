@@ -13,18 +13,23 @@ would, the first offset is a fake's.
 from __future__ import annotations
 
 import asyncio
+import types
 import typing as tp
 from collections.abc import Callable
 
 import pytest
 
 from rbfly.streams.error import ConnectionLost, RequestTimeout
+from rbfly.streams.metrics import Counters
 from rbfly.streams.offset import Offset
+from rbfly.streams.parts.options import ClientOptions
+from rbfly.streams.parts.subscribing import SubscribeOptions, Subscribing
 from rbfly.streams.protocol.commands import OffsetSpec
 from rbfly.streams.subscriptions.options import ReadOptions
 from rbfly.streams.subscriptions.source import Subscriptions
 from rbfly.streams.subscriptions.stalled import StallCheck, suspect
 from rbfly.streams.subscriptions.subscription import Subscription
+from rbfly.streams.types import MessageFilter
 
 from ._chunks import chunk
 from ._watch import Stats, watched
@@ -101,94 +106,151 @@ def test_suspect(change: Callable[[Subscription], None], expected: bool) -> None
     assert suspect(sub, sub.arrived + 5.0, after=5.0) is expected
     assert not suspect(sub, sub.arrived + 4.9, after=5.0)  # (not quiet long enough)
 
-async def test_subscribed_again_when_first_offset_past_it() -> None:
+class Again:
+    """The subscriptions subscribed again, and their reasons; ``refuse``: it cannot now."""
+    def __init__(self, refuse: bool = False) -> None:
+        self.subs: list[tuple[Subscription, str]] = []
+        self.refuse = refuse
+
+    def __call__(self, sub: Subscription, reason: str) -> bool:
+        if self.refuse:
+            return False
+        self.subs.append((sub, reason))
+        return True
+
+async def test_subscribed_again_when_first_offset_past_it(
+        caplog: pytest.LogCaptureFixture,
+) -> None:
     """The stream's first offset past the offset read next: subscribed again, with a reason."""
     sub, stats = stalled(first=3_000)
-    again: list[tuple[Subscription, str]] = []
-    check = StallCheck(stats, lambda s, reason: again.append((s, reason)))
-    assert await check.check(sub)
-    assert again == [(sub, "its broker reader stopped behind the stream's first offset")]
+    again = Again()
+    assert await StallCheck(stats, again).check(sub)
+    assert again.subs == [(sub, "its broker reader stopped behind the stream's first offset")]
+    assert 'first offset 3000 is past the offset 132 read next' in caplog.text
+
+async def test_refused() -> None:
+    """The subscription being recovered: not subscribed again, nothing said."""
+    sub, stats = stalled(first=3_000)
+    assert not await StallCheck(stats, Again(refuse=True)).check(sub)
 
 @pytest.mark.parametrize('first', [132, 50, None])
 async def test_not_subscribed_again_when_offset_in_stream(first: int | None) -> None:
     """
     The offset read next still in the stream (the chunks skipped hold no
-    messages, or a filter rules them out), or the stream empty: nothing
-    is done.
+    messages), or the stream empty: nothing is done.
     """
     sub, stats = stalled(first=first)
-    again: list[Subscription] = []
-    check = StallCheck(stats, lambda s, _: again.append(s))
-    assert not await check.check(sub)
-    assert not again
+    again = Again()
+    assert not await StallCheck(stats, again).check(sub)
+    assert not again.subs
 
-async def test_chunk_arrived_meanwhile() -> None:
-    """A chunk arrived while the question was under way: the reader went on."""
+def arrives(sub: Subscription) -> None:
+    sub.on_chunk(chunk(3_000, 1), 3_500)
+
+def lost(sub: Subscription) -> None:
+    sub.protocol = None
+
+def moved(sub: Subscription) -> None:
+    sub.protocol = tp.cast(tp.Any, Connection())  # (subscribed again elsewhere)
+
+@pytest.mark.parametrize('change', [arrives, lost, moved, paused, closed, finished, seeking])
+async def test_changed_meanwhile(change: Callable[[Subscription], None]) -> None:
+    """
+    The subscription changed while the question was under way (a chunk
+    arrived, its connection was lost, it was subscribed again, paused,
+    ended, moved by a seek): nothing is done.
+    """
     sub, stats = stalled()
     stats.hold = asyncio.get_running_loop().create_future()
-    again: list[Subscription] = []
-    check = StallCheck(stats, lambda s, _: again.append(s))
-    task = asyncio.create_task(check.check(sub))
+    again = Again()
+    task = asyncio.create_task(StallCheck(stats, again).check(sub))
     await asyncio.sleep(0)
-    sub.on_chunk(chunk(3_000, 1), 3_500)
+    change(sub)
     stats.hold.set_result(None)
     assert not await task
-    assert not again
+    assert not again.subs
+
+class Clock:
+    """A clock the test moves, from a subscription's last arrival on."""
+    def __init__(self, sub: Subscription, after: float) -> None:
+        self.now = sub.arrived + after
+
+    def __call__(self) -> float:
+        return self.now
+
+async def poke(check: StallCheck, sub: Subscription) -> None:
+    """Poke, and let a question begun run to its end."""
+    check.poke([sub])
+    for _ in range(3):
+        await asyncio.sleep(0)
 
 @pytest.mark.parametrize('error', [ConnectionLost('lost'), RequestTimeout('no answer')])
 async def test_question_failed(error: Exception) -> None:
-    """No answer: nothing done (asked again in the next quiet spell)."""
+    """No answer: nothing done; asked again once ``after`` seconds passed."""
     sub, stats = stalled()
     stats.error = error
-    again: list[Subscription] = []
-    check = StallCheck(stats, lambda s, _: again.append(s))
-    assert not await check.check(sub)
-    assert not again
+    clock = Clock(sub, 10)
+    again = Again()
+    check = StallCheck(stats, again, after=5.0, clock=clock)
+    await poke(check, sub)
+    assert stats.asked == 1 and not again.subs
+    clock.now += 4.0
+    await poke(check, sub)
+    assert stats.asked == 1
+    clock.now += 1.0
+    stats.error = None
+    await poke(check, sub)
+    assert stats.asked == 2 and [s for s, _ in again.subs] == [sub]
 
 async def test_once_per_quiet_spell() -> None:
-    """A suspect is asked about once while quiet; again after a chunk arrived, quiet again."""
+    """
+    A suspect found in the stream is asked about once while quiet; again
+    after a chunk arrived, quiet again. Pokes closer than a second look at
+    nothing.
+    """
     sub, stats = stalled(first=100)  # (in the stream: never subscribed again)
-    clock = [sub.arrived + 10]
-    check = StallCheck(stats, lambda s, _: None, after=5.0, clock=lambda: clock[0])
+    clock = Clock(sub, 10)
+    check = StallCheck(stats, Again(), after=5.0, clock=clock)
     for _ in range(3):
-        check.poke([sub])
-        await asyncio.sleep(0)
+        clock.now += 10
+        await poke(check, sub)
     assert stats.asked == 1
     sub.on_chunk(chunk(132, 1), 3_500)
     assert sub.poll() is not None
-    clock[0] = sub.arrived + 10
-    check.poke([sub])
-    await asyncio.sleep(0)
+    clock.now += 0.5
+    await poke(check, sub)  # (within the second)
+    assert stats.asked == 1
+    clock.now += 0.5
+    await poke(check, sub)
     assert stats.asked == 2
 
 async def test_closed_cancels_questions() -> None:
     """The read ended: a question under way is cancelled, nothing done after."""
     sub, stats = stalled()
     stats.hold = asyncio.get_running_loop().create_future()
-    again: list[Subscription] = []
-    check = StallCheck(stats, lambda s, _: again.append(s), clock=lambda: sub.arrived + 10)
-    check.poke([sub])
-    await asyncio.sleep(0)
+    again = Again()
+    check = StallCheck(stats, again, clock=Clock(sub, 10))
+    await poke(check, sub)
     assert stats.asked == 1
     check.close()
     await asyncio.sleep(0)
     assert stats.hold.cancelled()  # (the question's wait ended with its task)
-    assert not again
+    assert not again.subs
 
-async def test_wait_looks_in_steps() -> None:
-    """
-    A read's wait looks for suspects every ``after`` seconds, and still
-    raises TimeoutError at its own timeout; the read ended, the questions
-    are cancelled.
-    """
+class Pokes(StallCheck):
+    """The pokes of a read's wait, the subscriptions given."""
+    def __init__(self, after: float) -> None:
+        super().__init__(Stats(0), Again(), after=after)
+        self.pokes: list[list[Subscription]] = []
+
+    def poke(self, subs: tp.Iterable[Subscription]) -> None:
+        self.pokes.append(list(subs))
+
+async def waited(after: float) -> tuple[Subscription, Subscriptions, Pokes]:
+    """A read of one subscription, its pokes recorded."""
     sub = Subscription(
         's', OffsetSpec.first(), 0, {}, ReadOptions(amqp=False), resume_offset=Offset.FIRST,
     )
-    poked: list[list[Subscription]] = []
-
-    class Check(StallCheck):
-        def poke(self, subs: tp.Iterable[Subscription]) -> None:
-            poked.append(list(subs))
 
     async def make() -> list[Subscription]:
         return [sub]
@@ -196,13 +258,59 @@ async def test_wait_looks_in_steps() -> None:
     async def place(sub: Subscription) -> None:
         pass
 
-    check = Check(Stats(0), lambda s, _: None, after=0.02)
+    check = Pokes(after)
     source = Subscriptions(make, place, lambda s: None, None, stalls=check)
     await source.open(None)
+    return sub, source, check
+
+async def test_wait_looks_in_steps() -> None:
+    """
+    A read's wait looks for suspects as it begins and every ``after``
+    seconds, and still raises TimeoutError at its own timeout.
+    """
+    sub, source, check = await waited(after=0.02)
     with pytest.raises(TimeoutError):
         await source.wait(0.1)
-    assert 1 <= len(poked) <= 5 and all(p == [sub] for p in poked)
-    # a chunk ends the wait at once
-    sub.on_chunk(chunk(0, 1), None)
-    await source.wait(None)
+    assert 2 <= len(check.pokes) <= 5 and all(p == [sub] for p in check.pokes)
     source.end()
+
+async def test_wait_ends_at_a_chunk() -> None:
+    """A chunk arriving during a step ends the wait; a short wait looks as it begins."""
+    sub, source, check = await waited(after=10.0)
+    loop = asyncio.get_running_loop()
+    loop.call_later(0.01, sub.on_chunk, chunk(0, 1), None)
+    async with asyncio.timeout(5):
+        await source.wait(None)
+    assert check.pokes == [[sub]]
+    assert sub.poll() is not None
+    with pytest.raises(TimeoutError):
+        await source.wait(0.01)  # (as a window's read waits: less than a step)
+    assert len(check.pokes) == 2
+    source.end()
+
+@pytest.mark.parametrize('options, checked', [
+    (SubscribeOptions(), True),
+    (SubscribeOptions(stop_at_end=True), True),
+    (SubscribeOptions(name='app', single_active=True), False),
+    (SubscribeOptions(filter=MessageFilter(lambda m: 'eu', {'eu'})), False),
+])
+async def test_reads_checked(options: SubscribeOptions, checked: bool) -> None:
+    """
+    The reads whose subscriptions are checked: not those of a single active
+    consumer (subscribing again leaves its group), nor those with a filter
+    (the last chunk received may be far behind with nothing lost).
+    """
+    parts = types.SimpleNamespace(
+        place_new=None, end_subscription=None, first=Stats(0),
+    )
+    subscribing = Subscribing(
+        ClientOptions(), tp.cast(tp.Any, parts), tp.cast(tp.Any, parts), tp.cast(tp.Any, parts),
+        tp.cast(tp.Any, parts), Counters(), Again(),
+    )
+
+    async def make(options: SubscribeOptions) -> list[Subscription]:
+        return []
+
+    progress = subscribing.progress(make, options, None)
+    assert isinstance(progress._source, Subscriptions)
+    assert (progress._source._stalls is not None) is checked
