@@ -307,28 +307,36 @@ async def test_seek_after_the_gap(small: tuple[StreamsClient, str]) -> None:
     A seek right after the chunk past the gap is taken (its check asked
     for, not answered): the seek waits for the check of the place it
     leaves, and the loss is raised at the next chunk asked for
-    (``on_gap='raise'``), from the new place's subscription.
+    (``on_gap='raise'``), from the new place's subscription. (When the
+    broker's reader stalled behind the first offset, the subscription was
+    subscribed again, and the loss raised as at a resume before the
+    chunk past the gap: nothing left to seek past.)
     """
     client, stream = small
     await publish(client, stream, 0, 50)
     chunks = client.subscribe_chunks(
         stream, offset=Offset.FIRST, credit=1, buffer_bytes=1, timeout=30, on_gap='raise',
     )
+    when = 'read'
     try:
         async with asyncio.timeout(120):
             chunk = await anext(chunks)
             position = expected = chunk[-1].stream_offset + 1
             await write_past(client, stream)
-            # (only messages in the stream: a chunk past the one expected is the gap)
-            while (chunk := await anext(chunks))[0].stream_offset <= expected:
-                expected = chunk[-1].stream_offset + 1
-            await chunks.seek(stream, Offset.LAST)
-            with pytest.raises(OffsetOutOfRange) as info:
-                await anext(chunks)
+            try:
+                # (only messages in the stream: a chunk past the one expected is the gap)
+                while (chunk := await anext(chunks))[0].stream_offset <= expected:
+                    expected = chunk[-1].stream_offset + 1
+            except OffsetOutOfRange as ex:  # (stalled, see test_stalled_reader_subscribed_again)
+                gap, when = ex, 'resume'
+            else:
+                await chunks.seek(stream, Offset.LAST)
+                with pytest.raises(OffsetOutOfRange) as info:
+                    await anext(chunks)
+                gap = info.value
     finally:
         await chunks.aclose()
-    gap = info.value
-    assert gap.when == 'read' and gap.offset >= position and gap.lost > 0
+    assert gap.when == when and gap.offset >= position and gap.lost > 0
     assert client.metrics().messages_lost == gap.lost
 
 @pytest.mark.parametrize('on_gap', ['raise', 'call'])
