@@ -96,9 +96,14 @@ class StallCheck:
     A read's wait pokes it as it begins, and every ``after`` seconds while
     it waits (at most once in :py:data:`POKE_INTERVAL` seconds: the read of
     the clock and of the subscriptions' state is all a poke costs). A
-    suspect found in the stream is not asked about again before a chunk
-    arrives (once per quiet spell); one whose question failed, or that was
-    subscribed again, may be asked about ``after`` seconds later.
+    subscription's quiet time counts from the first poke that saw it with
+    credit, as it is now (its last chunk, connection and id): not from
+    its last chunk alone, as credit granted late (a paused stream resumed,
+    a slow application's chunk taken) or a subscription declared again
+    leaves a broker reader with no time to answer yet. A suspect found in
+    the stream, or subscribed again, is not asked about again before a
+    chunk arrives (once per quiet spell); one whose question failed may be
+    asked about ``after`` seconds later.
 
     :param first: Asks a stream's first offset.
     :param resubscribe: Subscribes a subscription again; false when
@@ -120,6 +125,9 @@ class StallCheck:
         # may be asked about again
         self._in_stream: dict[Subscription, float] = {}
         self._due: dict[Subscription, float] = {}
+        # a subscription as a poke first saw it quiet with credit (its last
+        # chunk's arrival, connection, id), and when
+        self._quiet: dict[Subscription, tuple[tuple[float, object, int], float]] = {}
         self._tasks: dict[Subscription, asyncio.Task[bool]] = {}
 
     def poke(self, subs: tp.Iterable[Subscription]) -> None:
@@ -129,7 +137,15 @@ class StallCheck:
             return
         self._poked = now
         for sub in subs:
-            if sub in self._tasks or self._in_stream.get(sub) == sub.arrived \
+            if sub.inflight == 0:
+                self._quiet.pop(sub, None)
+                continue
+            seen = (sub.arrived, sub.protocol, sub.ident)
+            quiet = self._quiet.get(sub)
+            if quiet is None or quiet[0] != seen:
+                self._quiet[sub] = quiet = (seen, now)
+            if now - quiet[1] < self.after or sub in self._tasks \
+                    or self._in_stream.get(sub) == sub.arrived \
                     or now < self._due.get(sub, -math.inf) or not suspect(sub, now, self.after):
                 continue
             self._due[sub] = now + self.after
@@ -139,6 +155,9 @@ class StallCheck:
     def _done(self, sub: Subscription, task: asyncio.Task[bool]) -> None:
         if self._tasks.get(sub) is task:
             del self._tasks[sub]
+        if not task.cancelled() and (error := task.exception()) is not None:
+            logger.error('stream %r: the check of a stalled reader failed', sub.stream,
+                         exc_info=error)
 
     async def check(self, sub: Subscription) -> bool:
         """
@@ -166,6 +185,9 @@ class StallCheck:
         if not self._resubscribe(sub, 'its broker reader stopped behind the stream\'s first'
                                  ' offset'):
             return False
+        # (the new reader starts at the first offset: not asked about
+        # again before its first chunk)
+        self._in_stream[sub] = arrived
         logger.warning(
             'stream %r: no chunk for %.1fs, and its first offset %d is past the offset %d'
             ' read next (the broker\'s reader stopped after retention): subscribed again',
@@ -177,6 +199,7 @@ class StallCheck:
         """A subscription left the read (a seek replaced it)."""
         self._in_stream.pop(sub, None)
         self._due.pop(sub, None)
+        self._quiet.pop(sub, None)
         task = self._tasks.pop(sub, None)
         if task is not None:
             task.cancel()
@@ -188,5 +211,6 @@ class StallCheck:
         self._tasks.clear()
         self._in_stream.clear()
         self._due.clear()
+        self._quiet.clear()
 
 __all__ = ['POKE_INTERVAL', 'STALL_AFTER', 'First', 'Resubscribe', 'StallCheck', 'suspect']

@@ -13,6 +13,7 @@ would, the first offset is a fake's.
 from __future__ import annotations
 
 import asyncio
+import math
 import types
 import typing as tp
 from collections.abc import Callable
@@ -145,7 +146,7 @@ async def test_not_subscribed_again_when_offset_in_stream(first: int | None) -> 
     assert not again.subs
 
 def arrives(sub: Subscription) -> None:
-    sub.on_chunk(chunk(3_000, 1), 3_500)
+    sub.on_chunk(chunk(132, 1), 3_500)  # (still behind the first offset)
 
 def lost(sub: Subscription) -> None:
     sub.protocol = None
@@ -171,9 +172,12 @@ async def test_changed_meanwhile(change: Callable[[Subscription], None]) -> None
     assert not again.subs
 
 class Clock:
-    """A clock the test moves, from a subscription's last arrival on."""
+    """
+    A clock the test moves, from a subscription's last arrival on (whole
+    seconds: the sums of the test's steps are exact).
+    """
     def __init__(self, sub: Subscription, after: float) -> None:
-        self.now = sub.arrived + after
+        self.now = float(math.ceil(sub.arrived) + after)
 
     def __call__(self) -> float:
         return self.now
@@ -184,6 +188,12 @@ async def poke(check: StallCheck, sub: Subscription) -> None:
     for _ in range(3):
         await asyncio.sleep(0)
 
+async def quiet(check: StallCheck, sub: Subscription, clock: Clock) -> None:
+    """Poke: the subscription is seen quiet; then once more, ``after`` seconds later."""
+    await poke(check, sub)
+    clock.now += check.after
+    await poke(check, sub)
+
 @pytest.mark.parametrize('error', [ConnectionLost('lost'), RequestTimeout('no answer')])
 async def test_question_failed(error: Exception) -> None:
     """No answer: nothing done; asked again once ``after`` seconds passed."""
@@ -192,7 +202,7 @@ async def test_question_failed(error: Exception) -> None:
     clock = Clock(sub, 10)
     again = Again()
     check = StallCheck(stats, again, after=5.0, clock=clock)
-    await poke(check, sub)
+    await quiet(check, sub, clock)
     assert stats.asked == 1 and not again.subs
     clock.now += 4.0
     await poke(check, sub)
@@ -201,6 +211,9 @@ async def test_question_failed(error: Exception) -> None:
     stats.error = None
     await poke(check, sub)
     assert stats.asked == 2 and [s for s, _ in again.subs] == [sub]
+    clock.now += 10.0  # (subscribed again: not asked again before its next chunk)
+    await poke(check, sub)
+    assert stats.asked == 2
 
 async def test_once_per_quiet_spell() -> None:
     """
@@ -211,6 +224,7 @@ async def test_once_per_quiet_spell() -> None:
     sub, stats = stalled(first=100)  # (in the stream: never subscribed again)
     clock = Clock(sub, 10)
     check = StallCheck(stats, Again(), after=5.0, clock=clock)
+    await poke(check, sub)
     for _ in range(3):
         clock.now += 10
         await poke(check, sub)
@@ -219,18 +233,73 @@ async def test_once_per_quiet_spell() -> None:
     assert sub.poll() is not None
     clock.now += 0.5
     await poke(check, sub)  # (within the second)
-    assert stats.asked == 1
     clock.now += 0.5
-    await poke(check, sub)
+    await quiet(check, sub, clock)
     assert stats.asked == 2
+
+async def test_quiet_from_credit() -> None:
+    """
+    Quiet counts from the first poke that saw credit with the broker, not
+    from the last chunk: credit granted late leaves the broker's reader
+    ``after`` seconds to answer.
+    """
+    sub, stats = stalled(first=100)
+    clock = Clock(sub, 60)  # (its last chunk a minute ago)
+    check = StallCheck(stats, Again(), after=5.0, clock=clock)
+    sub._policy.inflight = 0
+    await poke(check, sub)
+    sub._policy.inflight = 1  # (a chunk taken: credit granted)
+    clock.now += 1
+    await poke(check, sub)
+    clock.now += 4
+    await poke(check, sub)
+    assert stats.asked == 0
+    clock.now += 1
+    await poke(check, sub)
+    assert stats.asked == 1
+
+async def test_quiet_again_when_declared_again() -> None:
+    """A subscription declared again (another id): quiet counts from then."""
+    sub, stats = stalled(first=100)
+    clock = Clock(sub, 60)
+    check = StallCheck(stats, Again(), after=5.0, clock=clock)
+    await poke(check, sub)
+    clock.now += 4
+    sub.ident += 1
+    await poke(check, sub)
+    clock.now += 4
+    await poke(check, sub)
+    assert stats.asked == 0
+    clock.now += 1
+    await poke(check, sub)
+    assert stats.asked == 1
+
+async def test_one_question_at_a_time() -> None:
+    """
+    A question under way: no second one; a seek replacing the
+    subscription (``forget``) cancels it.
+    """
+    sub, stats = stalled()
+    stats.hold = asyncio.get_running_loop().create_future()
+    clock = Clock(sub, 10)
+    again = Again()
+    check = StallCheck(stats, again, after=5.0, clock=clock)
+    await quiet(check, sub, clock)
+    clock.now += 10
+    await poke(check, sub)
+    assert stats.asked == 1
+    check.forget(sub)
+    await asyncio.sleep(0)
+    assert stats.hold.cancelled() and not again.subs
 
 async def test_closed_cancels_questions() -> None:
     """The read ended: a question under way is cancelled, nothing done after."""
     sub, stats = stalled()
     stats.hold = asyncio.get_running_loop().create_future()
     again = Again()
-    check = StallCheck(stats, again, clock=Clock(sub, 10))
-    await poke(check, sub)
+    clock = Clock(sub, 10)
+    check = StallCheck(stats, again, clock=clock)
+    await quiet(check, sub, clock)
     assert stats.asked == 1
     check.close()
     await asyncio.sleep(0)
@@ -271,7 +340,7 @@ async def test_wait_looks_in_steps() -> None:
     sub, source, check = await waited(after=0.02)
     with pytest.raises(TimeoutError):
         await source.wait(0.1)
-    assert 2 <= len(check.pokes) <= 5 and all(p == [sub] for p in check.pokes)
+    assert 2 <= len(check.pokes) <= 6 and all(p == [sub] for p in check.pokes)
     source.end()
 
 async def test_wait_ends_at_a_chunk() -> None:
