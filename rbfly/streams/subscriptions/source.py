@@ -18,10 +18,12 @@ it replaces owes, and a loss told there ends the read at its next take
 (``on_gap='raise'``). With a filter, the messages the broker's Bloom
 filter let through and the filter does not match are dropped too.
 
-A take that waits looks for a subscription whose broker reader retention
-stalled as it begins to wait, at most once a second, and every
+A read looks for a subscription whose broker reader retention stalled
+(see :py:mod:`rbfly.streams.subscriptions.stalled`) as it takes a chunk
+and as it begins to wait, at most once a second, and every
 :py:data:`~.stalled.STALL_AFTER` seconds while it waits, and has it
-subscribed again (see :py:mod:`rbfly.streams.subscriptions.stalled`).
+subscribed again: a read of a super stream too busy with one partition
+to wait looks at the others too.
 """
 
 from __future__ import annotations
@@ -199,6 +201,9 @@ class Subscriptions:
             sub = polled[(turn + i) % n]
             chunk = sub.poll()
             if chunk is not None:
+                # (a read too busy to wait looks at the others: see wait)
+                if n > 1 and self._stalls is not None:
+                    self._stalls.poke(polled)
                 self._turn = (turn + i + 1) % n
                 sub.bound(chunk)
                 if sub.finished:

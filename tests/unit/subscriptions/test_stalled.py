@@ -315,14 +315,20 @@ class Pokes(StallCheck):
     def poke(self, subs: tp.Iterable[Subscription]) -> None:
         self.pokes.append(list(subs))
 
-async def waited(after: float) -> tuple[Subscription, Subscriptions, Pokes]:
-    """A read of one subscription, its pokes recorded."""
-    sub = Subscription(
-        's', OffsetSpec.first(), 0, {}, ReadOptions(amqp=False), resume_offset=Offset.FIRST,
-    )
+async def waited(
+        after: float, streams: tp.Sequence[str] = ('s',),
+) -> tuple[Subscription, Subscriptions, Pokes]:
+    """A read of a subscription of each stream, its pokes recorded; the first one."""
+    subs = [
+        Subscription(
+            s, OffsetSpec.first(), 0, {}, ReadOptions(amqp=False), resume_offset=Offset.FIRST,
+        )
+        for s in streams
+    ]
+    sub = subs[0]
 
     async def make() -> list[Subscription]:
-        return [sub]
+        return subs
 
     async def place(sub: Subscription) -> None:
         pass
@@ -355,6 +361,17 @@ async def test_wait_ends_at_a_chunk() -> None:
     with pytest.raises(TimeoutError):
         await source.wait(0.01)  # (as a window's read waits: less than a step)
     assert len(check.pokes) == 2
+    source.end()
+
+async def test_busy_read_looks() -> None:
+    """
+    A read too busy to wait (a super stream partition always with a
+    chunk) looks at all its subscriptions as it takes a chunk.
+    """
+    busy, source, check = await waited(after=5.0, streams=('p-0', 'p-1'))
+    busy.on_chunk(chunk(0, 1), None)
+    assert source.poll() is not None
+    assert [[s.stream for s in p] for p in check.pokes] == [['p-0', 'p-1']]
     source.end()
 
 @pytest.mark.parametrize('options, checked', [
