@@ -237,35 +237,31 @@ async def test_once_per_quiet_spell() -> None:
     await quiet(check, sub, clock)
     assert stats.asked == 2
 
-async def test_quiet_from_credit() -> None:
+def credit_granted(sub: Subscription) -> None:
+    sub._policy.inflight = 1  # (a chunk taken: credit granted)
+
+def declared_again(sub: Subscription) -> None:
+    sub.ident += 1
+
+@pytest.mark.parametrize('before, change', [
+    (no_credit, credit_granted), (unchanged, declared_again),
+])
+async def test_quiet_restarts(
+        before: Callable[[Subscription], None], change: Callable[[Subscription], None],
+) -> None:
     """
-    Quiet counts from the first poke that saw credit with the broker, not
-    from the last chunk: credit granted late leaves the broker's reader
-    ``after`` seconds to answer.
+    Quiet counts from the first poke that saw credit with the broker, as
+    the subscription is, not from its last chunk: credit granted late, or
+    a subscription declared again (another id), leaves the broker's
+    reader ``after`` seconds to answer.
     """
     sub, stats = stalled(first=100)
     clock = Clock(sub, 60)  # (its last chunk a minute ago)
     check = StallCheck(stats, Again(), after=5.0, clock=clock)
-    sub._policy.inflight = 0
-    await poke(check, sub)
-    sub._policy.inflight = 1  # (a chunk taken: credit granted)
-    clock.now += 1
+    before(sub)
     await poke(check, sub)
     clock.now += 4
-    await poke(check, sub)
-    assert stats.asked == 0
-    clock.now += 1
-    await poke(check, sub)
-    assert stats.asked == 1
-
-async def test_quiet_again_when_declared_again() -> None:
-    """A subscription declared again (another id): quiet counts from then."""
-    sub, stats = stalled(first=100)
-    clock = Clock(sub, 60)
-    check = StallCheck(stats, Again(), after=5.0, clock=clock)
-    await poke(check, sub)
-    clock.now += 4
-    sub.ident += 1
+    change(sub)
     await poke(check, sub)
     clock.now += 4
     await poke(check, sub)
